@@ -1,0 +1,57 @@
+/**
+ * The resolved configuration of `durable-worker run` (defaults filled, validated). The zod schema in
+ * schema.ts produces exactly this shape; internals take this type, never raw flags.
+ */
+export interface WorkerConfig {
+  /** Public API base, e.g. http://127.0.0.1:8787 (no trailing slash). */
+  baseUrl: string;
+  /** Token issuer base; the token is at {authUrl}/oauth2/token. Default = baseUrl. */
+  authUrl: string;
+  /** Event destination id (a DURABLE_CONSUMER). */
+  destination: string;
+  /** Tenant id: the token audience (required with client credentials). */
+  tenant?: string;
+  clientId?: string;
+  /** Read from --client-secret or --client-secret-file. Never logged. */
+  clientSecret?: string;
+  /** Alternative credential: sent as x-api-key. Never logged. */
+  apiKey?: string;
+  /** Folder of handler modules (absolute path). Default ./handlers. */
+  handlersDir: string;
+  /** Number of pull loops (default 1). */
+  workers: number;
+  /** workerIds are `<workerIdPrefix>-<index>` (default: hostname). */
+  workerIdPrefix: string;
+  /** Pull batch size 1..100 (default 20). */
+  limit: number;
+  /** Lease seconds 1..600 (default 60). */
+  visibilitySeconds: number;
+  /** Events in progress at once per worker (default 8). */
+  concurrency: number;
+  /** After this batch attempt, still-failing events are dead-lettered (default 5). */
+  maxAttempts: number;
+  /** memory | sqlite:PATH | redis://... | postgres://... */
+  idempotencyUrl: string;
+  /** Key namespace in shared stores (default `<tenant>:<destination>`). */
+  idempotencyPrefix: string;
+  /** How long done marks are kept, ms (default 7 days). */
+  idempotencyTtlMs: number;
+  /** file:PATH (JSON lines). */
+  deadLetterUrl: string;
+  /** Health + metrics port; 0 = random free port. Default 9464. */
+  metricsPort: number;
+  metricsHost: string;
+  /** Exit 0 once every worker got 204 and nothing is in flight. */
+  exitWhenIdle: boolean;
+  logLevel: string;
+  /** thread (piscina) or none (in-process). */
+  isolation: 'thread' | 'none';
+  /** Seconds to drain on SIGTERM/SIGINT before unfinished events are acked failed (default 25). */
+  shutdownTimeoutSeconds: number;
+  /** Built-in forwarding handler target (CloudEvents over HTTP). */
+  forwardUrl?: string;
+  /** Forwarding content mode (default binary). */
+  forwardMode: 'binary' | 'structured';
+  /** Per-event handler timeout in ms; default: until the lease deadline. */
+  handlerTimeoutMs?: number;
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    // Integration suites start real servers and processes; two cores do not reward more forks.
+    pool: 'forks',
+    maxWorkers: 2,
+  },
+});
