@@ -31,3 +31,6 @@ export interface WorkerEventMap {
   /** Readiness changed (token, handlers, destination reachable). */
   'ready:changed': [{ ready: boolean; reason?: string }];
 }
+
+/** The worker's event bus. */
+export type WorkerEmitter = import('node:events').EventEmitter<WorkerEventMap>;
