@@ -1,0 +1,109 @@
+/**
+ * The catalogue of `durable-worker run` options: one row per option, shared by the config loader
+ * (env names, config-file keys, error labels) and the CLI (yargs definitions, --help). Defaults live
+ * in the zod schema (schema.ts), not here: a yargs default would hide the env var and the config file.
+ */
+export type OptionKind = 'string' | 'number' | 'boolean';
+
+export interface OptionSpec {
+  /** camelCase key, as yargs gives it and as programmatic callers write it. */
+  key: RunOptionKey;
+  kind: OptionKind;
+  /** Never echoed in messages or logs. */
+  secret?: boolean;
+  /** --help text, including the default. */
+  describe: string;
+  /** --help group. */
+  group: 'Connection' | 'Handlers' | 'Processing' | 'Stores' | 'Observability' | 'Shutdown';
+}
+
+export const RUN_OPTION_KEYS = [
+  'baseUrl',
+  'authUrl',
+  'destination',
+  'tenant',
+  'clientId',
+  'clientSecret',
+  'clientSecretFile',
+  'apiKey',
+  'handlers',
+  'forwardUrl',
+  'forwardMode',
+  'handlerTimeout',
+  'workers',
+  'workerIdPrefix',
+  'limit',
+  'visibility',
+  'concurrency',
+  'maxAttempts',
+  'isolation',
+  'idempotency',
+  'idempotencyPrefix',
+  'idempotencyTtl',
+  'deadLetter',
+  'metricsPort',
+  'metricsHost',
+  'logLevel',
+  'exitWhenIdle',
+  'shutdownTimeout',
+] as const;
+
+export type RunOptionKey = (typeof RUN_OPTION_KEYS)[number];
+
+/** Raw `run` input: camelCase option names, values as flags, env, a config file or code give them. */
+export type RunOptionsInput = Partial<Record<RunOptionKey, unknown>> & { config?: unknown };
+
+const specs: Record<RunOptionKey, Omit<OptionSpec, 'key'>> = {
+  baseUrl: { kind: 'string', group: 'Connection', describe: 'Public API base URL, e.g. http://127.0.0.1:8787 (required)' },
+  authUrl: { kind: 'string', group: 'Connection', describe: 'Token issuer base; token at {auth-url}/oauth2/token (default: --base-url)' },
+  destination: { kind: 'string', group: 'Connection', describe: 'Event destination id of a DURABLE_CONSUMER (required)' },
+  tenant: { kind: 'string', group: 'Connection', describe: 'Tenant: the token audience (required with client credentials)' },
+  clientId: { kind: 'string', group: 'Connection', describe: 'Client id of an application with scope read:events' },
+  clientSecret: { kind: 'string', group: 'Connection', secret: true, describe: 'Client secret (prefer --client-secret-file or the env var)' },
+  clientSecretFile: { kind: 'string', group: 'Connection', describe: 'File holding the client secret (trailing newline ignored)' },
+  apiKey: { kind: 'string', group: 'Connection', secret: true, describe: 'API key, sent as x-api-key (instead of client credentials)' },
+  handlers: { kind: 'string', group: 'Handlers', describe: 'Folder of handler modules (.js, .mjs, .ts) (default: ./handlers)' },
+  forwardUrl: { kind: 'string', group: 'Handlers', describe: 'Built-in forwarding handler: POST each event to this URL as a CloudEvents HTTP request' },
+  forwardMode: { kind: 'string', group: 'Handlers', describe: 'CloudEvents content mode of --forward-url: binary | structured (default: binary)' },
+  handlerTimeout: { kind: 'string', group: 'Handlers', describe: 'Per-event handler timeout: seconds or a duration like 30s, 2m (default: until the lease deadline)' },
+  workers: { kind: 'number', group: 'Processing', describe: 'Number of pull loops (default: 1)' },
+  workerIdPrefix: { kind: 'string', group: 'Processing', describe: 'workerIds are <prefix>-<index> (default: hostname)' },
+  limit: { kind: 'number', group: 'Processing', describe: 'Pull batch size 1..100 (default: 20)' },
+  visibility: { kind: 'number', group: 'Processing', describe: 'Lease seconds 1..600 (default: 60)' },
+  concurrency: { kind: 'number', group: 'Processing', describe: 'Events in progress at once per worker; same subject stays in order (default: 8)' },
+  maxAttempts: { kind: 'number', group: 'Processing', describe: 'Batch attempts before failing events are dead-lettered (default: 5)' },
+  isolation: { kind: 'string', group: 'Processing', describe: 'thread (piscina worker threads) | none (in-process) (default: thread)' },
+  idempotency: { kind: 'string', group: 'Stores', describe: 'memory | sqlite:PATH | redis://... | postgres://... (default: sqlite:.durable-worker/idempotency.sqlite)' },
+  idempotencyPrefix: { kind: 'string', group: 'Stores', describe: 'Key namespace in shared stores (default: <tenant>:<destination>)' },
+  idempotencyTtl: { kind: 'string', group: 'Stores', describe: 'How long done marks are kept: seconds or a duration like 12h, 7d (default: 7d)' },
+  deadLetter: { kind: 'string', group: 'Stores', describe: 'file:PATH (JSON lines) (default: file:.durable-worker/dead-letter.jsonl)' },
+  metricsPort: { kind: 'number', group: 'Observability', describe: 'Health + metrics port; 0 = random free port (default: 9464)' },
+  metricsHost: { kind: 'string', group: 'Observability', describe: 'Health + metrics host (default: 0.0.0.0)' },
+  logLevel: { kind: 'string', group: 'Observability', describe: 'fatal | error | warn | info | debug | trace | silent (default: info)' },
+  exitWhenIdle: { kind: 'boolean', group: 'Shutdown', describe: 'Exit 0 once every worker got 204 and nothing is in flight (default: false)' },
+  shutdownTimeout: { kind: 'number', group: 'Shutdown', describe: 'Seconds to drain on SIGTERM/SIGINT before unfinished events are acked failed; shorter than --visibility (default: 25)' },
+};
+
+export const RUN_OPTIONS: readonly OptionSpec[] = RUN_OPTION_KEYS.map((key) => ({ key, ...specs[key] }));
+
+export const SECRET_OPTION_KEYS: ReadonlySet<string> = new Set(RUN_OPTIONS.filter((o) => o.secret).map((o) => o.key));
+
+/** `baseUrl` -> `base-url`. */
+export function toKebab(key: string): string {
+  return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+/** `base-url` or `baseUrl` -> `baseUrl`. */
+export function toCamel(name: string): string {
+  return name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
+/** `baseUrl` -> `--base-url`. */
+export function flagName(key: string): string {
+  return `--${toKebab(key)}`;
+}
+
+/** `baseUrl` -> `DURABLE_WORKER_BASE_URL`. */
+export function envName(key: string): string {
+  return `DURABLE_WORKER_${toKebab(key).replace(/-/g, '_').toUpperCase()}`;
+}

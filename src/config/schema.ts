@@ -1,0 +1,254 @@
+import { readFileSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import * as z from 'zod';
+import { parseDurationMs } from './duration.js';
+import type { WorkerConfig } from './types.js';
+
+/**
+ * THE schema of `durable-worker run`: defaults, ranges and cross-field rules, validated once at the
+ * edge (STYLE 5). Input keys are the camelCase option names (`baseUrl`, `visibility`...); values may
+ * be strings (env, flags) or typed (config file, code). Output is exactly `WorkerConfig`.
+ *
+ * Issue messages omit the option name: load.ts prefixes the option as the user spelled it
+ * (`--limit must be 1..100 (got 500)`). Issues with `params.standalone` are whole sentences; those
+ * with `params.crossField` carry their own values.
+ */
+
+export interface SchemaContext {
+  /** Relative paths (handlers, sqlite:, file:, secret file) resolve against this folder. */
+  cwd: string;
+  /** Default --worker-id-prefix. */
+  hostname: string;
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** Spec (Limits): workerId is up to 200 characters. */
+export const MAX_WORKER_ID_LENGTH = 200;
+
+const DEFAULT_SHUTDOWN_TIMEOUT_SECONDS = 25;
+const DEFAULT_IDEMPOTENCY = 'sqlite:.durable-worker/idempotency.sqlite';
+const DEFAULT_DEAD_LETTER = 'file:.durable-worker/dead-letter.jsonl';
+const DEFAULT_IDEMPOTENCY_TTL_MS = 7 * 86_400_000;
+
+const requiredOr = (message: string) => (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : message);
+
+function toNumber(value: unknown): unknown {
+  return typeof value === 'string' && value.trim() !== '' ? Number(value.trim()) : value;
+}
+
+function toBoolean(value: unknown): unknown {
+  if (typeof value === 'number') return value === 1 ? true : value === 0 ? false : value;
+  if (typeof value !== 'string') return value;
+  const text = value.trim().toLowerCase();
+  if (text === 'true' || text === '1' || text === 'yes') return true;
+  if (text === 'false' || text === '0' || text === 'no') return false;
+  return value;
+}
+
+function intRange(min: number, max: number) {
+  const message = `must be an integer ${min}..${max}`;
+  return z.preprocess(
+    toNumber,
+    z
+      .number({ error: requiredOr(message) })
+      .int({ error: message })
+      .min(min, { error: `must be ${min}..${max}` })
+      .max(max, { error: `must be ${min}..${max}` }),
+  );
+}
+
+const text = (message = 'must be a non-empty string') => z.string({ error: requiredOr(message) }).trim().min(1, { error: message });
+
+const httpUrl = text('must be an http(s) URL').transform((value, ctx) => {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') {
+    ctx.addIssue({ code: 'custom', message: 'must be an http(s) URL' });
+    return z.NEVER;
+  }
+  return value.replace(/\/+$/, '');
+});
+
+function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
+  return z.preprocess(
+    (v) => (typeof v === 'string' ? v.trim().toLowerCase() : v),
+    z.enum(values, { error: requiredOr(`must be one of ${values.join(', ')}`) }),
+  );
+}
+
+function duration(minMs: number, maxMs: number, help: string) {
+  return z
+    .unknown()
+    .transform((value, ctx) => {
+      const ms = parseDurationMs(value);
+      if (ms === undefined || ms < minMs || ms > maxMs) {
+        ctx.addIssue({ code: 'custom', message: `must be ${help}` });
+        return z.NEVER;
+      }
+      return ms;
+    })
+    .optional();
+}
+
+const IDEMPOTENCY_HELP = 'must be memory, sqlite:PATH, redis://..., rediss://..., postgres://... or postgresql://...';
+
+function isIdempotencyUrl(value: string): boolean {
+  if (value === 'memory') return true;
+  if (value.startsWith('sqlite:')) return value.length > 'sqlite:'.length;
+  if (!/^(redis|rediss|postgres|postgresql):\/\//.test(value)) return false;
+  try {
+    return new URL(value).hostname !== '' || /^postgres(ql)?:\/\/\//.test(value); // postgres:///db = local socket
+  } catch {
+    return false;
+  }
+}
+
+function resolvePath(cwd: string, path: string): string {
+  return isAbsolute(path) ? path : resolve(cwd, path);
+}
+
+/** Absolute path inside `sqlite:PATH`; `sqlite::memory:` stays as is. Other store URLs unchanged. */
+function resolveStoreUrl(cwd: string, url: string): string {
+  if (!url.startsWith('sqlite:')) return url;
+  const path = url.slice('sqlite:'.length);
+  return path === ':memory:' ? url : `sqlite:${resolvePath(cwd, path)}`;
+}
+
+function describeFsError(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : err instanceof Error ? err.message : String(err);
+}
+
+/** The one schema, bound to a working directory and hostname (for relative paths and defaults). */
+export function createWorkerConfigSchema(context: SchemaContext) {
+  return z
+    .object({
+      baseUrl: httpUrl,
+      authUrl: httpUrl.optional(),
+      destination: text(),
+      tenant: text().optional(),
+      clientId: text().optional(),
+      clientSecret: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }).optional(),
+      clientSecretFile: text('must be a file path').optional(),
+      apiKey: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }).optional(),
+      handlers: text('must be a folder path').default('./handlers'),
+      forwardUrl: httpUrl.optional(),
+      forwardMode: oneOf(['binary', 'structured'] as const).default('binary'),
+      handlerTimeout: duration(1, 600_000, 'seconds or a duration like 500ms, 30s, 5m, at most 10m'),
+      workers: intRange(1, 256).default(1),
+      workerIdPrefix: text()
+        .refine((v) => !/[\s\u0000-\u001f]/.test(v), { error: 'must not contain whitespace or control characters' })
+        .optional(),
+      limit: intRange(1, 100).default(20),
+      visibility: intRange(1, 600).default(60),
+      concurrency: intRange(1, 1000).default(8),
+      maxAttempts: intRange(1, 1000).default(5),
+      isolation: oneOf(['thread', 'none'] as const).default('thread'),
+      idempotency: text(IDEMPOTENCY_HELP).refine(isIdempotencyUrl, { error: IDEMPOTENCY_HELP }).default(DEFAULT_IDEMPOTENCY),
+      idempotencyPrefix: text().optional(),
+      idempotencyTtl: duration(1_000, 3_650 * 86_400_000, 'seconds or a duration like 12h, 7d (1s..3650d)'),
+      deadLetter: text('must be file:PATH')
+        .refine((v) => v.startsWith('file:') && v.length > 'file:'.length, { error: 'must be file:PATH' })
+        .default(DEFAULT_DEAD_LETTER),
+      metricsPort: intRange(0, 65535).default(9464),
+      metricsHost: text().default('0.0.0.0'),
+      logLevel: oneOf(LOG_LEVELS).default('info'),
+      exitWhenIdle: z.preprocess(toBoolean, z.boolean({ error: 'must be true or false (or 1/0)' })).default(false),
+      shutdownTimeout: z
+        .preprocess(toNumber, z.number({ error: 'must be a number of seconds' }).min(0, { error: 'must be 0..600' }).max(600, { error: 'must be 0..600' }))
+        .optional(),
+    })
+    .strict()
+    .transform((input, ctx): WorkerConfig => {
+      const standalone = (message: string) => ctx.addIssue({ code: 'custom', message, params: { standalone: true } });
+      // Cross-field messages say what they need; load.ts adds no "(got ...)" to them.
+      const issue = (key: string, message: string) => ctx.addIssue({ code: 'custom', message, path: [key], params: { crossField: true } });
+
+      // Credentials: client credentials (id + secret + tenant audience) or an API key, never half of each.
+      const hasClientCredential = input.clientId !== undefined || input.clientSecret !== undefined || input.clientSecretFile !== undefined;
+      if (input.clientSecret !== undefined && input.clientSecretFile !== undefined) {
+        standalone('use either --client-secret or --client-secret-file, not both');
+      } else if (hasClientCredential && input.apiKey !== undefined) {
+        standalone('use either --api-key or client credentials (--client-id, --client-secret), not both');
+      } else if (!hasClientCredential && input.apiKey === undefined) {
+        standalone('credentials are required: --client-id with --client-secret (or --client-secret-file) and --tenant, or --api-key');
+      } else if (hasClientCredential) {
+        if (input.clientId === undefined) issue('clientId', 'is required with --client-secret');
+        else if (input.clientSecret === undefined && input.clientSecretFile === undefined) issue('clientSecret', 'is required with --client-id (or use --client-secret-file)');
+        else if (input.tenant === undefined) issue('tenant', 'is required with client credentials (it is the token audience)');
+      }
+
+      let clientSecret = input.clientSecret;
+      if (input.clientSecretFile !== undefined) {
+        const path = resolvePath(context.cwd, input.clientSecretFile);
+        try {
+          // A trailing newline is an artefact of how secret files are written (echo, k8s secrets).
+          clientSecret = readFileSync(path, 'utf8').replace(/\r?\n$/, '');
+          if (clientSecret === '') issue('clientSecretFile', `: ${path} is empty`);
+        } catch (err) {
+          issue('clientSecretFile', `: cannot read ${path} (${describeFsError(err)})`);
+        }
+      }
+
+      // Unfinished events are acked `failed` when the drain ends; that ack must reach the platform
+      // while the lease is still valid (spec: an expired lease is redelivered and a late ack is
+      // `stale`), so the drain has to end well inside one lease. Unset, it shrinks with --visibility.
+      const shutdownTimeoutSeconds = input.shutdownTimeout ?? Math.min(DEFAULT_SHUTDOWN_TIMEOUT_SECONDS, Math.floor(input.visibility / 2));
+      if (input.shutdownTimeout !== undefined && input.shutdownTimeout >= input.visibility) {
+        issue(
+          'shutdownTimeout',
+          `must be shorter than --visibility (${input.shutdownTimeout} >= ${input.visibility}): unfinished events must be acked before their lease expires`,
+        );
+      }
+
+      // Spec (Limits): workerId up to 200 characters; ids are `<prefix>-<index>`, index 0..workers-1.
+      const indexSuffixLength = `-${input.workers - 1}`.length;
+      let workerIdPrefix = input.workerIdPrefix;
+      if (workerIdPrefix === undefined) {
+        workerIdPrefix = (context.hostname.trim() || 'durable-worker').slice(0, MAX_WORKER_ID_LENGTH - indexSuffixLength);
+      } else if (workerIdPrefix.length + indexSuffixLength > MAX_WORKER_ID_LENGTH) {
+        issue(
+          'workerIdPrefix',
+          `must leave room for the worker index: <prefix>-${input.workers - 1} must be at most ${MAX_WORKER_ID_LENGTH} characters (prefix has ${workerIdPrefix.length})`,
+        );
+      }
+
+      const config: WorkerConfig = {
+        baseUrl: input.baseUrl,
+        authUrl: input.authUrl ?? input.baseUrl,
+        destination: input.destination,
+        handlersDir: resolvePath(context.cwd, input.handlers),
+        workers: input.workers,
+        workerIdPrefix,
+        limit: input.limit,
+        visibilitySeconds: input.visibility,
+        concurrency: input.concurrency,
+        maxAttempts: input.maxAttempts,
+        idempotencyUrl: resolveStoreUrl(context.cwd, input.idempotency),
+        idempotencyPrefix: input.idempotencyPrefix ?? (input.tenant !== undefined ? `${input.tenant}:${input.destination}` : input.destination),
+        idempotencyTtlMs: input.idempotencyTtl ?? DEFAULT_IDEMPOTENCY_TTL_MS,
+        deadLetterUrl: `file:${resolvePath(context.cwd, input.deadLetter.slice('file:'.length))}`,
+        metricsPort: input.metricsPort,
+        metricsHost: input.metricsHost,
+        exitWhenIdle: input.exitWhenIdle,
+        logLevel: input.logLevel,
+        isolation: input.isolation,
+        shutdownTimeoutSeconds,
+        forwardMode: input.forwardMode,
+      };
+      if (input.tenant !== undefined) config.tenant = input.tenant;
+      if (input.clientId !== undefined) config.clientId = input.clientId;
+      if (clientSecret !== undefined) config.clientSecret = clientSecret;
+      if (input.apiKey !== undefined) config.apiKey = input.apiKey;
+      if (input.forwardUrl !== undefined) config.forwardUrl = input.forwardUrl;
+      if (input.handlerTimeout !== undefined) config.handlerTimeoutMs = input.handlerTimeout;
+      return config;
+    });
+}
+
+export type WorkerConfigSchema = ReturnType<typeof createWorkerConfigSchema>;
