@@ -1,0 +1,89 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { ConfigError } from '../errors.js';
+
+export interface StartHealthServerOptions {
+  /** 0 = a random free port (the chosen one is logged and returned). */
+  port: number;
+  /** Default 0.0.0.0 (reachable by the orchestrator's probes). */
+  host?: string;
+  registry: Registry;
+  /** /readyz answers 200 when true (token obtained, handlers loaded), 503 otherwise. */
+  isReady: () => boolean;
+  logger?: Logger;
+}
+
+export interface HealthServer {
+  port: number;
+  url: string;
+  close(): Promise<void>;
+}
+
+function send(res: ServerResponse, status: number, body: string, contentType = 'text/plain; charset=utf-8'): void {
+  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
+  res.end(body);
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse, options: StartHealthServerOptions): Promise<void> {
+  const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.setHeader('allow', 'GET, HEAD');
+    return send(res, 405, 'method not allowed\n');
+  }
+  switch (path) {
+    case '/healthz':
+      // Liveness: the process answers. A stuck loop is for the supervisor to restart, not the kubelet.
+      return send(res, 200, 'ok\n');
+    case '/readyz':
+      return options.isReady() ? send(res, 200, 'ready\n') : send(res, 503, 'not ready\n');
+    case '/metrics':
+      return send(res, 200, await options.registry.metrics(), options.registry.contentType);
+    default:
+      return send(res, 404, 'not found\n');
+  }
+}
+
+/** GET /healthz, /readyz and /metrics (CONTRACT "Health and metrics"). */
+export async function startHealthServer(options: StartHealthServerOptions): Promise<HealthServer> {
+  const host = options.host ?? '0.0.0.0';
+  const server = createServer((req, res) => {
+    handle(req, res, options).catch((err: unknown) => {
+      options.logger?.error({ err }, 'health server request failed');
+      if (!res.headersSent) send(res, 500, 'internal error\n');
+      else res.destroy();
+    });
+  });
+  // Probes and scrapers keep connections alive; they must not hold shutdown open.
+  server.keepAliveTimeout = 5_000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      // A taken or forbidden port is a configuration problem (exit 2), not a crash.
+      reject(new ConfigError(`--metrics-port: cannot listen on ${host}:${options.port} (${err.code ?? err.message})`, '--metrics-port', { cause: err }));
+    });
+    server.listen(options.port, host, () => {
+      server.removeAllListeners('error');
+      server.on('error', (err) => options.logger?.error({ err }, 'health server error'));
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  const url = `http://${shownHost}:${port}`;
+  options.logger?.info({ port, host, url: `${url}/metrics` }, 'health and metrics server listening');
+
+  let closing: Promise<void> | undefined;
+  return {
+    port,
+    url,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      return closing;
+    },
+  };
+}

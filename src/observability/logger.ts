@@ -1,0 +1,61 @@
+import { createRequire } from 'node:module';
+import { hostname } from 'node:os';
+import pino, { type DestinationStream, type Logger } from 'pino';
+
+export { redactUrl } from './redact.js';
+export type { Logger } from 'pino';
+
+/**
+ * Every place a secret could ride into a log line: config objects, token responses, request and
+ * response headers (undici options, problem details with the request attached). fast-redact
+ * wildcards match one level, so the common nestings are listed explicitly.
+ */
+const SECRET_FIELDS = ['clientSecret', 'client_secret', 'apiKey', 'api_key', 'token', 'access_token', 'accessToken', 'password', 'secret'];
+const HEADER_FIELDS = ['authorization', '["x-api-key"]', 'cookie'];
+
+export const REDACT_PATHS: readonly string[] = [
+  ...SECRET_FIELDS.flatMap((f) => [f, `*.${f}`, `*.*.${f}`]),
+  ...HEADER_FIELDS.flatMap((h) => {
+    const member = h.startsWith('[') ? h : `.${h}`;
+    return [`headers${member}`, `*.headers${member}`, `*.*.headers${member}`, `req.headers${member}`, `request.headers${member}`];
+  }),
+  'config.clientSecret',
+  'config.apiKey',
+  'options.headers.authorization',
+];
+
+export interface CreateLoggerOptions {
+  /** pino level (default: info). */
+  level?: string;
+  /** Human-readable output through pino-pretty when it is installed (default: stdout is a TTY). */
+  pretty?: boolean;
+  /** Where lines go (default: stdout). */
+  destination?: DestinationStream | NodeJS.WritableStream;
+  /** Bindings added to every line. */
+  base?: Record<string, unknown>;
+}
+
+/** pino-pretty is a devDependency: use it when present, else fall back to JSON lines. */
+function loadPretty(destination: CreateLoggerOptions['destination']): DestinationStream | undefined {
+  try {
+    const require = createRequire(import.meta.url);
+    const pretty = require('pino-pretty') as (options: Record<string, unknown>) => DestinationStream;
+    return pretty({ colorize: destination === undefined && process.stdout.isTTY === true, destination: destination ?? 1, sync: true });
+  } catch {
+    return undefined;
+  }
+}
+
+/** The process logger: structured JSON (or pretty on a terminal), secrets redacted by path. */
+export function createLogger(options: CreateLoggerOptions = {}): Logger {
+  const pinoOptions = {
+    level: options.level ?? 'info',
+    base: { pid: process.pid, hostname: hostname(), ...options.base },
+    redact: { paths: [...REDACT_PATHS], censor: '[redacted]' },
+    serializers: { err: pino.stdSerializers.err },
+  };
+  const wantPretty = options.pretty ?? (options.destination === undefined && process.stdout.isTTY === true);
+  const prettyStream = wantPretty ? loadPretty(options.destination) : undefined;
+  const destination = prettyStream ?? options.destination;
+  return destination === undefined ? pino(pinoOptions) : pino(pinoOptions, destination as DestinationStream);
+}

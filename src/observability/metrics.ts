@@ -1,0 +1,103 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { WorkerEmitter, WorkerEventMap } from '../worker/events.js';
+import { LagTracker } from './lag.js';
+
+/** Every name of CONTRACT.md "Health and metrics", prefixed. */
+export const METRIC_PREFIX = 'durable_worker_';
+export const METRIC_NAMES = {
+  events: `${METRIC_PREFIX}events_total`,
+  handlerDuration: `${METRIC_PREFIX}handler_duration_seconds`,
+  pulls: `${METRIC_PREFIX}pulls_total`,
+  acks: `${METRIC_PREFIX}acks_total`,
+  lag: `${METRIC_PREFIX}lag_events`,
+  committedSequence: `${METRIC_PREFIX}committed_sequence`,
+  inFlight: `${METRIC_PREFIX}in_flight_events`,
+  lastCaughtUp: `${METRIC_PREFIX}last_caught_up_timestamp_seconds`,
+} as const;
+
+/** 1 ms .. 60 s: quick in-memory handlers up to calls that approach a default lease. */
+export const HANDLER_DURATION_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+const PULL_STATUSES = ['200', '204', '409', '429', '4xx', '5xx', 'error'] as const;
+const ACK_STATUSES = ['committed', 'requeued', 'stale', 'error'] as const;
+
+export interface CreateMetricsOptions {
+  /** The worker's event bus; metrics only listen. */
+  events: WorkerEmitter;
+  /** Label of the per-destination gauges. */
+  destination: string;
+  /** Add prom-client's process and Node.js metrics (default: true). */
+  collectDefaultMetrics?: boolean;
+}
+
+export interface WorkerMetrics {
+  /** A registry of its own (never prom-client's global one): several workers can share a process. */
+  registry: Registry;
+  /** Stops listening to the event bus. */
+  close(): void;
+}
+
+/** Prometheus metrics derived from the worker's events (STYLE 3: they subscribe, never drive). */
+export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
+  const registry = new Registry();
+  const registers = [registry];
+  if (options.collectDefaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+
+  const events = new Counter({ name: METRIC_NAMES.events, help: 'Events that reached an outcome, per handler run', labelNames: ['type', 'outcome'], registers });
+  const handlerDuration = new Histogram({
+    name: METRIC_NAMES.handlerDuration,
+    help: 'Time a handler took for one event',
+    labelNames: ['type'],
+    buckets: HANDLER_DURATION_BUCKETS_SECONDS,
+    registers,
+  });
+  const pulls = new Counter({ name: METRIC_NAMES.pulls, help: 'Pull requests by answer', labelNames: ['status'], registers });
+  const acks = new Counter({ name: METRIC_NAMES.acks, help: 'Acknowledgements by answer', labelNames: ['status'], registers });
+  const lag = new Gauge({ name: METRIC_NAMES.lag, help: 'Last seen sequence minus committed cursor', labelNames: ['destination'], registers });
+  const committed = new Gauge({ name: METRIC_NAMES.committedSequence, help: 'Committed cursor reported by the last acknowledgement', labelNames: ['destination'], registers });
+  const inFlight = new Gauge({ name: METRIC_NAMES.inFlight, help: 'Events in progress across all workers', registers });
+  const lastCaughtUp = new Gauge({ name: METRIC_NAMES.lastCaughtUp, help: 'Unix time of the last pull that answered 204 (caught up)', registers });
+
+  // Zero-initialised series make rate() and absent() behave from the first scrape.
+  for (const status of PULL_STATUSES) pulls.inc({ status }, 0);
+  for (const status of ACK_STATUSES) acks.inc({ status }, 0);
+  const destination = { destination: options.destination };
+  lag.set(destination, 0);
+
+  const tracker = new LagTracker();
+  const updateLag = () => {
+    lag.set(destination, Number(tracker.lag));
+    if (tracker.committed !== undefined) committed.set(destination, Number(tracker.committed));
+  };
+
+  const listeners: { [K in keyof WorkerEventMap]?: (...args: WorkerEventMap[K]) => void } = {
+    'pull:done': (e) => pulls.inc({ status: e.status }),
+    'batch:pulled': (e) => {
+      tracker.observeEvents(e.events);
+      updateLag();
+    },
+    'event:done': (e) => {
+      events.inc({ type: e.event.type, outcome: e.outcome });
+      // A duplicate never reached a handler: its zero time would flatten the histogram.
+      if (e.outcome !== 'duplicate' && e.handler !== undefined) handlerDuration.observe({ type: e.event.type }, e.durationMs / 1_000);
+    },
+    'inflight:changed': (e) => inFlight.set(e.inFlight),
+    'ack:done': (e) => {
+      acks.inc({ status: e.status });
+      tracker.observeAck(e.response, e.lastSequence);
+      updateLag();
+    },
+    'caught-up': (e) => lastCaughtUp.set(e.at / 1_000),
+  };
+
+  const bus = options.events as unknown as import('node:events').EventEmitter;
+  const entries = Object.entries(listeners) as [string, (...args: unknown[]) => void][];
+  for (const [name, listener] of entries) bus.on(name, listener);
+
+  return {
+    registry,
+    close() {
+      for (const [name, listener] of entries) bus.off(name, listener);
+    },
+  };
+}

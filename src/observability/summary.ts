@@ -1,0 +1,92 @@
+import type { Logger } from 'pino';
+import type { EventOutcome, WorkerEmitter, WorkerEventMap } from '../worker/events.js';
+import { LagTracker } from './lag.js';
+
+export interface StartSummaryOptions {
+  /** The worker's event bus; the summary only listens. */
+  events: WorkerEmitter;
+  logger: Logger;
+  /** Time between summary lines (default: 60 s). */
+  intervalMs?: number;
+  /** Clock, for tests (default: Date.now). */
+  now?: () => number;
+}
+
+export interface SummaryLine {
+  intervalSeconds: number;
+  eventsPerSecond: number;
+  events: Record<EventOutcome, number>;
+  lag: string;
+  inFlight: number;
+  staleAcks: number;
+  pulls: number;
+}
+
+export interface Summary {
+  /** The line for the interval so far (also resets the interval counters). */
+  flush(): SummaryLine;
+  stop(): void;
+}
+
+const emptyOutcomes = (): Record<EventOutcome, number> => ({ ok: 0, failed: 0, duplicate: 0, dead_lettered: 0 });
+
+/**
+ * One info line per interval for people reading logs rather than dashboards: throughput, lag, work
+ * in flight and stale acks (a stale ack means a lease expired under us: raise --visibility or lower
+ * --limit). Counted from the same events as the metrics.
+ */
+export function startSummary(options: StartSummaryOptions): Summary {
+  const now = options.now ?? Date.now;
+  const tracker = new LagTracker();
+  let outcomes = emptyOutcomes();
+  let staleAcks = 0;
+  let pulls = 0;
+  let inFlight = 0;
+  let intervalStartMs = now();
+
+  const listeners: { [K in keyof WorkerEventMap]?: (...args: WorkerEventMap[K]) => void } = {
+    'pull:done': () => void pulls++,
+    'batch:pulled': (e) => tracker.observeEvents(e.events),
+    'event:done': (e) => void outcomes[e.outcome]++,
+    'inflight:changed': (e) => void (inFlight = e.inFlight),
+    'ack:done': (e) => {
+      if (e.status === 'stale') staleAcks++;
+      tracker.observeAck(e.response, e.lastSequence);
+    },
+  };
+  const bus = options.events as unknown as import('node:events').EventEmitter;
+  const entries = Object.entries(listeners) as [string, (...args: unknown[]) => void][];
+  for (const [name, listener] of entries) bus.on(name, listener);
+
+  const flush = (): SummaryLine => {
+    const at = now();
+    const intervalSeconds = Math.max((at - intervalStartMs) / 1_000, 0.001);
+    const total = outcomes.ok + outcomes.failed + outcomes.duplicate + outcomes.dead_lettered;
+    const line: SummaryLine = {
+      intervalSeconds: Math.round(intervalSeconds * 10) / 10,
+      eventsPerSecond: Math.round((total / intervalSeconds) * 100) / 100,
+      events: outcomes,
+      lag: tracker.lag.toString(),
+      inFlight,
+      staleAcks,
+      pulls,
+    };
+    outcomes = emptyOutcomes();
+    staleAcks = 0;
+    pulls = 0;
+    intervalStartMs = at;
+    return line;
+  };
+
+  const timer = setInterval(() => options.logger.info({ summary: flush() }, 'summary'), options.intervalMs ?? 60_000);
+  // A summary never keeps the process alive.
+  timer.unref();
+
+  return {
+    flush,
+    stop() {
+      clearInterval(timer);
+      for (const [name, listener] of entries) bus.off(name, listener);
+    },
+  };
+}

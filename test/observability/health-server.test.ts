@@ -1,0 +1,49 @@
+import { EventEmitter } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { startHealthServer } from '../../src/observability/health-server.js';
+import { createMetrics } from '../../src/observability/metrics.js';
+import type { WorkerEmitter } from '../../src/worker/events.js';
+
+describe('startHealthServer', () => {
+  it('answers healthz, readyz (503 then 200), metrics, 404 and closes', async () => {
+    const bus = new EventEmitter() as WorkerEmitter;
+    const metrics = createMetrics({ events: bus, destination: 'dest-h1', collectDefaultMetrics: false });
+    let ready = false;
+    const server = await startHealthServer({ port: 0, host: '127.0.0.1', registry: metrics.registry, isReady: () => ready });
+    try {
+      expect(server.port).toBeGreaterThan(0);
+      expect(server.url).toBe(`http://127.0.0.1:${server.port}`);
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+      expect((await fetch(`${server.url}/readyz`)).status).toBe(503);
+      ready = true;
+      expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+      bus.emit('inflight:changed', { inFlight: 5 });
+      const res = await fetch(`${server.url}/metrics`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe(metrics.registry.contentType);
+      expect(await res.text()).toContain('durable_worker_in_flight_events 5');
+      expect((await fetch(`${server.url}/nope`)).status).toBe(404);
+      expect((await fetch(`${server.url}/healthz`, { method: 'POST' })).status).toBe(405);
+    } finally {
+      await server.close();
+      await server.close();
+      metrics.close();
+    }
+    await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+  });
+
+  it('reports a taken port as a configuration error naming --metrics-port', async () => {
+    const bus = new EventEmitter() as WorkerEmitter;
+    const metrics = createMetrics({ events: bus, destination: 'dest-h2', collectDefaultMetrics: false });
+    const first = await startHealthServer({ port: 0, host: '127.0.0.1', registry: metrics.registry, isReady: () => true });
+    try {
+      await expect(startHealthServer({ port: first.port, host: '127.0.0.1', registry: metrics.registry, isReady: () => true })).rejects.toMatchObject({
+        code: 'DW_ERR_CONFIG',
+        message: `--metrics-port: cannot listen on 127.0.0.1:${first.port} (EADDRINUSE)`,
+      });
+    } finally {
+      await first.close();
+      metrics.close();
+    }
+  });
+});
