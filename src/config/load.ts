@@ -13,7 +13,7 @@ import type { WorkerConfig } from './types.js';
  * file of `--config`, schema defaults. Merging happens here; validation in the one schema.
  */
 
-type Source = { kind: 'flag' } | { kind: 'env'; name: string } | { kind: 'file'; path: string };
+type Source = { kind: 'flag' } | { kind: 'env'; name: string } | { kind: 'file'; path: string } | { kind: 'default' };
 
 /** Raw option values with the place each came from (for messages that name what the user wrote). */
 export interface CollectedOptions {
@@ -30,6 +30,8 @@ export interface LoadWorkerConfigOptions {
   cwd?: string;
   /** Default --worker-id-prefix. Default: os.hostname(). */
   hostname?: string;
+  /** Lowest-precedence values, below the config file (e.g. `dev`'s emulator defaults). */
+  defaults?: Record<string, unknown>;
 }
 
 const RUN_KEYS: ReadonlySet<string> = new Set(RUN_OPTION_KEYS);
@@ -96,6 +98,9 @@ export function collectRunOptions(options: LoadWorkerConfigOptions = {}): Collec
     } else if (file !== undefined && isSet(file.values[key])) {
       collected.values[key] = file.values[key];
       collected.sources[key] = { kind: 'file', path: file.path };
+    } else if (isSet(options.defaults?.[key])) {
+      collected.values[key] = options.defaults?.[key];
+      collected.sources[key] = { kind: 'default' };
     }
   }
   return collected;
@@ -118,7 +123,9 @@ function shownValue(key: string, value: unknown): string | undefined {
 
 /** ONE line naming the option as the user spelled it; never a secret value. */
 function toConfigError(error: z.ZodError, collected: CollectedOptions): ConfigError {
-  const issue = error.issues[0];
+  // A wrong value the user typed says more than an option still missing: report it first.
+  const given = error.issues.find((i) => typeof i.path[0] === 'string' && collected.values[i.path[0] as RunOptionKey] !== undefined);
+  const issue = given ?? error.issues[0];
   if (issue === undefined) return new ConfigError('invalid configuration');
   if (issue.code === 'unrecognized_keys') {
     const name = issue.keys[0] ?? '?';

@@ -1,0 +1,94 @@
+import type { Argv, CommandModule } from 'yargs';
+import { loadWorkerConfig } from '../../config/load.js';
+import { envName } from '../../config/options.js';
+import { createLogger, type Logger } from '../../observability/logger.js';
+import type { CliContext } from '../context.js';
+import { EMULATOR_DEFAULTS, curlHints } from '../emulator-defaults.js';
+import { pickRunFlags, withRunOptions } from '../run-options.js';
+import { loadCreateClient, type DemoClient } from '../seams.js';
+import { runWorkerProcess } from '../worker-process.js';
+import { startEmulatorFromArgs, withEmulatorOptions, type EmulatorArgs } from './emulator.js';
+
+/**
+ * The worker in dev always talks to its own emulator: connection options are not offered, and
+ * DURABLE_WORKER_* connection env vars meant for a real platform are ignored, so `dev` can never
+ * consume a production destination by accident.
+ */
+const CONNECTION_KEYS = ['baseUrl', 'authUrl', 'tenant', 'clientId', 'clientSecret', 'clientSecretFile', 'apiKey'] as const;
+
+const DEMO_SOURCE = 'demo-products';
+const DEMO_INTERVAL_MS = 1_000;
+const PRODUCTS = ['Kettle', 'Toaster', 'Teapot', 'Mug', 'Grinder'];
+
+/** Ingests a small batch of sample entries every second until stopped. */
+function startDemoTraffic(client: DemoClient, logger: Logger): () => void {
+  let tick = 0;
+  let inFlight = false;
+  const timer = setInterval(() => {
+    if (inFlight) return;
+    inFlight = true;
+    tick += 1;
+    const entries = [0, 1].map((offset) => {
+      const index = (tick * 2 + offset) % PRODUCTS.length;
+      return {
+        id: `product-${index + 1}`,
+        properties: [
+          { id: 'name', value: PRODUCTS[index] ?? 'Thing' },
+          { id: 'price', value: Math.round((5 + ((tick * 7 + index) % 50)) * 100) / 100 + 0.5 },
+          { id: 'inStock', value: tick % 3 !== 0 },
+        ],
+      };
+    });
+    client
+      .ingest(DEMO_SOURCE, { entries })
+      .then(() => logger.debug({ source: DEMO_SOURCE, entries: entries.length }, 'demo ingest'))
+      .catch((err: unknown) => logger.warn({ err, source: DEMO_SOURCE }, 'demo ingest failed'))
+      .finally(() => (inFlight = false));
+  }, DEMO_INTERVAL_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+export function devCommand(context: CliContext, setExitCode: (code: number) => void): CommandModule {
+  return {
+    command: 'dev',
+    describe: 'Run the emulator and a worker against it in one process, for local development',
+    builder: (yargs: Argv) =>
+      withRunOptions(withEmulatorOptions(yargs, `Emulator port (default: ${EMULATOR_DEFAULTS.port}; 0 = a random free port)`), CONNECTION_KEYS)
+        .option('emulator-config', { type: 'string', requiresArg: true, describe: 'Emulator JSON config file', group: 'Emulator:' })
+        .option('demo', { type: 'boolean', describe: `Ingest sample entries into ${DEMO_SOURCE} every second`, group: 'Emulator:' })
+        .example('$0 dev --demo', 'Emulator on :8787, worker with ./handlers, sample traffic every second')
+        .example('$0 dev --port 0 --metrics-port 0 --isolation none', 'Random ports, handlers in-process')
+        .epilogue(`The worker uses tenant ${EMULATOR_DEFAULTS.tenant}, client ${EMULATOR_DEFAULTS.clientId} / ${EMULATOR_DEFAULTS.clientSecret}, destination ${EMULATOR_DEFAULTS.destination} and a SQLite idempotency store.`),
+    handler: async (argv) => {
+      const args = argv as EmulatorArgs & { demo?: boolean; emulatorConfig?: string };
+      const env = { ...context.env };
+      for (const key of CONNECTION_KEYS) delete env[envName(key)];
+
+      const emulator = await startEmulatorFromArgs(args, context, args.emulatorConfig);
+      let stopDemo = () => {};
+      try {
+        const { tenant, clientId, clientSecret, destination } = EMULATOR_DEFAULTS;
+        const flags = pickRunFlags(argv);
+        const config = loadWorkerConfig({
+          flags: { ...flags, baseUrl: emulator.url, tenant, clientId, clientSecret },
+          env,
+          cwd: context.cwd,
+          defaults: { destination },
+        });
+        const logger = createLogger({ level: config.logLevel, ...(context.stdout === process.stdout ? {} : { destination: context.stdout }) });
+        logger.info({ url: emulator.url }, `emulator listening on ${emulator.url} (tenant ${tenant}, client ${clientId} / ${clientSecret})`);
+        logger.info(curlHints(emulator.url));
+        if (args.demo === true) {
+          const createClient = await loadCreateClient();
+          stopDemo = startDemoTraffic(createClient({ baseUrl: emulator.url, tenant, clientId, clientSecret }), logger);
+          logger.info({ source: DEMO_SOURCE }, `demo: ingesting sample entries into ${DEMO_SOURCE} every second`);
+        }
+        setExitCode(await runWorkerProcess(config, logger, context));
+      } finally {
+        stopDemo();
+        await emulator.close();
+      }
+    },
+  };
+}

@@ -1,0 +1,80 @@
+import type { Argv, CommandModule } from 'yargs';
+import { readConfigFile } from '../../config/load.js';
+import { createLogger } from '../../observability/logger.js';
+import type { CliContext } from '../context.js';
+import { EMULATOR_DEFAULTS, curlHints, listenError, parsePort, parseTokenLifetimeSeconds } from '../emulator-defaults.js';
+import { loadStartEmulator, type RunningEmulator } from '../seams.js';
+import { SIGNAL_EXIT_CODES, onShutdownSignals } from '../signals.js';
+
+export interface EmulatorArgs {
+  port?: string;
+  host?: string;
+  config?: string;
+  tokenLifetime?: string;
+  logLevel?: string;
+}
+
+export function withEmulatorOptions<T>(yargs: Argv<T>, portDescription: string): Argv<T> {
+  return yargs
+    .option('port', { type: 'string', requiresArg: true, describe: portDescription, group: 'Emulator:' })
+    .option('host', { type: 'string', requiresArg: true, describe: `Interface to listen on (default: ${EMULATOR_DEFAULTS.host})`, group: 'Emulator:' })
+    .option('token-lifetime', { type: 'string', requiresArg: true, describe: 'Lifetime of issued access tokens: seconds or a duration like 5m, 1h', group: 'Emulator:' });
+}
+
+/** Starts the emulator with the command's options; the config file is the emulator's own JSON. */
+export async function startEmulatorFromArgs(args: EmulatorArgs, context: CliContext, emulatorConfigPath: string | undefined): Promise<RunningEmulator> {
+  const port = args.port === undefined ? EMULATOR_DEFAULTS.port : parsePort(args.port, '--port');
+  const host = args.host ?? EMULATOR_DEFAULTS.host;
+  const config: Record<string, unknown> = emulatorConfigPath !== undefined ? readConfigFile(emulatorConfigPath, context.cwd, '--config') : {};
+  const tokenLifetimeSeconds = parseTokenLifetimeSeconds(args.tokenLifetime);
+  if (tokenLifetimeSeconds !== undefined) config.tokenLifetimeSeconds = tokenLifetimeSeconds;
+  const startEmulator = await loadStartEmulator();
+  try {
+    return await startEmulator({ port, host, config });
+  } catch (err) {
+    throw listenError(err, '--port', host, port);
+  }
+}
+
+export function emulatorCommand(context: CliContext, setExitCode: (code: number) => void): CommandModule {
+  return {
+    command: 'emulator',
+    describe: 'Serve the local platform emulator (public API and token issuer on one origin)',
+    builder: (yargs: Argv) =>
+      withEmulatorOptions(yargs, `Port (default: ${EMULATOR_DEFAULTS.port}; 0 = a random free port)`)
+        .option('config', { type: 'string', requiresArg: true, describe: 'Emulator JSON config file (tenants, applications, consumers...)' })
+        .option('log-level', { type: 'string', requiresArg: true, describe: 'pino level (default: info)' })
+        .example('$0 emulator', `Listen on http://${EMULATOR_DEFAULTS.host}:${EMULATOR_DEFAULTS.port} with client ${EMULATOR_DEFAULTS.clientId} / ${EMULATOR_DEFAULTS.clientSecret}`)
+        .example('$0 emulator --port 0 --token-lifetime 60', 'Random port, tokens that expire after a minute'),
+    handler: async (argv) => {
+      const args = argv as EmulatorArgs;
+      const logger = createLogger({ level: args.logLevel ?? 'info', ...(context.stdout === process.stdout ? {} : { destination: context.stdout }) });
+      const emulator = await startEmulatorFromArgs(args, context, args.config);
+      const { tenant, clientId, clientSecret, destination } = EMULATOR_DEFAULTS;
+      logger.info({ url: emulator.url }, `emulator listening on ${emulator.url}`);
+      logger.info(`default credentials: tenant ${tenant}, client ${clientId} / ${clientSecret}; durable consumer ${destination}`);
+      logger.info(curlHints(emulator.url));
+
+      let dispose = () => {};
+      await new Promise<void>((resolve) => {
+        dispose = onShutdownSignals({
+          first(signal) {
+            logger.info({ signal }, 'stopping the emulator');
+            resolve();
+          },
+          second(signal) {
+            process.exit(SIGNAL_EXIT_CODES[signal]);
+          },
+        });
+      });
+      try {
+        await emulator.close();
+      } finally {
+        dispose();
+      }
+      logger.info('emulator stopped');
+      logger.flush();
+      setExitCode(0);
+    },
+  };
+}

@@ -1,0 +1,16 @@
+import { redactUrl } from '../observability/redact.js';
+import type { WorkerConfig } from './types.js';
+
+/**
+ * The configuration as the start-up log line shows it: no secret values (only which credential is
+ * in use), store URLs without passwords.
+ */
+export function describeConfig(config: WorkerConfig): Record<string, unknown> {
+  const { clientSecret: _secret, apiKey: _apiKey, idempotencyUrl, forwardUrl, ...rest } = config;
+  return {
+    ...rest,
+    credential: config.apiKey !== undefined ? 'api-key' : 'client-credentials',
+    idempotencyUrl: redactUrl(idempotencyUrl),
+    ...(forwardUrl !== undefined ? { forwardUrl: redactUrl(forwardUrl) } : {}),
+  };
+}
