@@ -124,7 +124,10 @@ function shownValue(key: string, value: unknown): string | undefined {
 /** ONE line naming the option as the user spelled it; never a secret value. */
 function toConfigError(error: z.ZodError, collected: CollectedOptions): ConfigError {
   // A wrong value the user typed says more than an option still missing: report it first.
-  const given = error.issues.find((i) => typeof i.path[0] === 'string' && collected.values[i.path[0] as RunOptionKey] !== undefined);
+  // Cross-field issues (with params) only exist once every field is valid: keep their order.
+  const given = error.issues.find(
+    (i) => (i as { params?: unknown }).params === undefined && typeof i.path[0] === 'string' && collected.values[i.path[0] as RunOptionKey] !== undefined,
+  );
   const issue = given ?? error.issues[0];
   if (issue === undefined) return new ConfigError('invalid configuration');
   if (issue.code === 'unrecognized_keys') {
