@@ -288,3 +288,10 @@ describe('credentials', () => {
     expect(envErr.message).not.toContain(SECRET);
   });
 });
+
+describe('error order', () => {
+  it('reports a wrong value the user gave before an option still missing', () => {
+    expect(errorOf(() => resolveWorkerConfig({ limit: 500 })).message).toBe('--limit must be 1..100 (got 500)');
+    expect(errorOf(() => resolveWorkerConfig({ visibility: 'soon', destination: 'd' })).message).toBe('--visibility must be an integer 1..600 (got soon)');
+  });
+});
