@@ -1,0 +1,83 @@
+import { request, type Dispatcher } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+import { NetworkError, isAbortError } from './errors.js';
+
+/**
+ * One HTTP exchange through undici, with the boundary classification of STYLE 7: the caller's
+ * abort comes back as its own `signal.reason`; every other failure to get a complete answer
+ * (refused, reset, DNS, our per-request deadline) becomes a `NetworkError`. The body is always read
+ * to the end so the keep-alive connection goes back to the pool.
+ */
+export interface RawExchange {
+  url: URL;
+  method: string;
+  headers: Record<string, string>;
+  body?: string;
+  /** The caller's signal: aborting it rejects with `signal.reason`, never a NetworkError. */
+  signal?: AbortSignal | undefined;
+  /** Deadline for the whole exchange (headers and body), in ms; on expiry a NetworkError. */
+  timeoutMs: number;
+}
+
+export interface RawResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+}
+
+export async function exchange(dispatcher: Dispatcher, init: RawExchange): Promise<RawResponse> {
+  const callerSignal = init.signal;
+  callerSignal?.throwIfAborted();
+  const deadline = AbortSignal.timeout(init.timeoutMs);
+  const signal = callerSignal ? AbortSignal.any([callerSignal, deadline]) : deadline;
+  try {
+    const response = await request(init.url, {
+      dispatcher,
+      method: init.method as Dispatcher.HttpMethod,
+      headers: init.headers,
+      body: init.body ?? null,
+      signal,
+    });
+    const text = await response.body.text();
+    return { status: response.statusCode, headers: response.headers, text };
+  } catch (err) {
+    if (callerSignal?.aborted) throw callerSignal.reason;
+    const cause = deadline.aborted ? deadline.reason : err;
+    if (!deadline.aborted && isAbortError(err)) throw err;
+    throw new NetworkError({ method: init.method, path: init.url.pathname, cause });
+  }
+}
+
+/** Parses a JSON body liberally: empty means undefined, unparseable means a thrown SyntaxError. */
+export function parseJsonText(text: string): unknown {
+  return text.trim() === '' ? undefined : (JSON.parse(text) as unknown);
+}
+
+/** Waits for `promise`, but rejects with `signal.reason` as soon as the caller aborts. */
+export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  signal.throwIfAborted();
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
+}
+
+/** `base` plus an absolute `path`, keeping any path prefix of `base` (`http://h/api` + `/x` = `http://h/api/x`). */
+export function joinUrl(base: string, path: string): URL {
+  const url = new URL(base);
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}${path}`;
+  url.search = '';
+  url.hash = '';
+  return url;
+}
