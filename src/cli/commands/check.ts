@@ -7,17 +7,48 @@ import type { CliContext } from '../context.js';
 import { pickRunFlags, withRunOptions } from '../run-options.js';
 import { loadHandlersLoader, type LoadedHandler } from '../seams.js';
 
+const CREDENTIAL_KEYS = ['clientId', 'clientSecret', 'clientSecretFile', 'apiKey'] as const;
+
 /**
- * The handlers folder even when the rest of the configuration is incomplete: `check` reports the
- * missing options as problems but still shows what the handlers would receive.
+ * `check` needs only the handlers folder. Options that `run` requires but that are not set are
+ * reported as notes, not problems, and stand-ins let every value that IS given (ranges, URLs,
+ * cross-field rules) still be validated.
  */
-function handlersDirOf(flags: Record<string, unknown>, context: CliContext): string {
-  let handlers: unknown = flags.handlers;
+function validateGiven(flags: Record<string, unknown>, context: CliContext): { config?: WorkerConfig; notes: string[]; problem?: string } {
+  let collected;
   try {
-    handlers = collectRunOptions({ flags, env: context.env, cwd: context.cwd }).values.handlers ?? handlers;
-  } catch {
-    // A broken --config is already a reported problem; fall back to the flag or the default.
+    collected = collectRunOptions({ flags, env: context.env, cwd: context.cwd });
+  } catch (err) {
+    if (err instanceof ConfigError) return { notes: [], problem: err.message };
+    throw err;
   }
+  const defaults: Record<string, unknown> = {};
+  const missing: string[] = [];
+  if (collected.values.baseUrl === undefined) {
+    missing.push('--base-url');
+    defaults.baseUrl = 'http://127.0.0.1';
+  }
+  if (collected.values.destination === undefined) {
+    missing.push('--destination');
+    defaults.destination = 'unset';
+  }
+  if (CREDENTIAL_KEYS.every((key) => collected.values[key] === undefined)) {
+    missing.push('credentials (--client-id with --client-secret and --tenant, or --api-key)');
+    defaults.apiKey = 'unset';
+  }
+  const notes = missing.length > 0 ? [`not set (run needs them): ${missing.join(', ')}`] : [];
+  try {
+    const config = loadWorkerConfig({ flags, env: context.env, cwd: context.cwd, defaults });
+    return { config, notes };
+  } catch (err) {
+    if (err instanceof ConfigError) return { notes, problem: err.message };
+    throw err;
+  }
+}
+
+/** The handlers folder even when the configuration is broken: a fallback on the flag or the default. */
+function handlersDirOf(flags: Record<string, unknown>, context: CliContext): string {
+  const handlers = flags.handlers;
   const dir = typeof handlers === 'string' && handlers.trim() !== '' ? handlers : './handlers';
   return isAbsolute(dir) ? dir : resolve(context.cwd, dir);
 }
@@ -40,13 +71,8 @@ export function checkCommand(context: CliContext, setExitCode: (code: number) =>
     handler: async (argv) => {
       const flags = pickRunFlags(argv);
       const problems: string[] = [];
-      let config: WorkerConfig | undefined;
-      try {
-        config = loadWorkerConfig({ flags, env: context.env, cwd: context.cwd });
-      } catch (err) {
-        if (!(err instanceof ConfigError)) throw err;
-        problems.push(err.message);
-      }
+      const { config, notes, problem } = validateGiven(flags, context);
+      if (problem !== undefined) problems.push(problem);
       const dir = config?.handlersDir ?? handlersDirOf(flags, context);
 
       let handlers: LoadedHandler[] = [];
@@ -58,10 +84,10 @@ export function checkCommand(context: CliContext, setExitCode: (code: number) =>
         problems.push(err instanceof Error ? err.message : String(err));
       }
 
-      const out = [`handlers: ${dir}`, ...routingTable(handlers, config)];
+      const out = [`handlers: ${dir}`, ...routingTable(handlers, config), ...notes.map((note) => `note: ${note}`)];
       context.stdout.write(`${out.join('\n')}\n`);
       if (problems.length === 0) {
-        context.stdout.write(`ok: ${handlers.length} handler(s)${config !== undefined ? `, destination ${config.destination}` : ''}\n`);
+        context.stdout.write(`ok: ${handlers.length} handler(s)\n`);
         setExitCode(0);
         return;
       }
