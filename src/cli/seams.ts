@@ -38,6 +38,7 @@ export interface LoadHandlers {
 
 export interface DemoClient {
   ingest(sourceId: string, request: { entries: { id: string; properties: { id: string; value: string | number | boolean | string[] | null }[] }[] }): Promise<unknown>;
+  close(): Promise<void>;
 }
 
 export interface CreateClient {

@@ -46,7 +46,10 @@ function startDemoTraffic(client: DemoClient, logger: Logger): () => void {
       .finally(() => (inFlight = false));
   }, DEMO_INTERVAL_MS);
   timer.unref();
-  return () => clearInterval(timer);
+  return () => {
+    clearInterval(timer);
+    client.close().catch(() => {});
+  };
 }
 
 export function devCommand(context: CliContext, setExitCode: (code: number) => void): CommandModule {
