@@ -1,0 +1,185 @@
+{{/*
+The worker container. Call with (dict "root" $ "forwardUrl" "<url or empty>").
+Only --handlers, --base-url, --destination and --forward-url go in args; every other option goes in by env
+(DURABLE_WORKER_<UPPER_SNAKE>), and secrets only from the Secret (secretKeyRef or a mounted file).
+*/}}
+{{- define "durable-worker.workerContainer" -}}
+{{- $root := .root }}
+{{- $v := $root.Values }}
+{{- $w := $v.worker }}
+{{- $c := $v.credentials }}
+{{- $secretName := include "durable-worker.secretName" $root -}}
+- name: durable-worker
+  image: "{{ $v.image.repository }}:{{ $v.image.tag | default $root.Chart.AppVersion }}"
+  imagePullPolicy: {{ $v.image.pullPolicy }}
+  {{- with $v.image.command }}
+  command:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  args:
+    - run
+    {{- if ne $v.handlers.source "none" }}
+    - --handlers
+    - {{ $v.handlers.path | quote }}
+    {{- end }}
+    - --base-url
+    - {{ $w.baseUrl | quote }}
+    - --destination
+    - {{ $w.destination | quote }}
+    {{- with .forwardUrl }}
+    - --forward-url
+    - {{ . | quote }}
+    {{- end }}
+    {{- range $w.extraArgs }}
+    - {{ . | quote }}
+    {{- end }}
+  env:
+    # Stable workerIds <pod name>-<index>: the platform's lease owner survives restarts of the process.
+    - name: DURABLE_WORKER_WORKER_ID_PREFIX
+      valueFrom:
+        fieldRef:
+          fieldPath: metadata.name
+    {{- with $w.authUrl }}
+    - name: DURABLE_WORKER_AUTH_URL
+      value: {{ . | quote }}
+    {{- end }}
+    {{- with $w.tenant }}
+    - name: DURABLE_WORKER_TENANT
+      value: {{ . | quote }}
+    {{- end }}
+    - name: DURABLE_WORKER_WORKERS
+      value: {{ $w.workers | quote }}
+    - name: DURABLE_WORKER_LIMIT
+      value: {{ $w.limit | quote }}
+    - name: DURABLE_WORKER_VISIBILITY
+      value: {{ $w.visibilitySeconds | quote }}
+    - name: DURABLE_WORKER_CONCURRENCY
+      value: {{ $w.concurrency | quote }}
+    - name: DURABLE_WORKER_MAX_ATTEMPTS
+      value: {{ $w.maxAttempts | quote }}
+    - name: DURABLE_WORKER_IDEMPOTENCY
+      value: {{ $w.idempotency | quote }}
+    {{- with $w.idempotencyPrefix }}
+    - name: DURABLE_WORKER_IDEMPOTENCY_PREFIX
+      value: {{ . | quote }}
+    {{- end }}
+    - name: DURABLE_WORKER_DEAD_LETTER
+      value: {{ $w.deadLetter | quote }}
+    - name: DURABLE_WORKER_METRICS_PORT
+      value: {{ $w.metricsPort | quote }}
+    - name: DURABLE_WORKER_METRICS_HOST
+      value: "0.0.0.0"
+    - name: DURABLE_WORKER_LOG_LEVEL
+      value: {{ $w.logLevel | quote }}
+    - name: DURABLE_WORKER_ISOLATION
+      value: {{ $w.isolation | quote }}
+    - name: DURABLE_WORKER_SHUTDOWN_TIMEOUT
+      value: {{ $w.shutdownTimeoutSeconds | quote }}
+    {{- if and .forwardUrl (ne $v.forward.mode "binary") }}
+    - name: DURABLE_WORKER_FORWARD_MODE
+      value: {{ $v.forward.mode | quote }}
+    {{- end }}
+    {{- if $c.useApiKey }}
+    - name: DURABLE_WORKER_API_KEY
+      valueFrom:
+        secretKeyRef:
+          name: {{ $secretName }}
+          key: {{ $c.apiKeyKey }}
+    {{- else if $c.clientId }}
+    - name: DURABLE_WORKER_CLIENT_ID
+      value: {{ $c.clientId | quote }}
+    {{- if $c.mountAsFile }}
+    - name: DURABLE_WORKER_CLIENT_SECRET_FILE
+      value: {{ printf "%s/%s" $c.mountPath $c.clientSecretKey | quote }}
+    {{- else }}
+    - name: DURABLE_WORKER_CLIENT_SECRET
+      valueFrom:
+        secretKeyRef:
+          name: {{ $secretName }}
+          key: {{ $c.clientSecretKey }}
+    {{- end }}
+    {{- end }}
+    {{- with $w.extraEnv }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  ports:
+    - name: metrics
+      containerPort: {{ $w.metricsPort }}
+      protocol: TCP
+  livenessProbe:
+    httpGet:
+      path: /healthz
+      port: metrics
+    {{- toYaml $v.probes.liveness | nindent 4 }}
+  readinessProbe:
+    httpGet:
+      path: /readyz
+      port: metrics
+    {{- toYaml $v.probes.readiness | nindent 4 }}
+  lifecycle:
+    # The process drains on SIGTERM by itself; this pause lets endpoints and scrapers drop the pod first.
+    preStop:
+      {{- if $v.lifecycle.useSleepAction }}
+      sleep:
+        seconds: {{ $v.lifecycle.preStopSleepSeconds }}
+      {{- else }}
+      exec:
+        command: ["sleep", {{ $v.lifecycle.preStopSleepSeconds | quote }}]
+      {{- end }}
+  {{- with $v.resources }}
+  resources:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  securityContext:
+    {{- toYaml $v.securityContext | nindent 4 }}
+  volumeMounts:
+    - name: durable-worker-state
+      mountPath: {{ $w.stateDir }}
+    - name: durable-worker-tmp
+      mountPath: /tmp
+    {{- if eq $v.handlers.source "configMap" }}
+    - name: durable-worker-handlers
+      mountPath: {{ $v.handlers.path }}
+      readOnly: true
+    {{- end }}
+    {{- if and $c.clientId (not $c.useApiKey) $c.mountAsFile }}
+    - name: durable-worker-credentials
+      mountPath: {{ $c.mountPath }}
+      readOnly: true
+    {{- end }}
+{{- end }}
+
+{{/*
+The worker as a sidecar in YOUR pod spec: include it under `containers:` and include
+"durable-worker.sidecarVolumes" under `volumes:`. Call it with a context whose .Values are this chart's
+values (with the chart as a dependency: (dict "Values" (index .Values "durable-worker") "Release" .Release "Chart" .Chart)).
+It forwards to forward.url, or to http://127.0.0.1:<sidecar.app.port><forward.path>.
+*/}}
+{{- define "durable-worker.sidecarContainer" -}}
+{{- $url := .Values.forward.url | default (printf "http://127.0.0.1:%d%s" (int .Values.sidecar.app.port) .Values.forward.path) }}
+{{- include "durable-worker.workerContainer" (dict "root" . "forwardUrl" $url) }}
+{{- end }}
+
+{{/* Volumes the worker container mounts. Same context as durable-worker.sidecarContainer. */}}
+{{- define "durable-worker.sidecarVolumes" -}}
+{{- $v := .Values }}
+{{- $c := $v.credentials -}}
+- name: durable-worker-state
+  emptyDir: {}
+- name: durable-worker-tmp
+  emptyDir: {}
+{{- if eq $v.handlers.source "configMap" }}
+- name: durable-worker-handlers
+  configMap:
+    name: {{ include "durable-worker.handlersConfigMapName" . }}
+{{- end }}
+{{- if and $c.clientId (not $c.useApiKey) $c.mountAsFile }}
+- name: durable-worker-credentials
+  secret:
+    secretName: {{ include "durable-worker.secretName" . }}
+    defaultMode: 0440
+    items:
+      - key: {{ $c.clientSecretKey }}
+        path: {{ $c.clientSecretKey }}
+{{- end }}
+{{- end }}
