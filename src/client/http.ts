@@ -28,23 +28,34 @@ export interface RawResponse {
 export async function exchange(dispatcher: Dispatcher, init: RawExchange): Promise<RawResponse> {
   const callerSignal = init.signal;
   callerSignal?.throwIfAborted();
-  const deadline = AbortSignal.timeout(init.timeoutMs);
-  const signal = callerSignal ? AbortSignal.any([callerSignal, deadline]) : deadline;
+  // One controller per exchange, linked by hand to the caller's signal and to our deadline, and
+  // unlinked in `finally`: a long-lived worker signal must not collect a listener per request.
+  const controller = new AbortController();
+  let timedOut = false;
+  const onCallerAbort = (): void => controller.abort(callerSignal?.reason);
+  callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+  const deadline = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new Error(`no complete answer within ${init.timeoutMs} ms`));
+  }, init.timeoutMs);
+  deadline.unref();
   try {
     const response = await request(init.url, {
       dispatcher,
       method: init.method as Dispatcher.HttpMethod,
       headers: init.headers,
       body: init.body ?? null,
-      signal,
+      signal: controller.signal,
     });
     const text = await response.body.text();
     return { status: response.statusCode, headers: response.headers, text };
   } catch (err) {
     if (callerSignal?.aborted) throw callerSignal.reason;
-    const cause = deadline.aborted ? deadline.reason : err;
-    if (!deadline.aborted && isAbortError(err)) throw err;
-    throw new NetworkError({ method: init.method, path: init.url.pathname, cause });
+    if (!timedOut && isAbortError(err)) throw err;
+    throw new NetworkError({ method: init.method, path: init.url.pathname, cause: timedOut ? controller.signal.reason : err });
+  } finally {
+    clearTimeout(deadline);
+    callerSignal?.removeEventListener('abort', onCallerAbort);
   }
 }
 

@@ -126,6 +126,20 @@ describe('pull', () => {
     await expect(pull(transport(), 'd', {})).rejects.toMatchObject({ code: ErrorCodes.NETWORK });
   });
 
+  it('turns a request past its deadline into a retryable NetworkError', async () => {
+    platform.issueTokens();
+    platform.pool.intercept({ path: (p) => p.startsWith('/v1/'), method: 'POST' }).reply(204, '').delay(2_000);
+    const slow = new Transport({
+      baseUrl: platform.origin,
+      dispatcher: platform.agent,
+      credential: tokens,
+      retryPolicy: resolveRetryPolicy(false),
+      userAgent: 'durable-worker-test',
+      requestTimeoutMs: 50,
+    });
+    await expect(pull(slow, 'd', {})).rejects.toMatchObject({ code: ErrorCodes.NETWORK, message: expect.stringContaining('within 50 ms') });
+  });
+
   it('rejects with the abort reason, not a NetworkError, when the caller aborts', async () => {
     platform.issueTokens();
     platform.pool.intercept({ path: (p) => p.startsWith('/v1/'), method: 'POST' }).reply(204, '').delay(1_000);
