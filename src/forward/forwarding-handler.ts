@@ -85,11 +85,22 @@ function describeTarget(url: URL): string {
 
 /**
  * The request must stop at the lease deadline: after it, the batch is acked failed (or redelivered
- * to another worker) and an answer from the app would be too late to count.
+ * to another worker) and an answer from the app would be too late to count. A plain timer cleared
+ * in `dispose` (not AbortSignal.timeout/any) so nothing outlives the request when leases are long.
  */
-function requestSignal(ctx: HandlerContext): AbortSignal {
-  const remainingMs = Math.max(0, ctx.deadlineMs - Date.now());
-  return AbortSignal.any([ctx.signal, AbortSignal.timeout(remainingMs)]);
+function requestSignal(ctx: HandlerContext): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const abort = () => controller.abort(ctx.signal.reason);
+  if (ctx.signal.aborted) abort();
+  else ctx.signal.addEventListener('abort', abort, { once: true });
+  const timer = setTimeout(() => controller.abort(new Error('lease deadline reached')), Math.max(0, ctx.deadlineMs - Date.now()));
+  return {
+    signal: controller.signal,
+    dispose() {
+      clearTimeout(timer);
+      ctx.signal.removeEventListener('abort', abort);
+    },
+  };
 }
 
 function failureOf(err: unknown, target: string, ctx: HandlerContext, signal: AbortSignal): Error {
@@ -108,7 +119,7 @@ function failureOf(err: unknown, target: string, ctx: HandlerContext, signal: Ab
 async function forwardEvent(event: CloudEvent, ctx: HandlerContext, url: URL, mode: ForwardMode, dispatcher: Dispatcher): Promise<void> {
   const target = describeTarget(url);
   const { headers, body } = toForwardRequest(event, mode);
-  const signal = requestSignal(ctx);
+  const { signal, dispose } = requestSignal(ctx);
   let statusCode: number;
   try {
     const response = await request(url, { method: 'POST', headers, body, signal, dispatcher });
@@ -117,6 +128,8 @@ async function forwardEvent(event: CloudEvent, ctx: HandlerContext, url: URL, mo
     await response.body.dump();
   } catch (err) {
     throw failureOf(err, target, ctx, signal);
+  } finally {
+    dispose();
   }
   const verdict = classifyForwardStatus(statusCode);
   if (verdict === 'ok') return;

@@ -1,4 +1,5 @@
 import { createServer } from 'node:net';
+import { getEventListeners } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from 'undici';
@@ -131,6 +132,16 @@ describe('status mapping against a real app', () => {
     controller.abort(new Error('shutdown'));
     const err = await run;
     expect(hasCode(err, ErrorCodes.ABORTED)).toBe(true);
+  });
+
+  it('leaves no listener on a long-lived ctx.signal after requests settle', async () => {
+    const handler = createForwardingHandler({ url: app.url, dispatcher });
+    const controller = new AbortController();
+    const failing = eventFor();
+    app.behaviours.set(failing.id, 500);
+    await handler.handle(eventFor(), contextFor(5_000, controller));
+    await Promise.resolve(handler.handle(failing, contextFor(5_000, controller))).catch(() => undefined);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
   it('connection refused -> retried network error', async () => {
