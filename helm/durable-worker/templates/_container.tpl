@@ -156,6 +156,7 @@ values (with the chart as a dependency: (dict "Values" (index .Values "durable-w
 It forwards to forward.url, or to http://127.0.0.1:<sidecar.app.port><forward.path>.
 */}}
 {{- define "durable-worker.sidecarContainer" -}}
+{{- include "durable-worker.validateCredentials" . }}
 {{- $url := .Values.forward.url | default (printf "http://127.0.0.1:%d%s" (int .Values.sidecar.app.port) .Values.forward.path) }}
 {{- include "durable-worker.workerContainer" (dict "root" . "forwardUrl" $url) }}
 {{- end }}

@@ -99,6 +99,21 @@ Cross-field rules the schema cannot say clearly. Each failure names the values t
 {{- if ge (int $v.worker.shutdownTimeoutSeconds) (int $v.worker.visibilitySeconds) }}
 {{- fail (printf "durable-worker: worker.shutdownTimeoutSeconds (%d) must be shorter than worker.visibilitySeconds (%d): a drain must ack before the lease expires." (int $v.worker.shutdownTimeoutSeconds) (int $v.worker.visibilitySeconds)) }}
 {{- end }}
+{{- include "durable-worker.validateCredentials" . }}
+{{- if and (eq $v.mode "sidecar") (not $v.sidecar.app.image.repository) }}
+{{- fail "durable-worker: mode sidecar needs sidecar.app.image.repository (your app's image)." }}
+{{- end }}
+{{- if and (eq $v.mode "standalone") (eq $v.handlers.source "none") (not $v.forward.url) }}
+{{- fail "durable-worker: mode standalone with handlers.source none needs forward.url: the worker would have nothing to run." }}
+{{- end }}
+{{- if and (eq $v.handlers.source "configMap") (not $v.handlers.configMap.name) (not $v.handlers.configMap.files) }}
+{{- fail "durable-worker: handlers.source configMap needs handlers.configMap.files or an existing handlers.configMap.name." }}
+{{- end }}
+{{- end }}
+
+{{/* Credential rules; also checked by durable-worker.sidecarContainer when embedded in another chart. */}}
+{{- define "durable-worker.validateCredentials" -}}
+{{- $v := .Values }}
 {{- $c := $v.credentials }}
 {{- if and $c.create $c.existingSecret }}
 {{- fail "durable-worker: set either credentials.existingSecret or credentials.create, not both." }}
@@ -120,14 +135,5 @@ Cross-field rules the schema cannot say clearly. Each failure names the values t
 {{- if not $v.worker.tenant }}
 {{- fail "durable-worker: client credentials need worker.tenant (the token audience)." }}
 {{- end }}
-{{- end }}
-{{- if and (eq $v.mode "sidecar") (not $v.sidecar.app.image.repository) }}
-{{- fail "durable-worker: mode sidecar needs sidecar.app.image.repository (your app's image)." }}
-{{- end }}
-{{- if and (eq $v.mode "standalone") (eq $v.handlers.source "none") (not $v.forward.url) }}
-{{- fail "durable-worker: mode standalone with handlers.source none needs forward.url: the worker would have nothing to run." }}
-{{- end }}
-{{- if and (eq $v.handlers.source "configMap") (not $v.handlers.configMap.name) (not $v.handlers.configMap.files) }}
-{{- fail "durable-worker: handlers.source configMap needs handlers.configMap.files or an existing handlers.configMap.name." }}
 {{- end }}
 {{- end }}

@@ -1,0 +1,365 @@
+import { mkdtempSync, writeFileSync, mkdirSync, cpSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CHART_DIR, REPO_ROOT, run, toolGate } from './tools.js';
+import { block, envNames, listItem, listValues, onlyDoc, splitManifests, type ManifestDoc } from './manifests.js';
+
+const helm = toolGate('helm', 'bash .ci/deploy-tools.sh builds it with `go install helm.sh/helm/v3/cmd/helm@v3.16.4`');
+const promtool = toolGate('promtool', 'apt-get install prometheus');
+const SIDECAR_VALUES = join(CHART_DIR, 'examples', 'sidecar-values.yaml');
+const scratch = mkdtempSync(join(tmpdir(), 'dw-helm-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+function helmRun(args: string[]) {
+  return run(helm.path!, args);
+}
+
+/** `helm template` that must succeed; returns the parsed documents. */
+function render(args: string[] = [], release = 'rel'): ManifestDoc[] {
+  const result = helmRun(['template', release, CHART_DIR, '--namespace', 'jobs', ...args]);
+  if (result.code !== 0) throw new Error(`helm template failed (${result.code}): ${result.stderr}`);
+  return splitManifests(result.stdout);
+}
+
+/** `helm template` that must fail; returns stderr. */
+function renderFailure(args: string[]): string {
+  const result = helmRun(['template', 'rel', CHART_DIR, ...args]);
+  expect(result.code, `expected helm template ${args.join(' ')} to fail`).not.toBe(0);
+  return result.stderr;
+}
+
+function workerContainer(docs: ManifestDoc[]): string {
+  const container = listItem(onlyDoc(docs, 'Deployment').text, 'name', 'durable-worker');
+  if (!container) throw new Error('no durable-worker container');
+  return container;
+}
+
+function envVar(container: string, name: string): string {
+  const item = listItem(container, 'name', name);
+  if (!item) throw new Error(`no env ${name} in\n${container}`);
+  return item;
+}
+
+function args(container: string): string[] {
+  return listValues(block(container, 'args')!);
+}
+
+function graceSeconds(docs: ManifestDoc[]): number {
+  return Number(/^\s+terminationGracePeriodSeconds: (\d+)$/m.exec(onlyDoc(docs, 'Deployment').text)?.[1]);
+}
+
+/** CONTRACT.md `run` options as env names (DURABLE_WORKER_<UPPER_SNAKE>). */
+function contractEnvNames(): Set<string> {
+  let contract: string;
+  try {
+    contract = readFileSync(join(REPO_ROOT, '..', 'shared', 'CONTRACT.md'), 'utf8');
+  } catch {
+    // Outside the workplace layout: the table as of this writing.
+    contract = '| --base-url | --auth-url | --destination | --tenant | --client-id / --client-secret / --client-secret-file | --api-key | --handlers | --workers | --worker-id-prefix | --limit | --visibility | --concurrency | --max-attempts | --idempotency | --dead-letter | --metrics-port | --metrics-host | --exit-when-idle | --log-level | --isolation | --shutdown-timeout | --idempotency-prefix | --forward-url |';
+  }
+  const names = new Set<string>();
+  for (const m of contract.matchAll(/--([a-z][a-z-]+)/g)) names.add(`DURABLE_WORKER_${m[1]!.toUpperCase().replaceAll('-', '_')}`);
+  return names;
+}
+
+describe.skipIf(helm.skip)('helm chart (real helm)', () => {
+  it('helm is installed', () => {
+    expect(helm.path, 'helm is missing: run bash .ci/deploy-tools.sh').toBeDefined();
+  });
+
+  it.each([
+    ['default values', []],
+    ['sidecar example', ['-f', SIDECAR_VALUES]],
+    ['KEDA + ServiceMonitor + PrometheusRule + dashboard', ['--set', 'keda.enabled=true,serviceMonitor.enabled=true,prometheusRule.enabled=true,grafanaDashboard.enabled=true,worker.idempotency=postgres://pg/app']],
+  ])('helm lint --strict passes: %s', (_name, extra) => {
+    const result = helmRun(['lint', '--strict', CHART_DIR, ...extra]);
+    expect(result.stdout + result.stderr).toContain('1 chart(s) linted, 0 chart(s) failed');
+    expect(result.code).toBe(0);
+  });
+
+  describe('default values (standalone)', () => {
+    const docs = helm.path ? render() : [];
+
+    it('renders exactly the default objects', () => {
+      expect(docs.map((d) => d.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'PodDisruptionBudget', 'Service']);
+    });
+
+    it('args carry run --handlers --base-url --destination only; no secret, no forward', () => {
+      expect(args(workerContainer(docs))).toEqual(['run', '--handlers', '/app/handlers', '--base-url', 'http://durable-worker-emulator:8787', '--destination', 'dev-consumer']);
+    });
+
+    it('every env var is a CONTRACT option (DURABLE_WORKER_<UPPER_SNAKE>)', () => {
+      const names = envNames(workerContainer(docs));
+      expect(names.length).toBeGreaterThan(10);
+      const known = contractEnvNames();
+      expect(names.filter((n) => !known.has(n))).toEqual([]);
+      expect(names).toEqual(expect.arrayContaining(['DURABLE_WORKER_SHUTDOWN_TIMEOUT', 'DURABLE_WORKER_IDEMPOTENCY', 'DURABLE_WORKER_VISIBILITY', 'DURABLE_WORKER_METRICS_PORT']));
+    });
+
+    it('workerId prefix comes from the pod name (fieldRef metadata.name)', () => {
+      expect(envVar(workerContainer(docs), 'DURABLE_WORKER_WORKER_ID_PREFIX')).toMatch(/valueFrom:\n\s+fieldRef:\n\s+fieldPath: metadata\.name/);
+    });
+
+    it('liveness /healthz and readiness /readyz on the metrics port 9464', () => {
+      const container = workerContainer(docs);
+      expect(block(container, 'livenessProbe')).toMatch(/httpGet:\n\s+path: \/healthz\n\s+port: metrics/);
+      expect(block(container, 'readinessProbe')).toMatch(/httpGet:\n\s+path: \/readyz\n\s+port: metrics/);
+      expect(block(container, 'ports')).toMatch(/- name: metrics\n\s+containerPort: 9464/);
+      const service = onlyDoc(docs, 'Service').text;
+      expect(service).toMatch(/- name: metrics\n\s+port: 9464\n\s+targetPort: metrics/);
+    });
+
+    it('grace period exceeds preStop sleep + shutdown timeout; preStop sleeps', () => {
+      const shutdown = Number(/value: "(\d+)"/.exec(envVar(workerContainer(docs), 'DURABLE_WORKER_SHUTDOWN_TIMEOUT'))?.[1]);
+      const preStop = Number(/command: \["sleep", "(\d+)"\]/.exec(workerContainer(docs))?.[1]);
+      expect(shutdown).toBe(25);
+      expect(preStop).toBe(5);
+      expect(graceSeconds(docs)).toBe(40);
+      expect(graceSeconds(docs)).toBeGreaterThan(shutdown + preStop);
+    });
+
+    it('grace period follows --shutdown-timeout', () => {
+      const longer = render(['--set', 'worker.shutdownTimeoutSeconds=50,worker.visibilitySeconds=120']);
+      expect(graceSeconds(longer)).toBe(65);
+      expect(envVar(workerContainer(longer), 'DURABLE_WORKER_SHUTDOWN_TIMEOUT')).toContain('value: "50"');
+    });
+
+    it('non-root, read-only root filesystem, no privilege escalation, emptyDir state and /tmp', () => {
+      const deployment = onlyDoc(docs, 'Deployment').text;
+      const podSecurity = block(deployment, 'securityContext')!;
+      expect(podSecurity).toMatch(/runAsNonRoot: true/);
+      expect(podSecurity).toMatch(/runAsUser: 10001/);
+      const container = workerContainer(docs);
+      const securityContext = block(container, 'securityContext')!;
+      expect(securityContext).toMatch(/readOnlyRootFilesystem: true/);
+      expect(securityContext).toMatch(/allowPrivilegeEscalation: false/);
+      expect(securityContext).toMatch(/drop:\n\s+- ALL/);
+      expect(block(container, 'volumeMounts')).toMatch(/- name: durable-worker-state\n\s+mountPath: \/var\/lib\/durable-worker/);
+      expect(block(container, 'volumeMounts')).toMatch(/- name: durable-worker-tmp\n\s+mountPath: \/tmp/);
+      expect(listItem(deployment, 'name', 'durable-worker-state')).toBeDefined();
+      expect(deployment).toMatch(/- name: durable-worker-state\n\s+emptyDir: \{\}/);
+      expect(envVar(container, 'DURABLE_WORKER_IDEMPOTENCY')).toContain('sqlite:/var/lib/durable-worker/');
+      expect(deployment).toMatch(/automountServiceAccountToken: false/);
+    });
+
+    it('handlers come from the chart ConfigMap, mounted read-only at --handlers', () => {
+      const configMap = onlyDoc(docs, 'ConfigMap');
+      expect(configMap.name).toBe('rel-durable-worker-handlers');
+      expect(configMap.text).toMatch(/log-event\.mjs: "import \{ defineHandler \} from 'durable-worker'/);
+      const deployment = onlyDoc(docs, 'Deployment').text;
+      expect(deployment).toMatch(/- name: durable-worker-handlers\n\s+configMap:\n\s+name: rel-durable-worker-handlers/);
+      expect(block(workerContainer(docs), 'volumeMounts')).toMatch(/- name: durable-worker-handlers\n\s+mountPath: \/app\/handlers\n\s+readOnly: true/);
+      expect(deployment).toMatch(/checksum\/handlers: [0-9a-f]{64}/);
+    });
+
+    it('PodDisruptionBudget keeps a single replica evictable', () => {
+      expect(onlyDoc(docs, 'PodDisruptionBudget').text).toMatch(/maxUnavailable: 1/);
+    });
+
+    it('handlers baked into the image: no ConfigMap, no handlers volume', () => {
+      const baked = render(['--set', 'handlers.source=image,handlers.path=/srv/handlers']);
+      expect(baked.some((d) => d.kind === 'ConfigMap')).toBe(false);
+      expect(args(workerContainer(baked)).slice(0, 3)).toEqual(['run', '--handlers', '/srv/handlers']);
+      expect(onlyDoc(baked, 'Deployment').text).not.toContain('durable-worker-handlers');
+    });
+  });
+
+  describe('credentials', () => {
+    const SECRET = 'TOPSECRET-d0-not-leak';
+
+    it('created Secret, mounted as a file for --client-secret-file; never in args or env values', () => {
+      const docs = render(['--set', `credentials.clientId=my-client,credentials.create=true,credentials.clientSecret=${SECRET}`]);
+      const secret = onlyDoc(docs, 'Secret');
+      expect(secret.name).toBe('rel-durable-worker-credentials');
+      expect(secret.text).toContain(`client-secret: "${Buffer.from(SECRET).toString('base64')}"`);
+      const deployment = onlyDoc(docs, 'Deployment').text;
+      expect(deployment).not.toContain(SECRET);
+      expect(deployment).not.toContain(Buffer.from(SECRET).toString('base64'));
+      const container = workerContainer(docs);
+      expect(envVar(container, 'DURABLE_WORKER_CLIENT_ID')).toContain('value: "my-client"');
+      expect(envVar(container, 'DURABLE_WORKER_CLIENT_SECRET_FILE')).toContain('value: "/var/run/secrets/durable-worker/client-secret"');
+      expect(envNames(container)).not.toContain('DURABLE_WORKER_CLIENT_SECRET');
+      expect(block(container, 'volumeMounts')).toMatch(/- name: durable-worker-credentials\n\s+mountPath: \/var\/run\/secrets\/durable-worker\n\s+readOnly: true/);
+      expect(deployment).toMatch(/- name: durable-worker-credentials\n\s+secret:\n\s+secretName: rel-durable-worker-credentials/);
+      expect(deployment).toMatch(/checksum\/credentials: [0-9a-f]{64}/);
+      expect(args(container).join(' ')).not.toMatch(/secret/i);
+    });
+
+    it('existing Secret as env from secretKeyRef (mountAsFile=false); the chart creates no Secret', () => {
+      const docs = render(['--set', 'credentials.clientId=my-client,credentials.existingSecret=worker-creds,credentials.clientSecretKey=secret,credentials.mountAsFile=false']);
+      expect(docs.some((d) => d.kind === 'Secret')).toBe(false);
+      const env = envVar(workerContainer(docs), 'DURABLE_WORKER_CLIENT_SECRET');
+      expect(env).toMatch(/valueFrom:\n\s+secretKeyRef:\n\s+name: worker-creds\n\s+key: secret/);
+      expect(env).not.toMatch(/value: /);
+    });
+
+    it('API key from the Secret as env', () => {
+      const docs = render(['--set', 'credentials.useApiKey=true,credentials.existingSecret=worker-creds']);
+      expect(envVar(workerContainer(docs), 'DURABLE_WORKER_API_KEY')).toMatch(/secretKeyRef:\n\s+name: worker-creds\n\s+key: api-key/);
+      expect(envNames(workerContainer(docs))).not.toContain('DURABLE_WORKER_CLIENT_ID');
+    });
+
+    it('a client id without a secret source fails with a clear message', () => {
+      expect(renderFailure(['--set', 'credentials.clientId=my-client'])).toContain('credentials.clientId needs the client secret: set credentials.existingSecret, or credentials.create with credentials.clientSecret');
+    });
+  });
+
+  describe('sidecar', () => {
+    const docs = helm.path ? render(['-f', SIDECAR_VALUES]) : [];
+
+    it('runs the app container and the worker forwarding to it over loopback', () => {
+      const deployment = onlyDoc(docs, 'Deployment').text;
+      const containers = [...block(deployment, 'containers')!.matchAll(/^ {8}- name: (\S+)$/gm)].map((m) => m[1]);
+      expect(containers).toEqual(['orders-app', 'durable-worker']);
+      expect(listItem(deployment, 'name', 'orders-app')).toMatch(/image: "registry\.example\.com\/orders-app:1\.4\.2"/);
+      const workerArgs = args(workerContainer(docs));
+      expect(workerArgs).toEqual(['run', '--base-url', 'https://api.example.com', '--destination', 'orders-consumer', '--forward-url', 'http://127.0.0.1:8080/events']);
+    });
+
+    it('the app outlives the worker drain; the grace period covers both', () => {
+      const app = listItem(onlyDoc(docs, 'Deployment').text, 'name', 'orders-app')!;
+      const appSleep = Number(/command: \["sleep", "(\d+)"\]/.exec(app)?.[1]);
+      expect(appSleep).toBe(5 + 30);
+      expect(graceSeconds(docs)).toBe(45);
+      expect(graceSeconds(docs)).toBeGreaterThan(appSleep);
+    });
+
+    it('structured mode goes in by env', () => {
+      const structured = render(['-f', SIDECAR_VALUES, '--set', 'forward.mode=structured']);
+      expect(envVar(workerContainer(structured), 'DURABLE_WORKER_FORWARD_MODE')).toContain('value: "structured"');
+    });
+
+    it('needs the app image', () => {
+      expect(renderFailure(['--set', 'mode=sidecar'])).toContain('mode sidecar needs sidecar.app.image.repository');
+    });
+
+    it('the named template durable-worker.sidecarContainer works from a parent chart', () => {
+      const parent = join(scratch, 'my-app');
+      mkdirSync(join(parent, 'templates'), { recursive: true });
+      mkdirSync(join(parent, 'charts'));
+      cpSync(CHART_DIR, join(parent, 'charts', 'durable-worker'), { recursive: true });
+      writeFileSync(join(parent, 'Chart.yaml'), 'apiVersion: v2\nname: my-app\nversion: 1.0.0\ndependencies:\n  - name: durable-worker\n    version: 0.1.0\n');
+      writeFileSync(
+        join(parent, 'values.yaml'),
+        'durable-worker:\n  workload:\n    enabled: false\n  worker:\n    baseUrl: https://api.example.com\n    destination: my-consumer\n  handlers:\n    source: none\n  sidecar:\n    app:\n      port: 3000\n  forward:\n    path: /cloudevents\n',
+      );
+      writeFileSync(
+        join(parent, 'templates', 'deployment.yaml'),
+        [
+          '{{- $dw := dict "Values" (index .Values "durable-worker") "Release" .Release "Chart" (dict "Name" "durable-worker" "AppVersion" "0.1.0") }}',
+          'apiVersion: apps/v1',
+          'kind: Deployment',
+          'metadata:',
+          '  name: my-app',
+          'spec:',
+          '  selector: {matchLabels: {app: my-app}}',
+          '  template:',
+          '    metadata: {labels: {app: my-app}}',
+          '    spec:',
+          '      containers:',
+          '        - name: my-app',
+          '          image: my-app:1',
+          '        {{- include "durable-worker.sidecarContainer" $dw | nindent 8 }}',
+          '      volumes:',
+          '        {{- include "durable-worker.sidecarVolumes" $dw | nindent 8 }}',
+          '',
+        ].join('\n'),
+      );
+      const result = helmRun(['template', 'x', parent]);
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      const docs = splitManifests(result.stdout);
+      // workload.enabled=false: the subchart adds no workload of its own
+      expect(docs.map((d) => `${d.kind}/${d.name}`)).toEqual(['Deployment/my-app']);
+      expect(args(workerContainer(docs))).toEqual(['run', '--base-url', 'https://api.example.com', '--destination', 'my-consumer', '--forward-url', 'http://127.0.0.1:3000/cloudevents']);
+      expect(onlyDoc(docs, 'Deployment').text).toMatch(/- name: durable-worker-state\n\s+emptyDir: \{\}/);
+    });
+  });
+
+  describe('KEDA, ServiceMonitor, PrometheusRule, dashboard', () => {
+    const docs = helm.path
+      ? render(['--set', 'keda.enabled=true,keda.maxReplicaCount=4,serviceMonitor.enabled=true,prometheusRule.enabled=true,grafanaDashboard.enabled=true,worker.idempotency=redis://redis:6379'])
+      : [];
+
+    it('KEDA scales the Deployment on durable_worker_lag_events; the Deployment leaves replicas to it', () => {
+      const scaled = onlyDoc(docs, 'ScaledObject').text;
+      expect(scaled).toMatch(/scaleTargetRef:\n\s+name: rel-durable-worker/);
+      expect(scaled).toMatch(/- type: prometheus/);
+      expect(scaled).toContain('query: "max(durable_worker_lag_events{namespace=\\"jobs\\",destination=\\"dev-consumer\\"})"');
+      expect(scaled).toMatch(/minReplicaCount: 1\n\s+maxReplicaCount: 4/);
+      expect(onlyDoc(docs, 'Deployment').text).not.toMatch(/^\s+replicas:/m);
+    });
+
+    it('ServiceMonitor scrapes the metrics port', () => {
+      const monitor = onlyDoc(docs, 'ServiceMonitor').text;
+      expect(monitor).toMatch(/- port: metrics\n\s+path: \/metrics/);
+      expect(monitor).toMatch(/matchNames:\n\s+- jobs/);
+    });
+
+    it('the dashboard ConfigMap carries grafana_dashboard "1" and the very JSON of deploy/grafana', () => {
+      const dashboard = splitManifests(docs.map((d) => `---\n${d.text}`).join('\n')).find((d) => d.kind === 'ConfigMap' && d.name === 'rel-durable-worker-dashboard');
+      expect(dashboard).toBeDefined();
+      expect(dashboard!.text).toMatch(/grafana_dashboard: "1"/);
+      const json = dashboard!.text.split(/durable-worker-dashboard\.json: \|-\n/)[1]!.split('\n').map((l) => l.slice(4)).join('\n');
+      expect(JSON.parse(json)).toEqual(JSON.parse(readFileSync(join(REPO_ROOT, 'deploy', 'grafana', 'durable-worker-dashboard.json'), 'utf8')));
+    });
+
+    it.skipIf(promtool.skip)('the PrometheusRule spec passes promtool check rules and the same unit tests', () => {
+      expect(promtool.path, 'promtool is missing: apt-get install prometheus').toBeDefined();
+      const rule = onlyDoc(docs, 'PrometheusRule').text;
+      const spec = rule.split(/^spec:\n/m)[1]!.split('\n').map((l) => l.slice(2)).join('\n');
+      const dir = join(scratch, 'rendered-rules');
+      mkdirSync(join(dir, 'tests'), { recursive: true });
+      writeFileSync(join(dir, 'durable-worker-rules.yaml'), spec);
+      cpSync(join(REPO_ROOT, 'deploy', 'prometheus', 'tests'), join(dir, 'tests'), { recursive: true });
+      const check = run(promtool.path!, ['check', 'rules', join(dir, 'durable-worker-rules.yaml')]);
+      expect(check.stdout + check.stderr).toMatch(/SUCCESS: 6 rules found/);
+      expect(check.code).toBe(0);
+      const tests = run(promtool.path!, ['test', 'rules', 'tests/durable-worker-rules.test.yaml'], { cwd: dir });
+      expect(tests.stdout + tests.stderr).toContain('SUCCESS');
+      expect(tests.code).toBe(0);
+    });
+  });
+
+  describe('invalid values fail with a clear message', () => {
+    it.each([
+      [['--set', 'replicaCount=2'], 'replicaCount=2 needs a shared idempotency store: worker.idempotency is "sqlite:/var/lib/durable-worker/idempotency.sqlite"'],
+      [['--set', 'replicaCount=3,worker.idempotency=memory'], 'replicaCount=3 needs a shared idempotency store: worker.idempotency is "memory"'],
+      [['--set', 'keda.enabled=true,keda.maxReplicaCount=3'], 'keda.maxReplicaCount=3 needs a shared idempotency store'],
+      [['--set', 'lifecycle.terminationGracePeriodSeconds=20'], 'lifecycle.terminationGracePeriodSeconds (20) must be greater than worker.shutdownTimeoutSeconds + lifecycle.preStopSleepSeconds (30)'],
+      [['--set', 'worker.shutdownTimeoutSeconds=60'], 'worker.shutdownTimeoutSeconds (60) must be shorter than worker.visibilitySeconds (60)'],
+      [['--set', 'credentials.create=true,credentials.existingSecret=x,credentials.clientId=c,credentials.clientSecret=s'], 'set either credentials.existingSecret or credentials.create, not both'],
+    ])('helm template %j', (extra, message) => {
+      expect(renderFailure(extra)).toContain(message);
+    });
+
+    it.each([
+      [['--set', 'worker.limit=500'], 'worker.limit: Must be less than or equal to 100'],
+      [['--set', 'mode=daemon'], 'mode: mode must be one of the following: "standalone", "sidecar"'],
+      [['--set', 'worker.idempotency=mysql://db'], 'worker.idempotency: Does not match pattern'],
+      [['--set', 'keda.minReplicaCount=0'], 'keda.minReplicaCount: Must be greater than or equal to 1'],
+      [['--set', 'worker.visibilitySeconds=abc'], 'worker.visibilitySeconds: Invalid type. Expected: integer, given: string'],
+    ])('schema rejects %j', (extra, message) => {
+      const stderr = renderFailure(extra);
+      expect(stderr).toContain("values don't meet the specifications of the schema");
+      expect(stderr).toContain(message);
+    });
+
+    it('two replicas with a shared store render', () => {
+      const docs = render(['--set', 'replicaCount=2,worker.idempotency=postgres://app:app@pg:5432/app']);
+      expect(onlyDoc(docs, 'Deployment').text).toMatch(/^ {2}replicas: 2$/m);
+    });
+  });
+});
+
+describe('chart copies stay identical to deploy/', () => {
+  it.each([
+    ['deploy/prometheus/durable-worker-rules.yaml', 'helm/durable-worker/files/durable-worker-rules.yaml'],
+    ['deploy/grafana/durable-worker-dashboard.json', 'helm/durable-worker/files/durable-worker-dashboard.json'],
+  ])('%s == %s', (source, copy) => {
+    const a = readFileSync(join(REPO_ROOT, source), 'utf8');
+    expect(a.length).toBeGreaterThan(1000);
+    expect(readFileSync(join(REPO_ROOT, copy), 'utf8')).toBe(a);
+  });
+});
