@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Starts the Redis and PostgreSQL servers the idempotency-store suites need, and prints the two
+# `export` lines for the caller:
+#   eval "$(bash .ci/services.sh)"
+# - installs redis-server / postgresql from Debian's packages when missing (needs root and apt-get);
+# - starts both on 127.0.0.1 when they are not answering (no systemd: daemonize / pg_ctlcluster);
+# - creates the role `app` (password `app`) and the database `app` when missing.
+# Idempotent: a second run finds everything up and changes nothing. Everything but the export lines
+# goes to stderr. Ports: REDIS_PORT (default 6379), PostgreSQL's cluster port (default 5432).
+set -euo pipefail
+
+REDIS_PORT="${REDIS_PORT:-6379}"
+log() { echo "services: $*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# --- packages -------------------------------------------------------------------------------------
+missing=()
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then missing+=(postgresql); fi
+if [ "${#missing[@]}" -gt 0 ]; then
+  log "installing ${missing[*]} from Debian's packages"
+  as_root apt-get update >&2
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >&2
+fi
+
+# --- Redis ----------------------------------------------------------------------------------------
+if redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping >/dev/null 2>&1; then
+  log "redis already answering on 127.0.0.1:$REDIS_PORT"
+else
+  log "starting redis on 127.0.0.1:$REDIS_PORT"
+  # No persistence: the stores' data is disposable test data.
+  redis-server --daemonize yes --bind 127.0.0.1 --port "$REDIS_PORT" --save '' --appendonly no >&2
+  for _ in $(seq 1 50); do
+    redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping >/dev/null 2>&1 || { log "redis did not start"; exit 1; }
+fi
+
+# --- PostgreSQL -----------------------------------------------------------------------------------
+PGVER="$(ls /usr/lib/postgresql | sort -V | tail -1)"
+if ! pg_lsclusters -h 2>/dev/null | awk -v v="$PGVER" '$1 == v && $2 == "main"' | grep -q .; then
+  log "creating PostgreSQL $PGVER cluster main"
+  as_root pg_createcluster "$PGVER" main >&2
+fi
+PGPORT="$(pg_lsclusters -h | awk -v v="$PGVER" '$1 == v && $2 == "main" { print $3 }')"
+if pg_lsclusters -h | awk -v v="$PGVER" '$1 == v && $2 == "main" { print $4 }' | grep -q online; then
+  log "postgresql $PGVER main already online on port $PGPORT"
+else
+  log "starting postgresql $PGVER main on port $PGPORT"
+  as_root pg_ctlcluster "$PGVER" main start >&2
+fi
+for _ in $(seq 1 100); do
+  as_root su postgres -c "pg_isready -q -h 127.0.0.1 -p $PGPORT" && break
+  sleep 0.1
+done
+
+psql_admin() { as_root su postgres -c "psql -p $PGPORT -v ON_ERROR_STOP=1 -qtAX $(printf '%q ' "$@")"; }
+if [ "$(psql_admin -c "SELECT 1 FROM pg_roles WHERE rolname = 'app'")" != "1" ]; then
+  log "creating role app"
+  # TCP logins use scram: the role needs a password.
+  psql_admin -c "CREATE ROLE app LOGIN PASSWORD 'app'" >&2
+fi
+if [ "$(psql_admin -c "SELECT 1 FROM pg_database WHERE datname = 'app'")" != "1" ]; then
+  log "creating database app"
+  psql_admin -c "CREATE DATABASE app OWNER app" >&2
+fi
+
+echo "export REDIS_URL=redis://127.0.0.1:$REDIS_PORT"
+echo "export DATABASE_URL=postgres://app:app@127.0.0.1:$PGPORT/app"
