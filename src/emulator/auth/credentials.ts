@@ -1,0 +1,155 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { ALL_SCOPES, type ApplicationConfig } from '../config.js';
+import type { Principal } from '../context.js';
+import { HttpProblem } from '../http/problem.js';
+
+/** A registered application (client credentials). */
+export interface Application {
+  tenant: string;
+  clientId: string;
+  clientSecret: string;
+  scopes: ReadonlySet<string>;
+  sources: 'all' | ReadonlySet<string>;
+  dataProvider: boolean;
+}
+
+interface IssuedToken {
+  principal: Principal;
+  expiresAtMs: number;
+}
+
+export interface IssuedAccessToken {
+  accessToken: string;
+  expiresInSeconds: number;
+  scope: string;
+}
+
+/** Sweep expired tokens once the table grows past this (tokens are otherwise dropped on lookup). */
+const TOKEN_SWEEP_THRESHOLD = 10_000;
+
+function base64url(value: unknown): string {
+  return Buffer.from(JSON.stringify(value)).toString('base64url');
+}
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function unauthorized(detail: string, challenge = 'Bearer'): HttpProblem {
+  return new HttpProblem(401, detail, undefined, { 'www-authenticate': challenge });
+}
+
+/**
+ * Applications, organization API keys and issued access tokens.
+ *
+ * Decision (spec shows "JWT" without a signing scheme): tokens are JWT-shaped but unsigned
+ * (`alg: none`) with a random third segment; the server only trusts its own table, so a decoded
+ * or forged token grants nothing. Tools can still decode `aud`, `scope` and `exp`.
+ */
+export class Credentials {
+  private readonly applications = new Map<string, Application>();
+  private readonly apiKeys = new Map<string, Principal>();
+  private readonly tokens = new Map<string, IssuedToken>();
+
+  constructor(private readonly tokenLifetimeSeconds: number) {}
+
+  addApplication(config: ApplicationConfig): Application {
+    const application: Application = {
+      tenant: config.tenant,
+      clientId: config.clientId,
+      clientSecret: config.clientSecret,
+      scopes: new Set(config.scopes),
+      sources: config.sources === 'all' ? 'all' : new Set(config.sources),
+      dataProvider: config.dataProvider,
+    };
+    this.applications.set(config.clientId, application);
+    return application;
+  }
+
+  hasApplication(clientId: string): boolean {
+    return this.applications.has(clientId);
+  }
+
+  /** Spec, Authentication: "An organization API key holds every tenant scope" (and every source). */
+  addApiKey(tenant: string, apiKey: string): void {
+    this.apiKeys.set(apiKey, Object.freeze({ kind: 'api-key', tenant, scopes: new Set(ALL_SCOPES), sources: 'all', dataProvider: false }));
+  }
+
+  /** The application when the secret matches (constant-time compare), else undefined. */
+  verifyClient(clientId: string, clientSecret: string): Application | undefined {
+    const application = this.applications.get(clientId);
+    if (application === undefined) return undefined;
+    return sameSecret(clientSecret, application.clientSecret) ? application : undefined;
+  }
+
+  issueToken(application: Application, scopes: readonly string[], nowMs = Date.now()): IssuedAccessToken {
+    if (this.tokens.size > TOKEN_SWEEP_THRESHOLD) this.sweep(nowMs);
+    const issuedAtSeconds = Math.floor(nowMs / 1000);
+    const scope = scopes.join(' ');
+    const header = base64url({ alg: 'none', typ: 'JWT' });
+    const payload = base64url({
+      iss: 'durable-worker-emulator',
+      sub: application.clientId,
+      aud: application.tenant,
+      scope,
+      iat: issuedAtSeconds,
+      exp: issuedAtSeconds + this.tokenLifetimeSeconds,
+    });
+    const accessToken = `${header}.${payload}.${randomBytes(32).toString('base64url')}`;
+    const principal: Principal = Object.freeze({
+      kind: 'application',
+      tenant: application.tenant,
+      clientId: application.clientId,
+      scopes: new Set(scopes),
+      sources: application.sources,
+      dataProvider: application.dataProvider,
+    });
+    this.tokens.set(accessToken, { principal, expiresAtMs: nowMs + this.tokenLifetimeSeconds * 1000 });
+    return { accessToken, expiresInSeconds: this.tokenLifetimeSeconds, scope };
+  }
+
+  /**
+   * EmulatorContext.authenticate: Bearer token first, else `x-api-key`. 401 (with
+   * `WWW-Authenticate: Bearer`) without a valid credential; 403 when none of `anyOfScopes` is held.
+   */
+  authenticate(req: IncomingMessage, anyOfScopes: readonly string[], nowMs = Date.now()): Principal {
+    const principal = this.principalOf(req, nowMs);
+    if (anyOfScopes.length > 0 && !anyOfScopes.some((scope) => principal.scopes.has(scope))) {
+      const wanted = anyOfScopes.join(' ');
+      throw new HttpProblem(403, `The credential lacks the required scope (${wanted}).`, undefined, {
+        'www-authenticate': `Bearer error="insufficient_scope", scope="${wanted}"`,
+      });
+    }
+    return principal;
+  }
+
+  private principalOf(req: IncomingMessage, nowMs: number): Principal {
+    const authorization = req.headers.authorization;
+    if (authorization !== undefined) {
+      const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
+      if (match === null) throw unauthorized('The Authorization header must be "Bearer <token>".');
+      const token = match[1]!;
+      const issued = this.tokens.get(token);
+      if (issued === undefined) throw unauthorized('The access token is not valid.', 'Bearer error="invalid_token"');
+      if (issued.expiresAtMs <= nowMs) {
+        this.tokens.delete(token);
+        throw unauthorized('The access token expired.', 'Bearer error="invalid_token", error_description="The access token expired"');
+      }
+      return issued.principal;
+    }
+    const apiKey = req.headers['x-api-key'];
+    if (typeof apiKey === 'string' && apiKey !== '') {
+      const principal = this.apiKeys.get(apiKey);
+      if (principal === undefined) throw unauthorized('The API key is not valid.');
+      return principal;
+    }
+    throw unauthorized('A credential is required: Authorization: Bearer <token> or x-api-key.');
+  }
+
+  private sweep(nowMs: number): void {
+    for (const [token, issued] of this.tokens) if (issued.expiresAtMs <= nowMs) this.tokens.delete(token);
+  }
+}

@@ -1,0 +1,132 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import * as z from 'zod';
+import { ConfigError } from '../errors.js';
+import { faultOptionsSchema } from './faults/options.js';
+import { requestPath } from './http/validation.js';
+
+/** Machine token scopes of the spec (Authentication, rule 7). */
+export const ALL_SCOPES = ['write:sources', 'import-datasource', 'read:events', 'read:events:pull', 'read:events:sse'] as const;
+export type Scope = (typeof ALL_SCOPES)[number];
+
+export const DESTINATION_TYPES = ['DURABLE_CONSUMER', 'WEBHOOK'] as const;
+export type DestinationType = (typeof DESTINATION_TYPES)[number];
+
+/** CONTRACT "Emulator defaults": development identities, not secrets. */
+export const DEV_DEFAULTS = {
+  tenant: 'dev-tenant',
+  clientId: 'dev-client',
+  clientSecret: 'dev-secret',
+  /** Decision (CONTRACT names none): the dev tenant also accepts this organization API key. */
+  apiKey: 'dev-api-key',
+  consumer: 'dev-consumer',
+  webhook: 'dev-webhook',
+} as const;
+
+const id = z.string().min(1).max(200);
+
+export const destinationConfigSchema = z.object({ id, type: z.enum(DESTINATION_TYPES) }).strict();
+
+export const applicationConfigSchema = z
+  .object({
+    /** Tenant the application belongs to (its token audience). Default `dev-tenant`. */
+    tenant: id.default(DEV_DEFAULTS.tenant),
+    clientId: id,
+    clientSecret: z.string().min(1),
+    /** Scopes enabled for the application. Default: every scope. */
+    scopes: z.array(z.enum(ALL_SCOPES)).default([...ALL_SCOPES]),
+    /** Sources the application may write: `'all'` (default) or a list of source ids. */
+    sources: z.union([z.literal('all'), z.array(id)]).default('all'),
+    /** Legacy data-provider application (restricted to its sources). Default false. */
+    dataProvider: z.boolean().default(false),
+  })
+  .strict();
+
+export const tenantConfigSchema = z
+  .object({
+    id,
+    /** Organization API keys of the tenant (`x-api-key`); each holds every tenant scope and all sources. */
+    apiKeys: z.array(z.string().min(1)).default([]),
+    /** Event destinations created at start; a durable consumer starts at the head of the stream. */
+    destinations: z.array(destinationConfigSchema).default([]),
+  })
+  .strict();
+
+export const emulatorConfigSchema = z
+  .object({
+    /** Include the CONTRACT defaults (dev-tenant, dev-client, dev-consumer, dev-webhook). Default true. */
+    defaults: z.boolean().default(true),
+    /** Lifetime of issued access tokens, seconds. Default 3600. */
+    tokenLifetimeSeconds: z.number().int().min(1).max(7 * 24 * 3600).default(3600),
+    /** Typed ingest to an unknown source id creates it (type Generic, status Active). Default true. */
+    autoCreateSources: z.boolean().default(true),
+    /** Ceiling of a request body, bytes. Default 1 MiB. */
+    maxBodyBytes: z.number().int().min(1024).max(256 * 1024 * 1024).optional(),
+    tenants: z.array(tenantConfigSchema).default([]),
+    applications: z.array(applicationConfigSchema).default([]),
+    /** Alias of `applications`. */
+    clients: z.array(applicationConfigSchema).default([]),
+    faults: faultOptionsSchema.optional(),
+  })
+  .strict();
+
+/** The emulator's JSON config as written by a user (every field optional). */
+export type EmulatorConfig = z.input<typeof emulatorConfigSchema>;
+/** The config after defaults. */
+export type ResolvedEmulatorConfig = z.output<typeof emulatorConfigSchema>;
+export type ApplicationConfig = z.output<typeof applicationConfigSchema>;
+export type TenantConfig = z.output<typeof tenantConfigSchema>;
+
+/** Validates a config object; throws ConfigError (code DW_ERR_CONFIG, CLI exit 2) naming every bad field. */
+export function parseEmulatorConfig(value: unknown, label = 'emulator config'): ResolvedEmulatorConfig {
+  const result = emulatorConfigSchema.safeParse(value ?? {});
+  if (result.success) return result.data;
+  const details = result.error.issues.map((issue) => `${requestPath(issue.path, '(root)')}: ${issue.message}`).join('; ');
+  throw new ConfigError(`${label}: ${details}`, '--config');
+}
+
+/** Reads and validates the emulator's JSON config file; every failure is a ConfigError with a clear message. */
+export function loadEmulatorConfig(path: string): ResolvedEmulatorConfig {
+  const absolute = resolve(path);
+  let text: string;
+  try {
+    text = readFileSync(absolute, 'utf8');
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    throw new ConfigError(`emulator config: cannot read ${absolute} (${typeof code === 'string' ? code : String(err)})`, '--config', { cause: err });
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(`emulator config: ${absolute} is not valid JSON (${(err as Error).message})`, '--config');
+  }
+  return parseEmulatorConfig(parsed, `emulator config ${absolute}`);
+}
+
+/** The CONTRACT defaults as config pieces, merged before the user's own. */
+export function defaultTenants(): TenantConfig[] {
+  return [
+    {
+      id: DEV_DEFAULTS.tenant,
+      apiKeys: [DEV_DEFAULTS.apiKey],
+      destinations: [
+        { id: DEV_DEFAULTS.consumer, type: 'DURABLE_CONSUMER' },
+        { id: DEV_DEFAULTS.webhook, type: 'WEBHOOK' },
+      ],
+    },
+  ];
+}
+
+export function defaultApplications(): ApplicationConfig[] {
+  return [
+    {
+      tenant: DEV_DEFAULTS.tenant,
+      clientId: DEV_DEFAULTS.clientId,
+      clientSecret: DEV_DEFAULTS.clientSecret,
+      scopes: [...ALL_SCOPES],
+      sources: 'all',
+      dataProvider: false,
+    },
+  ];
+}

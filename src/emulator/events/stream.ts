@@ -1,0 +1,76 @@
+import { randomUUID } from 'node:crypto';
+import type { CloudEvent } from '../../types.js';
+import type { NewEvent } from '../context.js';
+
+/**
+ * One tenant's event stream. Sequences are integers here and decimal strings on the wire
+ * (CONTRACT: "Sequences are decimal strings increasing by 1 per tenant stream", starting at 1).
+ *
+ * Events live in an array with a base offset: `events[i]` has sequence `baseSequence + i`. Events
+ * every durable consumer has committed are trimmed in amortised O(1), so a long-running emulator
+ * with a million events holds only the uncommitted tail.
+ */
+export class EventStream {
+  private events: CloudEvent[] = [];
+  /** Sequence of `events[0]`. */
+  private baseSequence = 1;
+  private lastSequence = 0;
+
+  constructor(private readonly tenant: string) {}
+
+  /** Sequence of the newest event; 0 before the first. */
+  get head(): number {
+    return this.lastSequence;
+  }
+
+  /** Events currently held (not yet trimmed). */
+  get retained(): number {
+    return this.events.length;
+  }
+
+  append(newEvents: readonly NewEvent[]): CloudEvent[] {
+    // One timestamp per appended batch: the events of one ingest happen together, and it keeps a
+    // million-event append cheap.
+    const time = new Date().toISOString();
+    const source = `/tenants/${this.tenant}`;
+    const appended: CloudEvent[] = [];
+    for (const event of newEvents) {
+      const sequence = ++this.lastSequence;
+      const cloudEvent: CloudEvent = {
+        specversion: '1.0',
+        id: randomUUID(),
+        source,
+        type: event.type,
+        subject: event.subject,
+        time,
+        datacontenttype: 'application/json',
+        sequence: String(sequence),
+        data: event.data,
+      };
+      this.events.push(cloudEvent);
+      appended.push(cloudEvent);
+    }
+    return appended;
+  }
+
+  /** Events `first..last` inclusive; the range must not have been trimmed. */
+  slice(first: number, last: number): CloudEvent[] {
+    if (first < this.baseSequence) {
+      throw new Error(`events before sequence ${this.baseSequence} were trimmed (asked for ${first})`);
+    }
+    return this.events.slice(first - this.baseSequence, last - this.baseSequence + 1);
+  }
+
+  /**
+   * Forgets events up to `sequence` inclusive. Copies only when at least half the array goes, so
+   * the cost is amortised O(1) per event.
+   */
+  trimThrough(sequence: number): void {
+    const droppable = Math.min(sequence, this.lastSequence) - this.baseSequence + 1;
+    if (droppable <= 0) return;
+    if (droppable < 4096 && droppable < this.events.length) return;
+    if (droppable * 2 < this.events.length) return;
+    this.events = this.events.slice(droppable);
+    this.baseSequence += droppable;
+  }
+}

@@ -1,0 +1,119 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { FaultInjector } from './faults/injector.js';
+import type { RouteFamily } from './faults/options.js';
+import { HttpProblem, sendProblem } from './http/problem.js';
+import type { Method, RouteReply, Router } from './http/router.js';
+
+/**
+ * The emulator's one HTTP server: public API and issuer on the same origin (CONTRACT). Every error
+ * is problem+json; bad input never crashes it, and an unexpected exception is logged and becomes a
+ * 500 problem while the server keeps serving.
+ */
+
+export const ADMIN_PREFIX = '/_emulator';
+
+export interface ServerDeps {
+  router: Router;
+  faults: FaultInjector;
+  logger: Logger;
+}
+
+/** Route family of a request, for fault injection. */
+export function routeFamily(method: string, path: string): RouteFamily {
+  if (path === '/oauth2/token') return 'token';
+  if (path.startsWith('/v1/event-destinations/')) {
+    if (path.endsWith('/pull')) return 'pull';
+    if (path.endsWith('/acknowledge')) return 'ack';
+  }
+  if (method === 'POST' && (path.startsWith('/sources/') || path.startsWith('/datasources/'))) return 'ingest';
+  if (method === 'GET') return 'read';
+  return 'other';
+}
+
+function isLoopback(req: IncomingMessage): boolean {
+  const address = req.socket.remoteAddress ?? '';
+  return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
+}
+
+function sendReply(res: ServerResponse, reply: RouteReply): void {
+  const headers: Record<string, string | number> = { ...reply.headers };
+  if (reply.body === undefined || reply.status === 204) {
+    res.writeHead(reply.status, headers);
+    res.end();
+    return;
+  }
+  const payload = JSON.stringify(reply.body);
+  headers['content-type'] ??= 'application/json';
+  headers['content-length'] = Buffer.byteLength(payload);
+  res.writeHead(reply.status, headers);
+  res.end(payload);
+}
+
+async function dispatch(deps: ServerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = req.url ?? '/';
+  const queryAt = url.indexOf('?');
+  const path = queryAt < 0 ? url : url.slice(0, queryAt);
+  const method = req.method ?? 'GET';
+
+  if (path === ADMIN_PREFIX || path.startsWith(`${ADMIN_PREFIX}/`)) {
+    // CONTRACT: seeding endpoints are loopback only (and never faulted, so tests can switch faults off).
+    if (!isLoopback(req)) throw new HttpProblem(403, 'Emulator endpoints answer loopback clients only.');
+  } else {
+    const decision = deps.faults.decide(routeFamily(method, path));
+    if (decision.delayMs > 0) await delay(decision.delayMs);
+    switch (decision.kind) {
+      case 'drop':
+        req.socket.destroy();
+        return;
+      case 'error':
+        throw new HttpProblem(decision.status, 'Injected fault: the service is temporarily unavailable.');
+      case 'throttle':
+        throw new HttpProblem(429, 'Injected fault: too many requests.', undefined, { 'retry-after': String(decision.retryAfterSeconds) });
+      case 'serve':
+        break;
+    }
+  }
+
+  const match = deps.router.match(method, path);
+  if (match === undefined) throw new HttpProblem(404, `No route for ${path.slice(0, 200)}.`);
+  if (match === 'method') throw new HttpProblem(405, `${method} is not allowed on ${path.slice(0, 200)}.`);
+  const reply = await match.handler({
+    req,
+    res,
+    method: method as Method,
+    path,
+    params: match.params,
+    query: new URLSearchParams(queryAt < 0 ? '' : url.slice(queryAt + 1)),
+  });
+  if (reply) sendReply(res, reply);
+}
+
+function answerError(deps: ServerDeps, req: IncomingMessage, res: ServerResponse, err: unknown): void {
+  const instance = (req.url ?? '/').split('?')[0]!;
+  if (res.headersSent || res.destroyed) {
+    if (!(err instanceof HttpProblem)) deps.logger.error({ err, method: req.method, path: instance }, 'emulator route failed after answering');
+    res.destroy();
+    return;
+  }
+  if (err instanceof HttpProblem) {
+    // A body we refused to read (413) is not worth draining: close the connection after answering.
+    const headers = err.status === 413 ? { ...err.headers, connection: 'close' } : err.headers;
+    sendProblem(res, err.status, err.detail, instance, err.errors, headers);
+    return;
+  }
+  deps.logger.error({ err, method: req.method, path: instance }, 'emulator route failed');
+  sendProblem(res, 500, 'An unexpected error occurred in the emulator.', instance);
+}
+
+export function createEmulatorServer(deps: ServerDeps): Server {
+  const server = createServer({ keepAlive: true }, (req, res) => {
+    dispatch(deps, req, res).catch((err: unknown) => answerError(deps, req, res, err));
+  });
+  // Longer than common client idle timeouts (undici: 4 s), so clients close idle sockets first and
+  // never write into a socket the server is closing.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  return server;
+}
