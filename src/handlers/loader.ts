@@ -1,0 +1,158 @@
+import { readdir, stat } from 'node:fs/promises';
+import { extname, join, relative, resolve, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { DurableWorkerError, ErrorCodes } from '../errors.js';
+import { HANDLER_BRAND, type HandlerContext } from './define.js';
+import { validatePattern } from './router.js';
+
+/** A handler module found in the handlers folder, validated. */
+export interface LoadedHandler {
+  /** File path relative to the folder without extension, `/`-separated (CONTRACT: the idempotency key prefix). */
+  name: string;
+  /** Absolute path of the module. */
+  file: string;
+  /** Type patterns: exact, `prefix.*` or `*`. */
+  types: string[];
+  /** Per-event timeout in ms declared by the handler. */
+  timeoutMs?: number;
+  /** The handler function (absent when only the shape is needed, e.g. across a thread). */
+  handle?: (event: never, ctx: HandlerContext) => unknown;
+}
+
+/** Raised at start-up for a handlers folder or module that cannot be used (the CLI exits 2). */
+export class HandlerLoadError extends DurableWorkerError {
+  /** The file (or folder) at fault. */
+  readonly file: string;
+
+  constructor(file: string, message: string, options?: { cause?: unknown }) {
+    super(ErrorCodes.HANDLER_LOAD, message, options);
+    this.name = 'HandlerLoadError';
+    this.file = file;
+  }
+}
+
+const HANDLER_EXTENSIONS = new Set(['.js', '.mjs', '.ts', '.mts']);
+
+/** Files the loader skips: declarations, tests, and anything private (`_x`) or hidden (`.x`). */
+function isCandidate(fileName: string): boolean {
+  if (fileName.startsWith('_') || fileName.startsWith('.')) return false;
+  if (/\.d\.[mc]?ts$/.test(fileName)) return false;
+  if (/\.(test|spec)\.[^.]+$/.test(fileName) || fileName.includes('.test.')) return false;
+  return HANDLER_EXTENSIONS.has(extname(fileName));
+}
+
+async function listModules(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  const files: string[] = [];
+  for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    if (entry.name.startsWith('_') || entry.name.startsWith('.') || entry.name === 'node_modules') continue;
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) files.push(...(await listModules(path)));
+    else if (entry.isFile() && isCandidate(entry.name)) files.push(path);
+  }
+  return files;
+}
+
+let tsImportPromise: Promise<(specifier: string, parent: string) => Promise<unknown>> | undefined;
+
+/**
+ * TypeScript handlers run without a build step: tsx's scoped `tsImport` compiles them on import, in
+ * the main thread and in every worker thread alike (TOOLCHAIN: `--import tsx/esm` does not reach
+ * worker threads on Node 20, an API call made inside the thread does).
+ */
+async function importModule(file: string): Promise<Record<string, unknown>> {
+  const url = pathToFileURL(file).href;
+  const ext = extname(file);
+  if (ext === '.ts' || ext === '.mts') {
+    tsImportPromise ??= import('tsx/esm/api').then((m) => m.tsImport as (specifier: string, parent: string) => Promise<unknown>);
+    const tsImport = await tsImportPromise;
+    return (await tsImport(url, import.meta.url)) as Record<string, unknown>;
+  }
+  return (await import(url)) as Record<string, unknown>;
+}
+
+function handlerName(dir: string, file: string): string {
+  const rel = relative(dir, file);
+  return rel.slice(0, rel.length - extname(rel).length).split(sep).join('/');
+}
+
+function describeImportError(err: unknown): string {
+  if (err instanceof Error) return `${err.name === 'Error' ? '' : `${err.name}: `}${err.message.split('\n')[0] ?? ''}`;
+  return String(err);
+}
+
+/** Reads a default export; tsx may wrap CJS-looking modules in one more `default` layer. */
+function defaultExport(module: Record<string, unknown>): unknown {
+  let value = module.default;
+  if (value !== null && typeof value === 'object' && !(HANDLER_BRAND in value) && 'default' in value) {
+    value = (value as { default: unknown }).default;
+  }
+  return value;
+}
+
+/**
+ * Validates one module's default export. A user's handler imports `defineHandler` from the
+ * package `durable-worker`, which may be another module instance than ours (a copy in the app's
+ * node_modules, dist vs src): the `Symbol.for` brand is realm-wide, so it is checked, never instanceof.
+ */
+export function toLoadedHandler(name: string, file: string, exported: unknown): LoadedHandler {
+  if (exported === undefined) throw new HandlerLoadError(file, `${file}: no default export (export default defineHandler({ type, handle }))`);
+  if (exported === null || typeof exported !== 'object' || (exported as Record<symbol, unknown>)[HANDLER_BRAND] !== true) {
+    throw new HandlerLoadError(file, `${file}: the default export is not a handler made with defineHandler() from 'durable-worker'`);
+  }
+  const definition = exported as { type?: unknown; handle?: unknown; timeoutMs?: unknown };
+  const types = Array.isArray(definition.type) ? (definition.type as unknown[]) : [definition.type];
+  if (types.length === 0) throw new HandlerLoadError(file, `${file}: \`type\` lists no event type`);
+  for (const type of types) {
+    const problem = validatePattern(type);
+    if (problem !== undefined) throw new HandlerLoadError(file, `${file}: bad type pattern ${JSON.stringify(type)}: ${problem}`);
+  }
+  if (typeof definition.handle !== 'function') throw new HandlerLoadError(file, `${file}: \`handle\` is not a function`);
+  const timeoutMs = definition.timeoutMs;
+  if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0)) {
+    throw new HandlerLoadError(file, `${file}: \`timeoutMs\` must be a positive number of milliseconds (got ${String(timeoutMs)})`);
+  }
+  return {
+    name,
+    file,
+    types: [...new Set(types as string[])],
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    handle: definition.handle as LoadedHandler['handle'],
+  };
+}
+
+export interface LoadHandlersOptions {
+  /** A missing or empty folder is not an error (other handlers exist, e.g. `--forward-url`). Default false. */
+  allowEmpty?: boolean;
+}
+
+/**
+ * Loads every handler module under `dir` (recursive; `.js`, `.mjs`, `.ts`, `.mts`; skips `*.d.ts`,
+ * `*.test.*` and names starting with `_` or `.`). Fails fast with `DW_ERR_HANDLER_LOAD` naming the
+ * file and the problem: the worker must not start half-configured.
+ */
+export async function loadHandlers(dir: string, options: LoadHandlersOptions = {}): Promise<LoadedHandler[]> {
+  const root = resolve(dir);
+  const info = await stat(root).catch(() => undefined);
+  if (info === undefined) {
+    if (options.allowEmpty === true) return [];
+    throw new HandlerLoadError(root, `handlers folder ${root} does not exist (--handlers)`);
+  }
+  if (!info.isDirectory()) throw new HandlerLoadError(root, `handlers folder ${root} is not a folder (--handlers)`);
+  const files = await listModules(root);
+  if (files.length === 0) {
+    if (options.allowEmpty === true) return [];
+    throw new HandlerLoadError(root, `handlers folder ${root} holds no handler module (.js, .mjs or .ts with a defineHandler default export)`);
+  }
+  const handlers: LoadedHandler[] = [];
+  for (const file of files) {
+    let module: Record<string, unknown>;
+    try {
+      module = await importModule(file);
+    } catch (err) {
+      throw new HandlerLoadError(file, `${file}: cannot be loaded: ${describeImportError(err)}`, { cause: err });
+    }
+    handlers.push(toLoadedHandler(handlerName(root, file), file, defaultExport(module)));
+  }
+  return handlers;
+}
