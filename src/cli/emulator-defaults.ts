@@ -1,5 +1,6 @@
 import { ConfigError } from '../errors.js';
 import { parseDurationMs } from '../config/duration.js';
+import { LOG_LEVELS } from '../config/schema.js';
 
 /** The emulator's development defaults (CONTRACT "Emulator defaults"): not secrets, fine to print. */
 export const EMULATOR_DEFAULTS = {
@@ -45,4 +46,12 @@ export function curlHints(url: string): string {
     `  TOKEN=$(curl -s -X POST ${url}/oauth2/token -d grant_type=client_credentials -d client_id=${clientId} -d client_secret=${clientSecret} -d audience=${tenant} | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')`,
     `  curl -s -X POST ${url}/sources/demo-products -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"entries":[{"id":"p-1","properties":[{"id":"name","value":"Kettle"},{"id":"price","value":24.5}]}]}'`,
   ].join('\n');
+}
+
+/** A pino level, or a ConfigError naming the option. */
+export function parseLogLevel(value: unknown, option = '--log-level'): string {
+  if (value === undefined) return 'info';
+  const level = String(value).trim().toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(level)) throw new ConfigError(`${option} must be one of ${LOG_LEVELS.join(', ')} (got ${String(value)})`, option);
+  return level;
 }

@@ -17,15 +17,6 @@ export interface StartWorker {
   (config: WorkerConfig, options?: { logger?: Logger }): Promise<RunningWorker>;
 }
 
-export interface RunningEmulator {
-  url: string;
-  close(): Promise<void>;
-}
-
-export interface StartEmulator {
-  (options: { port?: number; host?: string; config?: Record<string, unknown> }): Promise<RunningEmulator>;
-}
-
 export interface LoadedHandler {
   name: string;
   file: string;
@@ -53,6 +44,6 @@ async function load<T>(relative: string, name: string): Promise<T> {
 }
 
 export const loadStartWorker = () => load<StartWorker>('../worker/start.js', 'startWorker');
-export const loadStartEmulator = () => load<StartEmulator>('../emulator/index.js', 'startEmulator');
+export const loadStartEmulator = async () => (await import('../emulator/index.js')).startEmulator;
 export const loadHandlersLoader = () => load<LoadHandlers>('../handlers/loader.js', 'loadHandlers');
 export const loadCreateClient = () => load<CreateClient>('../client/index.js', 'createClient');

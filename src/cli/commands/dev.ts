@@ -3,7 +3,7 @@ import { loadWorkerConfig } from '../../config/load.js';
 import { envName } from '../../config/options.js';
 import { createLogger, type Logger } from '../../observability/logger.js';
 import type { CliContext } from '../context.js';
-import { EMULATOR_DEFAULTS, curlHints } from '../emulator-defaults.js';
+import { EMULATOR_DEFAULTS, curlHints, parseLogLevel } from '../emulator-defaults.js';
 import { pickRunFlags, withRunOptions } from '../run-options.js';
 import { loadCreateClient, type DemoClient } from '../seams.js';
 import { runWorkerProcess } from '../worker-process.js';
@@ -68,7 +68,17 @@ export function devCommand(context: CliContext, setExitCode: (code: number) => v
       const env = { ...context.env };
       for (const key of CONNECTION_KEYS) delete env[envName(key)];
 
-      const emulator = await startEmulatorFromArgs(args, context, args.emulatorConfig);
+      // The log level of the worker options, known before the worker's own configuration is checked.
+      // A bad level is reported by the worker's configuration below (exit 2); log at info until then.
+      const requestedLevel = typeof argv.logLevel === 'string' ? argv.logLevel : env[envName('logLevel')];
+      let logLevel = 'info';
+      try {
+        logLevel = parseLogLevel(requestedLevel);
+      } catch {
+        // reported below
+      }
+      const logger = createLogger({ level: logLevel, ...(context.stdout === process.stdout ? {} : { destination: context.stdout }) });
+      const emulator = await startEmulatorFromArgs(args, context, args.emulatorConfig, logger.child({ component: 'emulator' }));
       let stopDemo = () => {};
       try {
         const { tenant, clientId, clientSecret, destination } = EMULATOR_DEFAULTS;
@@ -79,9 +89,9 @@ export function devCommand(context: CliContext, setExitCode: (code: number) => v
           cwd: context.cwd,
           defaults: { destination },
         });
-        const logger = createLogger({ level: config.logLevel, ...(context.stdout === process.stdout ? {} : { destination: context.stdout }) });
         logger.info({ url: emulator.url }, `emulator listening on ${emulator.url} (tenant ${tenant}, client ${clientId} / ${clientSecret})`);
-        logger.info(curlHints(emulator.url));
+        // Plain text, not a log line: it is meant to be copied into a shell.
+        context.stdout.write(`\n${curlHints(emulator.url)}\n\n`);
         if (args.demo === true) {
           const createClient = await loadCreateClient();
           stopDemo = startDemoTraffic(createClient({ baseUrl: emulator.url, tenant, clientId, clientSecret }), logger);

@@ -1,9 +1,11 @@
 import type { Argv, CommandModule } from 'yargs';
-import { readConfigFile } from '../../config/load.js';
+import { isAbsolute, resolve } from 'node:path';
 import { createLogger } from '../../observability/logger.js';
 import type { CliContext } from '../context.js';
-import { EMULATOR_DEFAULTS, curlHints, listenError, parsePort, parseTokenLifetimeSeconds } from '../emulator-defaults.js';
-import { loadStartEmulator, type RunningEmulator } from '../seams.js';
+import { EMULATOR_DEFAULTS, curlHints, listenError, parseLogLevel, parsePort, parseTokenLifetimeSeconds } from '../emulator-defaults.js';
+import type { RunningEmulator } from '../../emulator/index.js';
+import type { Logger } from '../../observability/logger.js';
+import { loadStartEmulator } from '../seams.js';
 import { SIGNAL_EXIT_CODES, onShutdownSignals } from '../signals.js';
 
 export interface EmulatorArgs {
@@ -22,15 +24,25 @@ export function withEmulatorOptions<T>(yargs: Argv<T>, portDescription: string):
 }
 
 /** Starts the emulator with the command's options; the config file is the emulator's own JSON. */
-export async function startEmulatorFromArgs(args: EmulatorArgs, context: CliContext, emulatorConfigPath: string | undefined): Promise<RunningEmulator> {
+export async function startEmulatorFromArgs(
+  args: EmulatorArgs,
+  context: CliContext,
+  emulatorConfigPath: string | undefined,
+  logger: Logger,
+): Promise<RunningEmulator> {
   const port = args.port === undefined ? EMULATOR_DEFAULTS.port : parsePort(args.port, '--port');
   const host = args.host ?? EMULATOR_DEFAULTS.host;
-  const config: Record<string, unknown> = emulatorConfigPath !== undefined ? readConfigFile(emulatorConfigPath, context.cwd, '--config') : {};
   const tokenLifetimeSeconds = parseTokenLifetimeSeconds(args.tokenLifetime);
-  if (tokenLifetimeSeconds !== undefined) config.tokenLifetimeSeconds = tokenLifetimeSeconds;
+  const config = emulatorConfigPath === undefined ? undefined : isAbsolute(emulatorConfigPath) ? emulatorConfigPath : resolve(context.cwd, emulatorConfigPath);
   const startEmulator = await loadStartEmulator();
   try {
-    return await startEmulator({ port, host, config });
+    return await startEmulator({
+      port,
+      host,
+      logger,
+      ...(config !== undefined ? { config } : {}),
+      ...(tokenLifetimeSeconds !== undefined ? { tokenLifetimeSeconds } : {}),
+    });
   } catch (err) {
     throw listenError(err, '--port', host, port);
   }
@@ -48,12 +60,13 @@ export function emulatorCommand(context: CliContext, setExitCode: (code: number)
         .example('$0 emulator --port 0 --token-lifetime 60', 'Random port, tokens that expire after a minute'),
     handler: async (argv) => {
       const args = argv as EmulatorArgs;
-      const logger = createLogger({ level: args.logLevel ?? 'info', ...(context.stdout === process.stdout ? {} : { destination: context.stdout }) });
-      const emulator = await startEmulatorFromArgs(args, context, args.config);
+      const logger = createLogger({ level: parseLogLevel(args.logLevel), ...(context.stdout === process.stdout ? {} : { destination: context.stdout }) });
+      const emulator = await startEmulatorFromArgs(args, context, args.config, logger);
       const { tenant, clientId, clientSecret, destination } = EMULATOR_DEFAULTS;
       logger.info({ url: emulator.url }, `emulator listening on ${emulator.url}`);
       logger.info(`default credentials: tenant ${tenant}, client ${clientId} / ${clientSecret}; durable consumer ${destination}`);
-      logger.info(curlHints(emulator.url));
+      // Plain text, not a log line: it is meant to be copied into a shell.
+      context.stdout.write(`\n${curlHints(emulator.url)}\n\n`);
 
       let dispose = () => {};
       await new Promise<void>((resolve) => {

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { CliProcess } from './cli-process.js';
+
+describe('durable-worker emulator', () => {
+  it('serves /oauth2/token with the printed defaults and exits 0 on SIGTERM', async () => {
+    const cli = new CliProcess(['emulator', '--port', '0']);
+    try {
+      const [, url] = await cli.waitForOutput(/emulator listening on (http:\/\/127\.0\.0\.1:\d+)/);
+      expect(cli.stdout).toContain('dev-client / dev-secret');
+      const res = await fetch(`${url}/oauth2/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'dev-client', client_secret: 'dev-secret', audience: 'dev-tenant' }),
+      });
+      expect(res.status).toBe(200);
+      const token = (await res.json()) as { access_token?: unknown };
+      expect(typeof token.access_token).toBe('string');
+      cli.kill('SIGTERM');
+      const result = await cli.exited;
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toContain('emulator stopped');
+    } finally {
+      cli.kill('SIGKILL');
+    }
+  });
+
+  it('reports a taken port as exit 2 naming --port', async () => {
+    const first = new CliProcess(['emulator', '--port', '0']);
+    try {
+      const [, port] = await first.waitForOutput(/emulator listening on http:\/\/127\.0\.0\.1:(\d+)/);
+      const second = new CliProcess(['emulator', '--port', port!]);
+      const result = await second.exited;
+      expect(result.code).toBe(2);
+      expect(result.stderr.trim()).toBe(`durable-worker: --port: cannot listen on 127.0.0.1:${port} (EADDRINUSE)`);
+    } finally {
+      first.kill('SIGKILL');
+    }
+  });
+});
