@@ -14,6 +14,7 @@ import { Router } from './http/router.js';
 import { createEmulatorServer } from './server.js';
 import { registerSourceRoutes } from './sources/index.js';
 import { summarizeState, type EmulatorStateSummary } from './summary.js';
+import { registerManagedTagRoutes } from './tags/index.js';
 import { Tenants } from './tenants.js';
 import { ConfigError } from '../errors.js';
 
@@ -115,6 +116,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const sources = registerSourceRoutes(ctx, { autoCreateSources: config.autoCreateSources });
   const state = (): EmulatorStateSummary => summarizeState(tenants, (tenant) => sources.summary(tenant), faults.current());
   registerAdminRoutes(ctx, { tenants, credentials, faults, state });
+  registerManagedTagRoutes(ctx);
   for (const module of options.modules ?? []) module(ctx);
   registerNotYetImplemented(ctx);
 
