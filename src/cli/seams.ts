@@ -1,5 +1,8 @@
 import type { Logger } from 'pino';
+import type { PlatformClient } from '../client/index.js';
 import type { WorkerConfig } from '../config/types.js';
+
+export type { LoadedHandler } from '../handlers/loader.js';
 
 /**
  * The other parts the CLI drives, loaded lazily: `durable-worker check` must not pay for the
@@ -17,24 +20,8 @@ export interface StartWorker {
   (config: WorkerConfig, options?: { logger?: Logger }): Promise<RunningWorker>;
 }
 
-export interface LoadedHandler {
-  name: string;
-  file: string;
-  types: string[];
-}
-
-export interface LoadHandlers {
-  (dir: string): Promise<LoadedHandler[]>;
-}
-
-export interface DemoClient {
-  ingest(sourceId: string, request: { entries: { id: string; properties: { id: string; value: string | number | boolean | string[] | null }[] }[] }): Promise<unknown>;
-  close(): Promise<void>;
-}
-
-export interface CreateClient {
-  (options: { baseUrl: string; tenant: string; clientId: string; clientSecret: string }): DemoClient;
-}
+/** What `dev --demo` needs of the platform client. */
+export type DemoClient = Pick<PlatformClient, 'ingest' | 'close'>;
 
 async function load<T>(relative: string, name: string): Promise<T> {
   const module = (await import(new URL(relative, import.meta.url).href)) as Record<string, unknown>;
@@ -45,5 +32,5 @@ async function load<T>(relative: string, name: string): Promise<T> {
 
 export const loadStartWorker = () => load<StartWorker>('../worker/start.js', 'startWorker');
 export const loadStartEmulator = async () => (await import('../emulator/index.js')).startEmulator;
-export const loadHandlersLoader = () => load<LoadHandlers>('../handlers/loader.js', 'loadHandlers');
-export const loadCreateClient = () => load<CreateClient>('../client/index.js', 'createClient');
+export const loadHandlersLoader = async () => (await import('../handlers/loader.js')).loadHandlers;
+export const loadCreateClient = async () => (await import('../client/index.js')).createClient;
