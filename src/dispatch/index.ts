@@ -1,0 +1,38 @@
+import type { Logger } from 'pino';
+import { HandlerLoadError, type LoadedHandler } from '../handlers/loader.js';
+import { createInProcessDispatcher } from './in-process.js';
+import { createThreadDispatcher, poolSize } from './thread-pool.js';
+import type { Dispatcher } from './types.js';
+
+export type { Dispatcher, DispatchJob, DispatchOutcome, DispatchError, JobContext } from './types.js';
+export { poolSize } from './thread-pool.js';
+
+export interface CreateDispatcherOptions {
+  isolation: 'thread' | 'none';
+  handlers: readonly LoadedHandler[];
+  handlersDir: string | undefined;
+  forward: { url: string; mode: 'binary' | 'structured' } | undefined;
+  logger: Logger;
+  logLevel: string;
+  /** Pool sizing inputs (`--workers`, `--concurrency`). */
+  workers: number;
+  concurrency: number;
+  defaultTimeoutMs?: number | undefined;
+}
+
+/** Chooses the dispatcher at the edge (STYLE 4); a thread pool proves it can load the handlers first. */
+export async function createDispatcher(options: CreateDispatcherOptions): Promise<Dispatcher> {
+  if (options.isolation === 'none') {
+    return createInProcessDispatcher({ handlers: options.handlers, logger: options.logger, defaultTimeoutMs: options.defaultTimeoutMs });
+  }
+  const { threads, tasksPerThread } = poolSize(options.workers, options.concurrency);
+  options.logger.debug({ threads, tasksPerThread }, 'starting worker thread pool');
+  const dispatcher = createThreadDispatcher({ ...options, threads, tasksPerThread });
+  try {
+    await dispatcher.warmUp();
+  } catch (err) {
+    await dispatcher.close().catch(() => {});
+    throw new HandlerLoadError(options.handlersDir ?? '.', `handlers cannot be loaded in a worker thread: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+  return dispatcher;
+}

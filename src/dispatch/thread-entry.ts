@@ -1,0 +1,53 @@
+/**
+ * The module piscina runs in every worker thread (`dist/dispatch/thread-entry.js` in production,
+ * this file through tsx under vitest). It loads the handler set once per thread with the same
+ * loader as the main thread, then runs one handler per task.
+ *
+ * Aborts and liveness travel on a BroadcastChannel instead of piscina's `signal` option, because
+ * piscina does not let abortable tasks share a thread: with I/O-bound handlers one thread serves
+ * many events at once, so a task is aborted cooperatively here (its `ctx.signal`), and the main
+ * thread terminates a thread only when it stops answering pings (a handler blocking its loop).
+ */
+import { threadId, workerData } from 'node:worker_threads';
+import pino from 'pino';
+import { loadHandlerSet } from '../handlers/handler-set.js';
+import type { LoadedHandler } from '../handlers/loader.js';
+import { createLogger } from '../observability/logger.js';
+import { runHandler } from './run-handler.js';
+import type { ChannelMessage, ThreadTask, ThreadWorkerData } from './thread-protocol.js';
+import type { DispatchOutcome } from './types.js';
+
+const data = workerData as ThreadWorkerData;
+
+const logger = createLogger({ level: data.logLevel, pretty: false, base: { thread: threadId }, destination: pino.destination({ fd: 1, sync: true }) });
+const childLogger = (bindings: Record<string, unknown>) => logger.child(bindings);
+
+const controllers = new Map<number, AbortController>();
+const channel = new BroadcastChannel(data.channelName);
+channel.onmessage = (message: unknown) => {
+  const payload = (message as { data: ChannelMessage }).data;
+  if (payload.type === 'abort') controllers.get(payload.taskId)?.abort();
+  else if (payload.type === 'ping') channel.postMessage({ type: 'pong', nonce: payload.nonce, threadId } satisfies ChannelMessage);
+};
+// The channel must not keep an idle thread alive: piscina owns the thread's lifetime.
+(channel as unknown as { unref?: () => void }).unref?.();
+
+const handlersPromise: Promise<Map<string, LoadedHandler>> = loadHandlerSet({ handlersDir: data.handlersDir, forward: data.forward }).then(
+  (handlers) => new Map(handlers.map((h) => [h.name, h])),
+);
+// An unobserved rejection would kill the thread before the first task can report it.
+handlersPromise.catch(() => {});
+
+export default async function runTask(task: ThreadTask): Promise<DispatchOutcome> {
+  const handlers = await handlersPromise;
+  if (!('job' in task)) return { status: 'ok' };
+  const handler = handlers.get(task.job.handler);
+  if (handler === undefined) return { status: 'failed', error: { message: `unknown handler ${task.job.handler} in worker thread` } };
+  const controller = new AbortController();
+  controllers.set(task.taskId, controller);
+  try {
+    return await runHandler(handler, task.job, { signal: controller.signal, logger: childLogger, defaultTimeoutMs: data.defaultTimeoutMs });
+  } finally {
+    controllers.delete(task.taskId);
+  }
+}

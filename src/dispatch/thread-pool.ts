@@ -1,0 +1,211 @@
+import { randomUUID } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import type { Logger } from 'pino';
+import { Piscina, queueOptionsSymbol } from 'piscina';
+import { ErrorCodes } from '../errors.js';
+import type { LoadedHandler } from '../handlers/loader.js';
+import { effectiveDeadlineMs } from './run-handler.js';
+import type { ChannelMessage, ThreadTask, ThreadWorkerData } from './thread-protocol.js';
+import type { Dispatcher, DispatchJob, DispatchOutcome } from './types.js';
+
+type PiscinaLoadBalancer = NonNullable<NonNullable<ConstructorParameters<typeof Piscina>[0]>['loadBalancer']>;
+
+export interface ThreadDispatcherOptions {
+  /** The main thread's copy of the handler set (names and timeouts; the threads load their own). */
+  handlers: readonly LoadedHandler[];
+  handlersDir: string | undefined;
+  forward: ThreadWorkerData['forward'];
+  logger: Logger;
+  logLevel: string;
+  /** Threads in the pool (see {@link poolSize}). */
+  threads: number;
+  /** Tasks one thread runs at once (async handlers interleave on its event loop). */
+  tasksPerThread: number;
+  defaultTimeoutMs?: number | undefined;
+  /** How long the main thread keeps waiting for a thread after an abort or the deadline. Default 1000 ms. */
+  graceMs?: number;
+  /** How long a thread has to answer a liveness ping before it is terminated. Default 2000 ms. */
+  pingTimeoutMs?: number;
+}
+
+/**
+ * Pool sizing: enough threads to use every core, never more than the events that can be in flight
+ * (`workers * concurrency`). Handlers are mostly I/O-bound, so one thread runs several tasks at once
+ * instead of the pool growing to one thread per in-flight event (threads cost ~10 MB and a module
+ * load each). Threads = min(inFlight, max(2, cores)); tasks per thread = ceil(inFlight / threads).
+ */
+export function poolSize(workers: number, concurrency: number, cores: number = availableParallelism()): { threads: number; tasksPerThread: number } {
+  const inFlight = Math.max(1, workers * concurrency);
+  const threads = Math.max(1, Math.min(inFlight, Math.max(2, cores)));
+  return { threads, tasksPerThread: Math.ceil(inFlight / threads) };
+}
+
+/**
+ * Where the thread entry is: compiled `dist/dispatch/thread-entry.js` next to this file, or, when this
+ * file itself runs from TypeScript sources (vitest, `node --import tsx`), a `.mjs` bootstrap that
+ * compiles `thread-entry.ts` with tsx's `tsImport` inside the thread (TOOLCHAIN: `--import tsx/esm`
+ * in execArgv does not reach worker threads on Node 20; verified here, also with an absolute URL).
+ */
+function threadEntry(): string {
+  const self = import.meta.url;
+  return self.endsWith('.ts') ? new URL('./thread-bootstrap.mjs', self).href : new URL('./thread-entry.js', self).href;
+}
+
+/**
+ * `--isolation thread`: handlers run in piscina worker threads. A throw or rejection is `failed`, a
+ * PermanentError (by code) is `permanent`; a thread that exits or crashes fails its tasks and
+ * piscina replaces it; a handler past its deadline is `failed` even when its thread stays blocked,
+ * and a blocked thread (no answer to a ping) is terminated so it cannot hold tasks forever.
+ */
+export interface ThreadDispatcher extends Dispatcher {
+  /** Resolves once a thread has loaded the handler set; rejects with the thread's load error. */
+  warmUp(): Promise<void>;
+}
+
+export function createThreadDispatcher(options: ThreadDispatcherOptions): ThreadDispatcher {
+  const logger = options.logger;
+  const graceMs = options.graceMs ?? 1_000;
+  const pingTimeoutMs = options.pingTimeoutMs ?? 2_000;
+  const byName = new Map(options.handlers.map((h) => [h.name, h]));
+  const channelName = `durable-worker:${randomUUID()}`;
+  const workerData: ThreadWorkerData = {
+    handlersDir: options.handlersDir,
+    forward: options.forward,
+    logLevel: options.logLevel,
+    channelName,
+    defaultTimeoutMs: options.defaultTimeoutMs,
+  };
+  /** Our task id -> the thread piscina gave it to (recorded by the balancer below). */
+  const assigned = new Map<number, number>();
+  /** Threads that missed a deadline: no new task goes there until a ping clears or ends them. */
+  const suspects = new Set<number>();
+
+  /**
+   * piscina's least-busy choice, minus suspect threads, remembering which thread got which task so a
+   * blocked thread can be named and terminated without a per-task message.
+   */
+  const balancer: PiscinaLoadBalancer = (task, threads) => {
+    let candidate: (typeof threads)[number] | null = null;
+    let lowest = options.tasksPerThread;
+    for (const thread of threads) {
+      if (suspects.has(thread.id)) continue;
+      if (thread.currentUsage === 0) {
+        candidate = thread;
+        break;
+      }
+      if (thread.currentUsage < lowest) {
+        candidate = thread;
+        lowest = thread.currentUsage;
+      }
+    }
+    const ours = (task as unknown as Record<symbol, { taskId?: number } | null>)[queueOptionsSymbol];
+    if (candidate !== null && ours?.taskId !== undefined) assigned.set(ours.taskId, candidate.id);
+    return candidate;
+  };
+
+  const pool = new Piscina({
+    loadBalancer: balancer,
+    filename: threadEntry(),
+    minThreads: options.threads,
+    maxThreads: options.threads,
+    idleTimeout: Infinity,
+    concurrentTasksPerWorker: options.tasksPerThread,
+    // Atomics would park a thread between tasks; ours interleave async handlers.
+    atomics: 'disabled',
+    workerData,
+    recordTiming: false,
+  });
+  pool.on('error', (err: unknown) => logger.error({ err }, 'worker thread pool error'));
+
+  const channel = new BroadcastChannel(channelName);
+  (channel as unknown as { unref?: () => void }).unref?.();
+  const pongs = new Map<number, Set<number>>();
+  channel.onmessage = (message: unknown) => {
+    const payload = (message as { data: ChannelMessage }).data;
+    if (payload.type === 'pong') pongs.get(payload.nonce)?.add(payload.threadId);
+  };
+
+  let nextTaskId = 1;
+  let nextNonce = 1;
+  let closed = false;
+
+  /**
+   * The thread running `taskId` did not answer by the deadline plus grace. It gets no new task; if
+   * it also misses a ping its event loop is blocked (a handler spinning synchronously), so it is
+   * terminated and piscina starts a replacement; if it answers, it was only slow and is cleared.
+   */
+  const suspectThreadOf = async (taskId: number): Promise<void> => {
+    const threadId = assigned.get(taskId);
+    if (threadId === undefined || suspects.has(threadId)) return;
+    suspects.add(threadId);
+    const nonce = nextNonce++;
+    const answered = new Set<number>();
+    pongs.set(nonce, answered);
+    channel.postMessage({ type: 'ping', nonce } satisfies ChannelMessage);
+    await new Promise((resolve) => setTimeout(resolve, pingTimeoutMs).unref());
+    pongs.delete(nonce);
+    suspects.delete(threadId);
+    if (closed || answered.has(threadId)) return;
+    const thread = pool.threads.find((t) => t.threadId === threadId);
+    if (thread === undefined) return;
+    logger.warn({ threadId }, 'worker thread blocked past a handler deadline (no answer to a ping): terminating it; piscina starts a new one');
+    await thread.terminate();
+  };
+
+  return {
+    dispatch(job: DispatchJob, signal: AbortSignal): Promise<DispatchOutcome> {
+      const handler = byName.get(job.handler);
+      if (handler === undefined) return Promise.resolve({ status: 'failed', error: { message: `unknown handler ${job.handler}` } });
+      if (signal.aborted) return Promise.resolve({ status: 'failed', error: { message: `handler ${job.handler} was aborted before it started`, code: ErrorCodes.ABORTED } });
+      const taskId = nextTaskId++;
+      const deadlineMs = effectiveDeadlineMs(handler, job, Date.now(), options.defaultTimeoutMs);
+      return new Promise<DispatchOutcome>((resolve) => {
+        let settled = false;
+        let graceTimer: NodeJS.Timeout | undefined;
+        const finish = (outcome: DispatchOutcome) => {
+          if (settled) return;
+          settled = true;
+          assigned.delete(taskId);
+          clearTimeout(watchdog);
+          clearTimeout(graceTimer);
+          signal.removeEventListener('abort', onAbort);
+          resolve(outcome);
+        };
+        // The thread enforces the deadline itself; this only fires when the thread cannot answer.
+        const watchdog = setTimeout(() => {
+          void suspectThreadOf(taskId);
+          finish({ status: 'failed', error: { message: `handler ${job.handler} did not return by its deadline (worker thread blocked)`, code: ErrorCodes.HANDLER_TIMEOUT } });
+        }, Math.max(0, deadlineMs - Date.now()) + graceMs);
+        const onAbort = () => {
+          channel.postMessage({ type: 'abort', taskId } satisfies ChannelMessage);
+          graceTimer = setTimeout(() => {
+            void suspectThreadOf(taskId);
+            finish({ status: 'failed', error: { message: `handler ${job.handler} was aborted (shutdown)`, code: ErrorCodes.ABORTED } });
+          }, graceMs);
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        // The symbol-keyed queue options reach the balancer but not the thread (structured clone skips symbols).
+        const task = { taskId, job, [queueOptionsSymbol]: { taskId } } as ThreadTask;
+        pool.run(task).then(
+          (outcome: DispatchOutcome) => finish(outcome),
+          (err: unknown) => {
+            // Piscina rejects the tasks of a thread that exited (process.exit) or crashed.
+            const message = err instanceof Error ? err.message : String(err);
+            finish({ status: 'failed', error: { message: `worker thread running ${job.handler} died: ${message}`, code: ErrorCodes.HANDLER_CRASH } });
+          },
+        );
+      });
+    },
+    async warmUp() {
+      const outcome = (await pool.run({ taskId: 0, warmUp: true } satisfies ThreadTask)) as DispatchOutcome;
+      if (outcome.status !== 'ok') throw new Error(outcome.error.message);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      channel.close();
+      // Everything still running is past its drain: end the threads rather than wait for them.
+      await pool.destroy();
+    },
+  };
+}
