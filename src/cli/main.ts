@@ -91,6 +91,7 @@ export async function main(argv: string[], overrides: Partial<CliContext> = {}):
     exitCode = ExitCode.FATAL;
   }
   const command = argv.find((a) => !a.startsWith('-'));
-  if (context.forceExit && (command === 'run' || command === 'dev' || command === 'emulator')) exitIfStillRunning(exitCode);
+  // check too: a handler module may open connections at import time.
+  if (context.forceExit && command !== undefined && ['run', 'dev', 'emulator', 'check'].includes(command)) exitIfStillRunning(exitCode);
   return exitCode;
 }

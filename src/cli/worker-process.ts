@@ -36,7 +36,13 @@ export async function runWorkerProcess(config: WorkerConfig, logger: Logger, con
     first(signal) {
       signalled = true;
       logger.info({ signal, shutdownTimeoutSeconds: config.shutdownTimeoutSeconds }, 'draining: finishing events in flight (send the signal again to exit at once)');
-      void close();
+      if (worker !== undefined) {
+        void close();
+        return;
+      }
+      // Still starting (a token request retrying, say): nothing is leased yet, so give the start
+      // the drain budget and then leave without it.
+      setTimeout(() => resolveClosed({ reason: 'closed' }), config.shutdownTimeoutSeconds * 1_000).unref();
     },
     second(signal) {
       logger.warn({ signal }, 'second signal: exiting without waiting for the drain');
@@ -46,8 +52,12 @@ export async function runWorkerProcess(config: WorkerConfig, logger: Logger, con
   });
 
   try {
+    const starting = startWorker(config, { logger });
+    // Once abandoned, a late failure of the start must not become an unhandled rejection.
+    starting.catch(() => {});
+    let started: { worker: RunningWorker } | { abandoned: DoneResult };
     try {
-      worker = await startWorker(config, { logger });
+      started = await Promise.race([starting.then((w) => ({ worker: w })), closed.then((r) => ({ abandoned: r }))]);
     } catch (err) {
       // A missing handlers folder, a broken handler module or a taken port: the user's setup, exit 2.
       if (hasCode(err, ErrorCodes.CONFIG) || hasCode(err, ErrorCodes.HANDLER_LOAD)) {
@@ -55,6 +65,11 @@ export async function runWorkerProcess(config: WorkerConfig, logger: Logger, con
       }
       throw err;
     }
+    if ('abandoned' in started) {
+      logger.warn('stopped before the worker finished starting');
+      return 0;
+    }
+    worker = started.worker;
     if (worker.metricsUrl !== undefined) logger.info({ url: worker.metricsUrl }, `metrics at ${worker.metricsUrl}`);
     if (signalled) void close();
 
