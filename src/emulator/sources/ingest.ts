@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { entryKey, parseJsonExact, validateTypedIngest, type IngestLimits, type IngestPlan } from '../../ingest/index.js';
+import type { SourceEntryUpdatedData, TypedIngestResponse } from '../../types.js';
+import type { EmulatorContext, NewEvent } from '../context.js';
+import { readBody } from '../http/body.js';
+import { HttpProblem, validationProblem } from '../http/problem.js';
+import { authorizeIngest } from './access.js';
+import type { ApplyQueue } from './apply-queue.js';
+import { entryReadShape } from './read-shape.js';
+import { configuredProperties, nowIso, registerInferred, upsertEntry, type SourceStore } from './store.js';
+
+/** A batch accepted with 202 and waiting to be applied. */
+export interface IngestJob {
+  kind: 'ingest';
+  tenant: string;
+  sourceId: string;
+  plan: IngestPlan;
+}
+
+export interface IngestDeps {
+  store: SourceStore;
+  queue: ApplyQueue<IngestJob | { kind: 'reindex'; run(): void }>;
+  autoCreateSources: boolean;
+  limits: IngestLimits;
+}
+
+/** `POST /sources/{sourceId}` (spec: Typed source ingest; no version prefix). */
+export function registerIngestRoute(ctx: EmulatorContext, deps: IngestDeps): void {
+  ctx.router.add('POST', '/sources/:sourceId', async ({ req, params }) => {
+    const sourceId = params.sourceId!;
+    const principal = authorizeIngest(ctx, req, sourceId);
+    if (deps.queue.isClosed) throw new HttpProblem(503, 'The emulator is shutting down.');
+    const tenant = principal.tenant;
+    let record = deps.store.get(tenant, sourceId);
+    if (record === undefined && !deps.autoCreateSources) {
+      req.resume();
+      throw new HttpProblem(404, `Source '${sourceId}' does not exist.`);
+    }
+
+    const { body, requestBytes } = await readIngestBody(req, deps.limits.maxRequestBytes);
+    const configured = record ? configuredProperties(record) : new Map();
+    const validation = validateTypedIngest(body, configured, deps.limits, { requestBytes });
+    // Spec rule 3: all-or-nothing; on any failure nothing is queued (and no source is created).
+    if (!validation.ok) throw validationProblem(validation.errors);
+
+    // CONTRACT: in the development configuration, ingest to an unknown source creates it.
+    record ??= deps.store.create(tenant, sourceId);
+    const { plan } = validation;
+    for (const found of plan.newPropertiesFound) {
+      record.pending.set(found.id, { type: found.type, delimiter: found.delimiter ?? null });
+    }
+    deps.queue.push({ kind: 'ingest', tenant, sourceId, plan });
+    const response: TypedIngestResponse = {
+      correlationId: randomUUID(),
+      sourceId,
+      acceptedAt: nowIso(),
+      acceptedEntryCount: plan.entries.length,
+      newPropertiesFound: plan.newPropertiesFound,
+    };
+    return { status: 202, body: response };
+  });
+}
+
+/**
+ * Applies an accepted batch: registers its inferred properties, upserts its entries, then appends
+ * one `source_entry.updated` event per entry (CONTRACT; spec, Events 1: subject is the entry ID,
+ * the data carries previous and current values).
+ */
+export function applyIngest(ctx: EmulatorContext, store: SourceStore, job: IngestJob): void {
+  const record = store.get(job.tenant, job.sourceId);
+  if (record === undefined) return;
+  registerInferred(record, job.plan.newPropertiesFound);
+  const now = nowIso();
+  const events: NewEvent[] = [];
+  for (const planned of job.plan.entries) {
+    const existing = record.entries.get(entryKey(planned.id));
+    const previous = existing ? entryReadShape(existing, record.properties, false) : null;
+    const entry = upsertEntry(record, planned, now);
+    const data: SourceEntryUpdatedData = {
+      sourceId: job.sourceId,
+      entryId: entry.id,
+      previous,
+      current: entryReadShape(entry, record.properties, false),
+    };
+    events.push({ type: 'source_entry.updated', subject: entry.id, data });
+  }
+  if (events.length > 0) ctx.appendEvents(job.tenant, events);
+}
+
+/**
+ * The raw body, parsed keeping big integers exact (see ingest/exact-json.ts). A body above the
+ * tenant's request ceiling is a validation error naming the ceiling (spec, Errors: "Limits exceeded
+ * at ingest are reported in the validation errors together with the configured ceiling").
+ */
+async function readIngestBody(req: IncomingMessage, maxRequestBytes: number): Promise<{ body: unknown; requestBytes: number }> {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json' && !type.endsWith('+json')) {
+    req.resume();
+    throw new HttpProblem(415, `Content-Type must be application/json (got ${type || 'none'}).`);
+  }
+  let raw: Buffer;
+  try {
+    raw = await readBody(req, maxRequestBytes);
+  } catch (err) {
+    if (err instanceof HttpProblem && err.status === 413) {
+      throw validationProblem({ $: [`request is larger than the ceiling of ${maxRequestBytes} bytes (maxRequestBytes)`] });
+    }
+    throw err;
+  }
+  if (raw.length === 0) throw validationProblem({ $: ['A JSON body is required.'] });
+  try {
+    return { body: parseJsonExact(raw.toString('utf8')), requestBytes: raw.length };
+  } catch (err) {
+    throw validationProblem({ $: [`The body is not valid JSON: ${(err as Error).message}`] });
+  }
+}
