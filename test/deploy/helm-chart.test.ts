@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync, mkdirSync, cpSync, readFileSync, rmSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { loadWorkerConfig } from '../../src/config/load.js';
 import { CHART_DIR, REPO_ROOT, run, toolGate } from './tools.js';
 import { block, envNames, listItem, listValues, onlyDoc, splitManifests, type ManifestDoc } from './manifests.js';
 
@@ -61,6 +62,31 @@ function contractEnvNames(): Set<string> {
   const names = new Set<string>();
   for (const m of contract.matchAll(/--([a-z][a-z-]+)/g)) names.add(`DURABLE_WORKER_${m[1]!.toUpperCase().replaceAll('-', '_')}`);
   return names;
+}
+
+/**
+ * What the container's process would see: literal env values, the pod name for fieldRef, a marker for
+ * secretKeyRef; args as yargs would parse them (`--base-url X` -> baseUrl).
+ */
+function processInputs(container: string, podName: string): { env: Record<string, string>; flags: Record<string, string> } {
+  const env: Record<string, string> = {};
+  for (const name of envNames(container)) {
+    const item = envVar(container, name);
+    const literal = /\n\s+value: "(.*)"/.exec(item)?.[1];
+    if (literal !== undefined) env[name] = literal;
+    else if (/fieldPath: metadata\.name/.test(item)) env[name] = podName;
+    else if (/secretKeyRef:/.test(item)) env[name] = 'value-from-secret';
+    else throw new Error(`unexpected env shape:\n${item}`);
+  }
+  const flags: Record<string, string> = {};
+  const list = args(container);
+  expect(list[0]).toBe('run');
+  for (let i = 1; i < list.length; i += 2) {
+    const flag = list[i]!;
+    expect(flag).toMatch(/^--[a-z-]+$/);
+    flags[flag.slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] = list[i + 1]!;
+  }
+  return { env, flags };
 }
 
 describe.skipIf(helm.skip)('helm chart (real helm)', () => {
@@ -162,6 +188,47 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
       expect(baked.some((d) => d.kind === 'ConfigMap')).toBe(false);
       expect(args(workerContainer(baked)).slice(0, 3)).toEqual(['run', '--handlers', '/srv/handlers']);
       expect(onlyDoc(baked, 'Deployment').text).not.toContain('durable-worker-handlers');
+    });
+  });
+
+  describe('the real config loader accepts what the chart renders', () => {
+    it('standalone with a created secret mounted as a file', () => {
+      const secretDir = join(scratch, 'secret-mount');
+      mkdirSync(secretDir, { recursive: true });
+      writeFileSync(join(secretDir, 'client-secret'), 's3cret-from-file\n');
+      const docs = render(['--set', `credentials.clientId=my-client,credentials.create=true,credentials.clientSecret=x,credentials.mountPath=${secretDir},worker.limit=50,worker.visibilitySeconds=120`]);
+      const { env, flags } = processInputs(workerContainer(docs), 'rel-durable-worker-7d9f-abcde');
+      const config = loadWorkerConfig({ flags, env, cwd: scratch, hostname: 'not-used' });
+      expect(config).toMatchObject({
+        baseUrl: 'http://durable-worker-emulator:8787',
+        destination: 'dev-consumer',
+        tenant: 'dev-tenant',
+        clientId: 'my-client',
+        clientSecret: 's3cret-from-file',
+        handlersDir: '/app/handlers',
+        workerIdPrefix: 'rel-durable-worker-7d9f-abcde',
+        limit: 50,
+        visibilitySeconds: 120,
+        idempotencyUrl: 'sqlite:/var/lib/durable-worker/idempotency.sqlite',
+        metricsPort: 9464,
+        metricsHost: '0.0.0.0',
+        isolation: 'thread',
+        shutdownTimeoutSeconds: 25,
+      });
+      expect(config.forwardUrl).toBeUndefined();
+    });
+
+    it('sidecar, structured mode, secret from env', () => {
+      const docs = render(['-f', SIDECAR_VALUES, '--set', 'forward.mode=structured,credentials.mountAsFile=false']);
+      const { env, flags } = processInputs(workerContainer(docs), 'orders-pod');
+      const config = loadWorkerConfig({ flags, env, cwd: scratch, hostname: 'not-used' });
+      expect(config).toMatchObject({
+        forwardUrl: 'http://127.0.0.1:8080/events',
+        forwardMode: 'structured',
+        clientSecret: 'value-from-secret',
+        idempotencyUrl: 'redis://redis-master.data.svc:6379',
+        shutdownTimeoutSeconds: 30,
+      });
     });
   });
 
