@@ -4,7 +4,7 @@ import type { WorkerConfig } from '../config/types.js';
 import { ConfigError, ErrorCodes, hasCode } from '../errors.js';
 import type { CliContext } from './context.js';
 import { printError } from './context.js';
-import { loadStartWorker, type RunningWorker } from './seams.js';
+import { loadStartWorker, type RunningWorker, type StartWorker } from './seams.js';
 import { SIGNAL_EXIT_CODES, onShutdownSignals } from './signals.js';
 
 type DoneResult = Awaited<RunningWorker['done']>;
@@ -14,9 +14,15 @@ type DoneResult = Awaited<RunningWorker['done']>;
  * SIGTERM/SIGINT or an idle exit, 2 for configuration found bad at start-up (handlers folder,
  * metrics port), 1 for anything fatal. A second signal exits at once.
  */
-export async function runWorkerProcess(config: WorkerConfig, logger: Logger, context: CliContext): Promise<number> {
+export async function runWorkerProcess(
+  config: WorkerConfig,
+  logger: Logger,
+  context: CliContext,
+  /** The worker to start (default: src/worker/start.ts); tests pass a fake. */
+  startWorker?: StartWorker,
+): Promise<number> {
   logger.info({ config: describeConfig(config) }, 'starting durable-worker');
-  const startWorker = await loadStartWorker();
+  startWorker ??= await loadStartWorker();
 
   let worker: RunningWorker | undefined;
   let closing: Promise<void> | undefined;
