@@ -33,8 +33,13 @@ export interface IdempotencyStoreOptions {
   doneTtlMs: number;
   /** Connection pool size for PostgreSQL (sized from --workers). */
   poolSize?: number;
-  /** Maximum keys of the memory store's LRU. */
+  /** Maximum keys of the memory store's LRU (default 100,000). */
   maxEntries?: number;
+  /**
+   * Failures of background work that no caller awaits (periodic cleanup, a dropped connection
+   * while reconnecting); the worker logs them. Default: ignored.
+   */
+  onBackgroundError?: (err: Error) => void;
 }
 
 export const DEFAULT_DONE_TTL_MS = 7 * 24 * 60 * 60 * 1000;

@@ -1,0 +1,224 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type BetterSqlite3 from 'better-sqlite3';
+import type { ClaimState, IdempotencyStore } from './store.js';
+import { closedError, distinctKeys, storeError } from './store-error.js';
+
+/** Options of the SQLite store. */
+export interface SqliteStoreOptions {
+  /** File path, or `:memory:`. The parent folder is created when missing. */
+  path: string;
+  /** Key namespace: several workers may share one file. */
+  prefix: string;
+  /** How long done marks are kept, in ms. */
+  doneTtlMs: number;
+  /** How long `markDone` calls are gathered into one commit, in ms (default 2). */
+  groupCommitWindowMs?: number;
+  /** A group is committed at once when it reaches this many keys (default 5,000). */
+  groupCommitMaxKeys?: number;
+  /** How often expired rows are deleted, in ms (default 60,000). */
+  cleanupIntervalMs?: number;
+  /** How long a write waits for another process's lock on the file, in ms (default 5,000). */
+  busyTimeoutMs?: number;
+  /** Failures of background work (cleanup); the default ignores them. */
+  onBackgroundError?: (err: Error) => void;
+  /** Clock in ms (default `Date.now`). */
+  now?: () => number;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS durable_worker_idempotency (
+  prefix     TEXT    NOT NULL,
+  key        TEXT    NOT NULL,
+  state      TEXT    NOT NULL CHECK (state IN ('claimed', 'done')),
+  owner      TEXT,
+  expires_at INTEGER NOT NULL,
+  PRIMARY KEY (prefix, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS durable_worker_idempotency_expires_at ON durable_worker_idempotency (expires_at);
+`;
+
+interface Row {
+  state: 'claimed' | 'done';
+  owner: string | null;
+  expires_at: number;
+}
+
+interface PendingGroup {
+  keys: string[];
+  waiters: Array<{ resolve: () => void; reject: (err: Error) => void }>;
+  timer: NodeJS.Timeout | undefined;
+}
+
+/**
+ * better-sqlite3 is synchronous: a batch's claims run in one IMMEDIATE transaction (the write lock
+ * is taken up front, so two processes sharing the file wait on busy_timeout instead of failing to
+ * upgrade a read lock). WAL with synchronous=NORMAL makes commits cheap and survives a process crash
+ * (not a power loss). Done marks are group-committed: the commits of a busy worker dominate its
+ * cost, so marks arriving within a couple of milliseconds share one transaction.
+ */
+export class SqliteIdempotencyStore implements IdempotencyStore {
+  readonly #db: BetterSqlite3.Database;
+  readonly #prefix: string;
+  readonly #doneTtlMs: number;
+  readonly #windowMs: number;
+  readonly #maxGroupKeys: number;
+  readonly #now: () => number;
+  readonly #onBackgroundError: (err: Error) => void;
+  readonly #cleanupTimer: NodeJS.Timeout;
+  readonly #claimBatch: (keys: readonly string[], owner: string, expiresAt: number, nowMs: number) => ClaimState[];
+  readonly #markBatch: (keys: readonly string[], expiresAt: number) => void;
+  readonly #releaseBatch: (keys: readonly string[], owner: string) => void;
+  readonly #deleteExpired: BetterSqlite3.Statement<[number]>;
+  #pending: PendingGroup | undefined;
+  #closed = false;
+
+  private constructor(db: BetterSqlite3.Database, options: SqliteStoreOptions) {
+    this.#db = db;
+    this.#prefix = options.prefix;
+    this.#doneTtlMs = options.doneTtlMs;
+    this.#windowMs = options.groupCommitWindowMs ?? 2;
+    this.#maxGroupKeys = options.groupCommitMaxKeys ?? 5_000;
+    this.#now = options.now ?? Date.now;
+    this.#onBackgroundError = options.onBackgroundError ?? (() => {});
+
+    const select = db.prepare<[string, string], Row>(
+      'SELECT state, owner, expires_at FROM durable_worker_idempotency WHERE prefix = ? AND key = ?',
+    );
+    const upsert = db.prepare<[string, string, string, string | null, number]>(
+      `INSERT INTO durable_worker_idempotency (prefix, key, state, owner, expires_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (prefix, key) DO UPDATE SET state = excluded.state, owner = excluded.owner, expires_at = excluded.expires_at`,
+    );
+    const deleteClaim = db.prepare<[string, string, string]>(
+      "DELETE FROM durable_worker_idempotency WHERE prefix = ? AND key = ? AND state = 'claimed' AND owner = ?",
+    );
+    // Bounded so one sweep never holds the write lock for long; the next sweep continues.
+    this.#deleteExpired = db.prepare<[number]>(
+      `DELETE FROM durable_worker_idempotency WHERE (prefix, key) IN
+         (SELECT prefix, key FROM durable_worker_idempotency WHERE expires_at <= ? LIMIT 10000)`,
+    );
+
+    const prefix = this.#prefix;
+    const claimTx = db.transaction((keys: readonly string[], owner: string, expiresAt: number, nowMs: number) =>
+      keys.map((key): ClaimState => {
+        const row = select.get(prefix, key);
+        if (row !== undefined && row.expires_at > nowMs) {
+          if (row.state === 'done') return 'done';
+          if (row.owner !== owner) return 'busy';
+        }
+        upsert.run(prefix, key, 'claimed', owner, expiresAt);
+        return 'new';
+      }),
+    );
+    this.#claimBatch = (keys, owner, expiresAt, nowMs) => claimTx.immediate(keys, owner, expiresAt, nowMs);
+    const markTx = db.transaction((keys: readonly string[], expiresAt: number) => {
+      for (const key of keys) upsert.run(prefix, key, 'done', null, expiresAt);
+    });
+    this.#markBatch = (keys, expiresAt) => markTx.immediate(keys, expiresAt);
+    const releaseTx = db.transaction((keys: readonly string[], owner: string) => {
+      for (const key of keys) deleteClaim.run(prefix, key, owner);
+    });
+    this.#releaseBatch = (keys, owner) => releaseTx.immediate(keys, owner);
+
+    this.#cleanupTimer = setInterval(() => this.deleteExpired(), options.cleanupIntervalMs ?? 60_000);
+    this.#cleanupTimer.unref();
+  }
+
+  static async open(options: SqliteStoreOptions): Promise<SqliteIdempotencyStore> {
+    let db: BetterSqlite3.Database | undefined;
+    try {
+      const { default: Database } = await import('better-sqlite3');
+      if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
+      db = new Database(options.path, { timeout: options.busyTimeoutMs ?? 5_000 });
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      db.exec(SCHEMA);
+      return new SqliteIdempotencyStore(db, options);
+    } catch (err) {
+      db?.close();
+      throw storeError('sqlite', `opening ${options.path}`, err);
+    }
+  }
+
+  async claim(keys: readonly string[], owner: string, claimTtlMs: number): Promise<ClaimState[]> {
+    this.#assertOpen('claim');
+    // Marks this process already handed to markDone are committed first: a caller that reads its
+    // own writes must see them, whatever the group window.
+    this.#flush();
+    const unique = distinctKeys(keys);
+    const nowMs = this.#now();
+    let states: ClaimState[];
+    try {
+      states = this.#claimBatch(unique, owner, nowMs + claimTtlMs, nowMs);
+    } catch (err) {
+      throw storeError('sqlite', 'claim', err);
+    }
+    if (unique.length === keys.length) return states;
+    const byKey = new Map(unique.map((key, i) => [key, states[i] as ClaimState]));
+    return keys.map((key) => byKey.get(key) as ClaimState);
+  }
+
+  markDone(keys: readonly string[]): Promise<void> {
+    if (this.#closed) return Promise.reject(closedError('sqlite', 'markDone'));
+    if (keys.length === 0) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const group = (this.#pending ??= { keys: [], waiters: [], timer: undefined });
+      group.keys.push(...keys);
+      group.waiters.push({ resolve, reject });
+      if (group.keys.length >= this.#maxGroupKeys) this.#flush();
+      else group.timer ??= setTimeout(() => this.#flush(), this.#windowMs);
+    });
+  }
+
+  async release(keys: readonly string[], owner: string): Promise<void> {
+    this.#assertOpen('release');
+    this.#flush();
+    try {
+      this.#releaseBatch(keys, owner);
+    } catch (err) {
+      throw storeError('sqlite', 'release', err);
+    }
+  }
+
+  /** Deletes expired claims and done marks (also run by the periodic timer); returns how many. */
+  deleteExpired(): number {
+    if (this.#closed) return 0;
+    try {
+      return this.#deleteExpired.run(this.#now()).changes;
+    } catch (err) {
+      this.#onBackgroundError(storeError('sqlite', 'cleanup', err));
+      return 0;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    clearInterval(this.#cleanupTimer);
+    try {
+      this.#flush();
+    } finally {
+      this.#closed = true;
+      this.#db.close();
+    }
+  }
+
+  /** Commits the pending group of done marks, then settles every caller in it. */
+  #flush(): void {
+    const group = this.#pending;
+    if (group === undefined) return;
+    this.#pending = undefined;
+    if (group.timer !== undefined) clearTimeout(group.timer);
+    try {
+      this.#markBatch(distinctKeys(group.keys), this.#now() + this.#doneTtlMs);
+    } catch (err) {
+      const wrapped = storeError('sqlite', 'markDone', err);
+      for (const waiter of group.waiters) waiter.reject(wrapped);
+      return;
+    }
+    for (const waiter of group.waiters) waiter.resolve();
+  }
+
+  #assertOpen(operation: string): void {
+    if (this.#closed) throw closedError('sqlite', operation);
+  }
+}

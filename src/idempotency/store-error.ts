@@ -1,0 +1,33 @@
+import { DurableWorkerError, ErrorCodes } from '../errors.js';
+
+/**
+ * Wraps a driver failure as `DW_ERR_STORE`: the worker fails the affected events and retries them
+ * later, and never marks an event done without its effect. The driver's message is kept (it names
+ * the cause: ECONNREFUSED, terminated connection...) but never the URL, which may hold a password.
+ */
+export function storeError(backend: string, operation: string, cause: unknown): DurableWorkerError {
+  if (cause instanceof DurableWorkerError && cause.code === ErrorCodes.STORE) return cause;
+  const detail = cause instanceof Error ? cause.message : String(cause);
+  return new DurableWorkerError(ErrorCodes.STORE, `${backend} idempotency store: ${operation} failed: ${scrub(detail)}`, {
+    cause,
+  });
+}
+
+/** Error raised by an operation on a store that was closed. */
+export function closedError(backend: string, operation: string): DurableWorkerError {
+  return new DurableWorkerError(ErrorCodes.STORE, `${backend} idempotency store: ${operation} after close()`);
+}
+
+/** Drivers sometimes echo a connection string; hide any `user:password@` that slips into a message. */
+function scrub(message: string): string {
+  return message.replace(/\/\/([^/@:\s]*):[^/@\s]*@/g, '//$1:***@');
+}
+
+/**
+ * The distinct keys of a batch, in first-seen order. Adapters claim each key once and map the state
+ * back to every position (a key repeated in one batch gets the same state twice); PostgreSQL also
+ * refuses to upsert one row twice in a statement.
+ */
+export function distinctKeys(keys: readonly string[]): string[] {
+  return [...new Set(keys)];
+}

@@ -1,0 +1,224 @@
+/**
+ * The one contract every idempotency store adapter passes (undici's `cacheStoreTests(Store)`
+ * style): memory, SQLite, Redis and PostgreSQL run the same claims.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ErrorCodes, hasCode } from '../../src/errors.js';
+import type { ClaimState, IdempotencyStore } from '../../src/idempotency/store.js';
+
+export interface MakeStoreOptions {
+  prefix: string;
+  doneTtlMs: number;
+}
+
+export type MakeStore = (options: MakeStoreOptions) => Promise<IdempotencyStore>;
+
+/** A server of the test's own that it may stop and start again (Redis, PostgreSQL). */
+export interface PrivateServer {
+  /** A store connected to this server. */
+  makeStore: MakeStore;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+export interface ContractOptions {
+  /** Two store instances see each other's keys (a second connection to one server or file). */
+  shared: boolean;
+  /** Starts a private server for the reconnect test; absent when the adapter has no server. */
+  privateServer?: () => Promise<PrivateServer>;
+}
+
+const DAY_MS = 86_400_000;
+
+/** Polls `probe` until it returns true, failing after `deadlineMs`; never a bare sleep. */
+export async function eventually(probe: () => Promise<boolean>, deadlineMs = 10_000, what = 'condition'): Promise<void> {
+  const giveUpAt = Date.now() + deadlineMs;
+  for (;;) {
+    if (await probe()) return;
+    if (Date.now() > giveUpAt) throw new Error(`timed out after ${deadlineMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+function keys(count: number, handler = 'orders/created'): string[] {
+  return Array.from({ length: count }, (_, i) => `${handler}:evt-${i}-${randomUUID().slice(0, 8)}`);
+}
+
+export function storeContract(name: string, makeStore: MakeStore, options: ContractOptions): void {
+  describe(`idempotency store contract: ${name}`, () => {
+    const opened: IdempotencyStore[] = [];
+    afterEach(async () => {
+      await Promise.all(opened.splice(0).map((store) => store.close()));
+    });
+    async function open(prefix: string = `test-${randomUUID()}`, doneTtlMs = DAY_MS): Promise<IdempotencyStore> {
+      const store = await makeStore({ prefix, doneTtlMs });
+      opened.push(store);
+      return store;
+    }
+
+    it('claims new keys, then reports them done once marked, for any owner', async () => {
+      const store = await open();
+      const batch = keys(5);
+      expect(await store.claim(batch, 'worker-a', 30_000)).toEqual(Array(5).fill('new'));
+      await store.markDone(batch.slice(0, 3));
+      expect(await store.claim(batch, 'worker-b', 30_000)).toEqual(['done', 'done', 'done', 'busy', 'busy']);
+      expect(await store.claim(batch, 'worker-a', 30_000)).toEqual(['done', 'done', 'done', 'new', 'new']);
+    });
+
+    it('answers one state per key in order, for an empty batch and for a key repeated in a batch', async () => {
+      const store = await open();
+      expect(await store.claim([], 'worker-a', 30_000)).toEqual([]);
+      await store.markDone([]);
+      await store.release([], 'worker-a');
+      const [first, second] = keys(2);
+      await store.markDone([second!]);
+      expect(await store.claim([first!, second!, first!], 'worker-a', 30_000)).toEqual(['new', 'done', 'new']);
+      expect(await store.claim([first!], 'worker-b', 30_000)).toEqual(['busy']);
+    });
+
+    it('lets the same owner re-claim its own claim and refuses other owners', async () => {
+      const store = await open();
+      const batch = keys(3);
+      await store.claim(batch, 'worker-a', 30_000);
+      expect(await store.claim(batch, 'worker-a', 30_000)).toEqual(['new', 'new', 'new']);
+      expect(await store.claim(batch, 'worker-b', 30_000)).toEqual(['busy', 'busy', 'busy']);
+    });
+
+    it('release drops only the owner\'s own claims and keeps done marks', async () => {
+      const store = await open();
+      const [claimedByA, doneKey] = keys(2);
+      await store.claim([claimedByA!, doneKey!], 'worker-a', 30_000);
+      await store.markDone([doneKey!]);
+
+      await store.release([claimedByA!], 'worker-b'); // not B's claim: stays
+      expect(await store.claim([claimedByA!], 'worker-c', 30_000)).toEqual(['busy']);
+
+      await store.release([claimedByA!, doneKey!], 'worker-a');
+      expect(await store.claim([claimedByA!, doneKey!], 'worker-c', 30_000)).toEqual(['new', 'done']);
+    });
+
+    it('a done mark replaces the claim it completes', async () => {
+      const store = await open();
+      const batch = keys(2);
+      await store.claim(batch, 'worker-a', 30_000);
+      await store.markDone(batch);
+      await store.release(batch, 'worker-a');
+      expect(await store.claim(batch, 'worker-a', 30_000)).toEqual(['done', 'done']);
+    });
+
+    it('gives each key to exactly one of two racing claimants', async () => {
+      const prefix = `test-${randomUUID()}`;
+      const first = await open(prefix);
+      const second = options.shared ? await open(prefix) : first;
+      const batch = keys(50);
+      // Overlapping batches in opposite orders: the worst case for row locks.
+      const reversed = [...batch].reverse();
+      const rounds = await Promise.all([
+        first.claim(batch, 'worker-a', 30_000),
+        second.claim(reversed, 'worker-b', 30_000),
+        first.claim(batch, 'worker-c', 30_000),
+        second.claim(reversed, 'worker-d', 30_000),
+      ]);
+      const byKey = (round: ClaimState[], reversedOrder: boolean, i: number) =>
+        reversedOrder ? round[batch.length - 1 - i] : round[i];
+      for (let i = 0; i < batch.length; i++) {
+        const states = rounds.map((round, r) => byKey(round, r % 2 === 1, i));
+        expect(states.filter((state) => state === 'new'), `key ${i}: ${states.join(',')}`).toHaveLength(1);
+        expect(states.filter((state) => state === 'busy')).toHaveLength(3);
+      }
+    });
+
+    it('lets another owner take over a claim once it expires', async () => {
+      const store = await open();
+      const batch = keys(3);
+      expect(await store.claim(batch, 'worker-a', 300)).toEqual(['new', 'new', 'new']);
+      expect(await store.claim(batch, 'worker-b', 30_000)).toEqual(['busy', 'busy', 'busy']);
+      let states: ClaimState[] = [];
+      await eventually(async () => {
+        states = await store.claim(batch, 'worker-b', 30_000);
+        return states.every((state) => state === 'new');
+      }, 10_000, 'the expired claim to be taken over');
+      // B holds it now: A's late re-claim is refused.
+      expect(await store.claim(batch, 'worker-a', 300)).toEqual(['busy', 'busy', 'busy']);
+    });
+
+    it('forgets done marks after the done TTL', async () => {
+      const store = await open(`test-${randomUUID()}`, 400);
+      const batch = keys(2);
+      await store.markDone(batch);
+      expect(await store.claim(batch, 'worker-a', 30_000)).toEqual(['done', 'done']);
+      await eventually(async () => (await store.claim(batch, 'worker-a', 30_000)).every((s) => s === 'new'), 10_000, 'the done marks to expire');
+    });
+
+    it('isolates prefixes: stores with different prefixes never see each other\'s keys', async () => {
+      const leftPrefix = `test-${randomUUID()}`;
+      const left = await open(leftPrefix);
+      const right = await open(`test-${randomUUID()}`);
+      const batch = keys(3, 'orders/created');
+      await left.markDone(batch);
+      const claimedByLeft = keys(1);
+      await left.claim(claimedByLeft, 'worker-a', 30_000);
+      expect(await right.claim([...batch, ...claimedByLeft], 'worker-b', 30_000)).toEqual(['new', 'new', 'new', 'new']);
+      // Prefix `P:orders/created` + key `evt-1` must not meet prefix `P` + key `orders/created:evt-1`,
+      // which naive `prefix:key` concatenation would make the same string.
+      const tricky = await open(`${leftPrefix}:orders/created`);
+      const trickyKeys = batch.map((key) => key.slice('orders/created:'.length));
+      expect(await tricky.claim(trickyKeys, 'worker-b', 30_000)).toEqual(['new', 'new', 'new']);
+      expect(await left.claim(batch, 'worker-b', 30_000)).toEqual(['done', 'done', 'done']);
+    });
+
+    it('close is idempotent and later operations reject with DW_ERR_STORE', async () => {
+      const store = await makeStore({ prefix: `test-${randomUUID()}`, doneTtlMs: DAY_MS });
+      await store.claim(keys(1), 'worker-a', 30_000);
+      await store.close();
+      await store.close();
+      const failure = await store.claim(keys(1), 'worker-a', 30_000).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(hasCode(failure, ErrorCodes.STORE)).toBe(true);
+    });
+
+    if (options.privateServer !== undefined) {
+      const startServer = options.privateServer;
+      it('rejects quickly with DW_ERR_STORE while the server is down, then works again once it is back', async () => {
+        const server = await startServer();
+        try {
+          const store = await server.makeStore({ prefix: `test-${randomUUID()}`, doneTtlMs: DAY_MS });
+          opened.push(store);
+          const batch = keys(3);
+          expect(await store.claim(batch, 'worker-a', 30_000)).toEqual(['new', 'new', 'new']);
+
+          await server.stop();
+          let failure: unknown;
+          await eventually(async () => {
+            const startedAt = Date.now();
+            failure = await store.markDone(batch).then(
+              () => undefined,
+              (err: unknown) => err,
+            );
+            // Rejected, and promptly: an operation must not sit in a queue while the server is away.
+            if (failure !== undefined) expect(Date.now() - startedAt).toBeLessThan(3_000);
+            return failure !== undefined;
+          }, 10_000, 'an operation to fail while the server is down');
+          expect(hasCode(failure, ErrorCodes.STORE), String(failure)).toBe(true);
+          expect((failure as Error).message).not.toMatch(/:[^/@\s]+@/); // no password in the message
+
+          await server.start();
+          let states: ClaimState[] = [];
+          await eventually(async () => {
+            states = await store.claim(keys(2), 'worker-a', 30_000).catch(() => []);
+            return states.length === 2;
+          }, 20_000, 'the store to recover after the server restarted');
+          expect(states).toEqual(['new', 'new']);
+          await store.markDone(batch);
+          expect(await store.claim(batch, 'worker-b', 30_000)).toEqual(['done', 'done', 'done']);
+        } finally {
+          await server.dispose();
+        }
+      }, 60_000);
+    }
+  });
+}
