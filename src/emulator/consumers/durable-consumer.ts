@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type { CloudEvent } from '../../types.js';
 import { MinHeap } from './min-heap.js';
 
 /**
@@ -21,7 +20,8 @@ const RETIRED_LEASES_REMEMBERED = 10_000;
 export interface ConsumerEvents {
   /** Sequence of the newest event of the tenant stream (0 when empty). */
   readonly head: number;
-  slice(first: number, last: number): CloudEvent[];
+  /** JSON texts of the events `first..last` inclusive, in stream order. */
+  slice(first: number, last: number): string[];
 }
 
 export interface PullRequest {
@@ -35,7 +35,8 @@ export interface Lease {
   leaseId: string;
   generation: number;
   attempt: number;
-  events: CloudEvent[];
+  /** The events as JSON texts, in stream order (the route concatenates them). */
+  eventsJson: string[];
 }
 
 export type PullResult =
@@ -314,7 +315,7 @@ export class DurableConsumer {
       leaseId: batch.leaseId,
       generation: batch.generation,
       attempt: batch.attempt,
-      events: this.stream.slice(batch.first, batch.last),
+      eventsJson: this.stream.slice(batch.first, batch.last),
     };
   }
 

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import type { AckResponse, LeaseBatch } from '../../types.js';
+import type { AckResponse } from '../../types.js';
 import type { EmulatorContext } from '../context.js';
 import { readJson } from '../http/body.js';
 import { HttpProblem, validationProblem } from '../http/problem.js';
@@ -71,15 +71,19 @@ function durableConsumer(destination: Destination) {
 
 /** Pull, acknowledge, pause and resume of durable consumers. */
 export function registerConsumerRoutes(ctx: EmulatorContext, tenants: Tenants, now: () => number = Date.now): void {
-  ctx.router.add('POST', '/v1/event-destinations/:id/pull', ({ req, params, query }): RouteReply => {
+  ctx.router.add('POST', '/v1/event-destinations/:id/pull', ({ req, res, params, query }): RouteReply | void => {
     const principal = ctx.authenticate(req, CONSUMER_SCOPES);
     const request = parsePullQuery(query);
     const consumer = durableConsumer(findDestination(tenants, principal.tenant, params.id!));
     const result = consumer.pull(request, now());
     switch (result.kind) {
       case 'lease': {
-        const body: LeaseBatch = result.lease;
-        return { status: 200, body };
+        // The lease batch (LeaseBatch) assembled from the events' stored JSON texts.
+        const { leaseId, generation, attempt, eventsJson } = result.lease;
+        const text = `{"leaseId":${JSON.stringify(leaseId)},"generation":${generation},"attempt":${attempt},"events":[${eventsJson.join(',')}]}`;
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+        res.end(text);
+        return;
       }
       case 'caught-up':
         return { status: 204 };

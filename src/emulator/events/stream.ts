@@ -9,9 +9,13 @@ import type { NewEvent } from '../context.js';
  * Events live in an array with a base offset: `events[i]` has sequence `baseSequence + i`. Events
  * every durable consumer has committed are trimmed in amortised O(1), so a long-running emulator
  * with a million events holds only the uncommitted tail.
+ *
+ * Each event is kept as its JSON text, serialised once at append: a pull response is then a
+ * concatenation (no per-pull stringify), the stored data is a snapshot the caller cannot mutate,
+ * and flat strings cost the garbage collector far less than a million object graphs.
  */
 export class EventStream {
-  private events: CloudEvent[] = [];
+  private events: string[] = [];
   /** Sequence of `events[0]`. */
   private baseSequence = 1;
   private lastSequence = 0;
@@ -47,14 +51,14 @@ export class EventStream {
         sequence: String(sequence),
         data: event.data,
       };
-      this.events.push(cloudEvent);
+      this.events.push(JSON.stringify(cloudEvent));
       appended.push(cloudEvent);
     }
     return appended;
   }
 
-  /** Events `first..last` inclusive; the range must not have been trimmed. */
-  slice(first: number, last: number): CloudEvent[] {
+  /** JSON texts of events `first..last` inclusive; the range must not have been trimmed. */
+  slice(first: number, last: number): string[] {
     if (first < this.baseSequence) {
       throw new Error(`events before sequence ${this.baseSequence} were trimmed (asked for ${first})`);
     }
