@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { createIdempotencyStore } from '../../src/idempotency/index.js';
+import { PostgresIdempotencyStore } from '../../src/idempotency/postgres.js';
+import { eventually, storeContract } from './contract.js';
+import { freePort, privatePostgresUnavailable, startPrivatePostgres } from './private-servers.js';
+
+const DATABASE_URL = process.env.DATABASE_URL;
+
+describe('postgres store environment', () => {
+  // CI must exercise the real adapter: a missing variable fails there instead of skipping quietly.
+  it.runIf(process.env.CI !== undefined)('has DATABASE_URL in CI', () => {
+    expect(DATABASE_URL, 'DATABASE_URL must be set in CI (eval "$(bash .ci/services.sh)")').toBeTruthy();
+  });
+  if (DATABASE_URL === undefined) console.warn('[idempotency] postgres suites skipped: DATABASE_URL is not set');
+});
+
+describe.skipIf(DATABASE_URL === undefined)('postgres store', () => {
+  const url = DATABASE_URL as string;
+  const unavailable = privatePostgresUnavailable();
+  if (unavailable !== undefined) console.warn(`[idempotency] postgres restart test skipped: ${unavailable}`);
+  storeContract('postgres', (options) => createIdempotencyStore(url, { ...options, poolSize: 2 }), {
+    shared: true,
+    ...(unavailable === undefined
+      ? { privateServer: () => startPrivatePostgres((serverUrl) => (options) => createIdempotencyStore(serverUrl, options)) }
+      : {}),
+  });
+
+  it('starts safely when several workers create the table at once', async () => {
+    const pg = (await import('pg')).default;
+    const admin = new pg.Pool({ connectionString: url, max: 1 });
+    const schema = `dw_test_${randomUUID().replaceAll('-', '')}`;
+    try {
+      await admin.query(`CREATE SCHEMA ${schema}`);
+      // A fresh schema (first on search_path) so the table really is created here, five times at once.
+      const schemaUrl = `${url}${url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+      const stores = await Promise.all(
+        Array.from({ length: 5 }, () => PostgresIdempotencyStore.open({ url: schemaUrl, prefix: 'p', doneTtlMs: 60_000, poolSize: 1 })),
+      );
+      const created = await admin.query('SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = $1', [schema]);
+      expect(created.rows[0].n).toBe(1);
+      expect(await stores[0]!.claim(['h:1'], 'a', 1_000)).toEqual(['new']);
+      expect(await stores[1]!.claim(['h:1'], 'b', 1_000)).toEqual(['busy']);
+      await Promise.all(stores.map((store) => store.close()));
+    } finally {
+      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.end();
+    }
+  });
+
+  it('deletes expired claims and done marks in its periodic sweep, and keeps live rows', async () => {
+    const prefix = `test-${randomUUID()}`;
+    const store = await PostgresIdempotencyStore.open({ url, prefix, doneTtlMs: 300 });
+    const pg = (await import('pg')).default;
+    const probe = new pg.Pool({ connectionString: url, max: 1 });
+    const rows = async () =>
+      (await probe.query('SELECT key FROM durable_worker_idempotency WHERE prefix = $1 ORDER BY key', [prefix])).rows.map((r) => r.key);
+    try {
+      await store.claim(['h:short'], 'a', 300);
+      await store.claim(['h:long'], 'a', 60_000);
+      await store.markDone(['h:done']);
+      expect(await rows()).toEqual(['h:done', 'h:long', 'h:short']);
+      let remaining: string[] = [];
+      await eventually(async () => {
+        await store.deleteExpired();
+        remaining = await rows();
+        return remaining.length === 1;
+      }, 10_000, 'the expired rows to be swept');
+      expect(remaining).toEqual(['h:long']);
+    } finally {
+      await probe.end();
+      await store.close();
+    }
+  });
+
+  it('fails to open with DW_ERR_STORE, without the password, when nothing listens', async () => {
+    const port = await freePort();
+    const failure = await createIdempotencyStore(`postgres://app:s3cret@127.0.0.1:${port}/app`, { prefix: 'p', doneTtlMs: 1_000 }).then(
+      () => undefined,
+      (err: unknown) => err as Error & { code?: string },
+    );
+    expect(failure?.code).toBe('DW_ERR_STORE');
+    expect(failure?.message).toContain(`127.0.0.1:${port}`);
+    expect(failure?.message).not.toContain('s3cret');
+  });
+});
