@@ -29,7 +29,10 @@ export function valueKind(value: IngestValue): ValueKind {
  * their digits at rest are those of the parsed value.
  */
 export function isInt64(value: number | bigint): boolean {
-  if (typeof value === 'number' && !Number.isInteger(value)) return false;
+  if (typeof value === 'number') {
+    if (!Number.isInteger(value)) return false;
+    if (Number.isSafeInteger(value)) return true;
+  }
   const big = BigInt(value);
   return big >= INT64_MIN && big <= INT64_MAX;
 }
@@ -55,24 +58,25 @@ export function listDelimiter(delimiter: string | null): string {
 export function valueProblem(value: IngestValue, type: PropertyDataType, delimiter: string | null): string | undefined {
   if (value === null) return undefined;
   const kind = valueKind(value);
-  const mismatch = `${type} property requires ${EXPECTED[type]} (got ${describeKind(value)})`;
+  // Built only on failure: this runs once per value of every request.
+  const mismatch = () => `${type} property requires ${EXPECTED[type]} (got ${describeKind(value)})`;
   switch (type) {
     case 'Text':
     case 'LocalizedText':
-      return kind === 'string' ? undefined : mismatch;
+      return kind === 'string' ? undefined : mismatch();
     case 'Timestamp':
-      if (kind !== 'string') return mismatch;
-      return isIso8601Timestamp(value as string) ? undefined : `${mismatch.slice(0, -1)} '${String(value)}')`;
+      if (kind !== 'string') return mismatch();
+      return isIso8601Timestamp(value as string) ? undefined : `${type} property requires ${EXPECTED[type]} (got '${String(value)}')`;
     case 'Boolean':
-      return kind === 'boolean' ? undefined : mismatch;
+      return kind === 'boolean' ? undefined : mismatch();
     case 'Integer':
       if (kind === 'integer' && isInt64(value as number | bigint)) return undefined;
-      return kind === 'integer' ? `${type} value ${String(value)} is outside the 64-bit integer range` : mismatch;
+      return kind === 'integer' ? `${type} value ${String(value)} is outside the 64-bit integer range` : mismatch();
     case 'Decimal':
-      return kind === 'integer' || kind === 'decimal' ? undefined : mismatch;
+      return kind === 'integer' || kind === 'decimal' ? undefined : mismatch();
     case 'List':
     case 'LocalizedList':
-      return kind === 'list' ? listElementsProblem(value as string[], listDelimiter(delimiter)) : mismatch;
+      return kind === 'list' ? listElementsProblem(value as string[], listDelimiter(delimiter)) : mismatch();
     case 'Wildcard':
       return kind === 'list' ? listElementsProblem(value as string[], listDelimiter(delimiter)) : undefined;
   }
@@ -102,7 +106,7 @@ export function serializeAtRest(value: IngestValue, delimiter: string | null): s
   if (Array.isArray(value)) return value.join(listDelimiter(delimiter));
   if (typeof value === 'bigint') return value.toString();
   // Whole numbers through BigInt so 1e21 stays digits, never exponent notation.
-  if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value).toString() : String(value);
+  if (typeof value === 'number') return Number.isSafeInteger(value) || !Number.isInteger(value) ? String(value) : BigInt(value).toString();
   return typeof value === 'boolean' ? String(value) : value;
 }
 
