@@ -23,14 +23,7 @@ export interface StartWorker {
 /** What `dev --demo` needs of the platform client. */
 export type DemoClient = Pick<PlatformClient, 'ingest' | 'close'>;
 
-async function load<T>(relative: string, name: string): Promise<T> {
-  const module = (await import(new URL(relative, import.meta.url).href)) as Record<string, unknown>;
-  const value = module[name];
-  if (typeof value !== 'function') throw new Error(`${relative} does not export ${name}()`);
-  return value as T;
-}
-
-export const loadStartWorker = () => load<StartWorker>('../worker/start.js', 'startWorker');
+export const loadStartWorker = async (): Promise<StartWorker> => (await import('../worker/start.js')).startWorker;
 export const loadStartEmulator = async () => (await import('../emulator/index.js')).startEmulator;
 export const loadHandlersLoader = async () => (await import('../handlers/loader.js')).loadHandlers;
 export const loadCreateClient = async () => (await import('../client/index.js')).createClient;

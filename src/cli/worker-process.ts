@@ -76,7 +76,10 @@ export async function runWorkerProcess(
       return 0;
     }
     worker = started.worker;
-    if (worker.metricsUrl !== undefined) logger.info({ url: worker.metricsUrl }, `metrics at ${worker.metricsUrl}`);
+    if (worker.metricsUrl !== undefined) {
+      const endpoint = worker.metricsUrl.endsWith('/metrics') ? worker.metricsUrl : `${worker.metricsUrl.replace(/\/$/, '')}/metrics`;
+      logger.info({ url: endpoint }, `metrics at ${endpoint}`);
+    }
     if (signalled) void close();
 
     const result = await Promise.race([worker.done, closed]);
