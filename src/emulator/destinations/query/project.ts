@@ -1,0 +1,46 @@
+import type { PropertyValue } from '../../../types.js';
+import type { ErrorBag } from '../../tags/seeding.js';
+import { resolveProperty } from './filter.js';
+import type { DestinationQuery } from './params.js';
+import type { EndpointSchema, ExposedProperty, Row } from './schema.js';
+
+export type Result = Record<string, unknown>;
+
+export interface Projection {
+  project(row: Row): Result;
+}
+
+/**
+ * Spec `select`: only these properties, by exposed name; omitted = every configured property.
+ * `listIds`: only IDs. We always keep `id` in a result so it can be told apart (our choice).
+ * `includeMeta`: `@meta` with `@timestamp`, `@id`, `@type` (the endpoint name, our choice), `@language`.
+ */
+export function compileProjection(query: DestinationQuery, schema: EndpointSchema, endpointName: string, bag: ErrorBag): Projection {
+  let fields: ExposedProperty[] = schema.properties;
+  if (query.listIds) fields = schema.properties.filter((p) => p.name === 'id');
+  else if (query.select) {
+    const chosen = new Set<ExposedProperty>([schema.byName.get('id')!]);
+    query.select.forEach((name, i) => {
+      // Select uses the exposed names only (spec: "names are the exposed names (alias if configured)").
+      const p = schema.byName.get(name);
+      if (p) chosen.add(p);
+      else bag.add(`select[${i}]`, resolveProperty(schema, name) ? `${name} is exposed under its alias.` : `Unknown property ${name} on this endpoint.`);
+    });
+    fields = schema.properties.filter((p) => chosen.has(p));
+  }
+  return {
+    project(row) {
+      const result: Result = {};
+      for (const p of fields) result[p.name] = valueOf(row.values.get(p.propertyId), p);
+      if (query.includeMeta) {
+        result['@meta'] = { '@timestamp': row.lastUpdated, '@id': row.id, '@type': endpointName, '@language': row.language };
+      }
+      return result;
+    },
+  };
+}
+
+function valueOf(value: PropertyValue | undefined, p: ExposedProperty): PropertyValue {
+  if (value === undefined) return p.multiValued ? [] : null;
+  return value;
+}

@@ -1,0 +1,142 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { gzipSync } from 'node:zlib';
+import type { SourceEntry } from '../../types.js';
+import type { EmulatorContext } from '../context.js';
+import { readBody, readJson } from '../http/body.js';
+import { HttpProblem } from '../http/problem.js';
+import { assertLoopback, isPlainObject } from '../tags/seeding.js';
+import { destinationOpenApi } from './openapi.js';
+import { parseGetQuery, parsePostQuery } from './query/params.js';
+import { runQuery } from './query/run.js';
+import { DestinationRegistry, parseDestinationSeed, type DestinationConfig } from './registry.js';
+import { DestinationTokens } from './tokens.js';
+
+export interface DestinationDeps {
+  /** The entries of a source in the read shape (wired to the sources module). An unknown source yields nothing. */
+  readSourceEntries(tenant: string, sourceId: string): Iterable<SourceEntry>;
+  /** The registered application with these credentials, or undefined (wired to the emulator's applications). */
+  verifyApplication(clientId: string, clientSecret: string): { tenant: string } | undefined;
+  /**
+   * Spec Authentication rule 8: a protected destination also accepts an issuer token whose audience
+   * is the API version ID. Wired to the issuer; without it only destination tokens are accepted.
+   */
+  isIssuerTokenForAudience?(token: string, apiVersionId: string): boolean;
+  /** Clock of token expiry and the token rate window, in epoch ms. Default `Date.now`. */
+  nowMs?: () => number;
+}
+
+export interface DestinationsModule {
+  registry: DestinationRegistry;
+}
+
+/**
+ * Spec: Destination query API, Issue a destination token; CONTRACT seeding `POST /_emulator/destinations`.
+ * Routes: `POST /destinations/{id}/token`, `GET /{customer}/{destination}/v1/openapi`,
+ * `GET|POST /{customer}/{destination}/v1/{endpoint}`.
+ */
+export function registerDestinationRoutes(ctx: EmulatorContext, deps: DestinationDeps): DestinationsModule {
+  const registry = new DestinationRegistry();
+  const tokens = new DestinationTokens(deps.nowMs ?? Date.now);
+
+  ctx.router.add('POST', '/_emulator/destinations', async ({ req }) => {
+    assertLoopback(req);
+    const config = registry.put(parseDestinationSeed(await readJson(req, ctx.maxBodyBytes)));
+    return { status: 201, body: { customer: config.customer, destination: config.destination, apiVersionId: config.apiVersionId } };
+  });
+
+  ctx.router.add('POST', '/destinations/:destinationId/token', async ({ req, params }) => {
+    const body = await readJson(req, ctx.maxBodyBytes);
+    const clientId = isPlainObject(body) ? body.clientId : undefined;
+    const clientSecret = isPlainObject(body) ? body.clientSecret : undefined;
+    const errors: Record<string, string[]> = {};
+    if (typeof clientId !== 'string' || clientId === '') errors.clientId = ['clientId is required.'];
+    if (typeof clientSecret !== 'string' || clientSecret === '') errors.clientSecret = ['clientSecret is required.'];
+    if (Object.keys(errors).length) throw new HttpProblem(400, 'One or more validation errors occurred.', errors);
+    const app = deps.verifyApplication(clientId as string, clientSecret as string);
+    if (!app) throw new HttpProblem(401, 'Unknown client or wrong secret.');
+    // Only requests with valid credentials count, so a stranger cannot exhaust an application's budget.
+    tokens.admit(clientId as string);
+    const destination = registry.resolveTokenTarget(params.destinationId!);
+    if (destination === 'ambiguous') throw new HttpProblem(400, `Several customers have a destination ${params.destinationId}; use its API version ID.`);
+    if (!destination) throw new HttpProblem(404, `Destination ${params.destinationId} does not exist.`);
+    if (destination.tenant !== app.tenant) throw new HttpProblem(403, 'The application does not belong to the tenant of this destination.');
+    return { status: 200, body: tokens.issue(destination.apiVersionId) };
+  });
+
+  const destinationOf = (req: IncomingMessage, customer: string, name: string): DestinationConfig => {
+    const destination = registry.get(customer, name);
+    if (!destination) throw new HttpProblem(404, `Destination ${customer}/${name} does not exist.`);
+    if (destination.protected) authorize(req, destination, tokens, deps);
+    return destination;
+  };
+  const entriesOf = (d: DestinationConfig): SourceEntry[] => [...deps.readSourceEntries(d.tenant, d.sourceId)];
+
+  ctx.router.add('GET', '/:customer/:destination/v1/openapi', ({ req, res, params }) => {
+    const destination = destinationOf(req, params.customer!, params.destination!);
+    sendJson(req, res, destinationOpenApi(destination, entriesOf(destination)));
+  });
+
+  const query = (method: 'GET' | 'POST') =>
+    async ({ req, res, params, query: search }: { req: IncomingMessage; res: ServerResponse; params: Record<string, string>; query: URLSearchParams }) => {
+      const destination = destinationOf(req, params.customer!, params.destination!);
+      const endpoint = destination.endpoints.find((e) => e.name === params.endpoint);
+      if (!endpoint) throw new HttpProblem(404, `Destination ${destination.customer}/${destination.destination} has no endpoint ${params.endpoint}.`);
+      const parsed = method === 'GET' ? parseGetQuery(search) : parsePostQuery(await readOptionalJson(req, ctx.maxBodyBytes));
+      sendJson(req, res, runQuery(destination, endpoint, entriesOf(destination), parsed));
+    };
+  ctx.router.add('GET', '/:customer/:destination/v1/:endpoint', query('GET'));
+  ctx.router.add('POST', '/:customer/:destination/v1/:endpoint', query('POST'));
+
+  return { registry };
+}
+
+/** Spec Authentication rule 8: a valid, unexpired bearer token on every request to a protected destination. */
+function authorize(req: IncomingMessage, destination: DestinationConfig, tokens: DestinationTokens, deps: DestinationDeps): void {
+  const header = req.headers.authorization ?? '';
+  const match = /^Bearer\s+(\S+)$/i.exec(header);
+  const challenge = { 'www-authenticate': 'Bearer' };
+  if (!match) throw new HttpProblem(401, 'This destination is protected: send Authorization: Bearer <token>.', undefined, challenge);
+  const token = match[1]!;
+  const ok = tokens.isValid(token, destination.apiVersionId) || deps.isIssuerTokenForAudience?.(token, destination.apiVersionId) === true;
+  if (!ok) throw new HttpProblem(401, 'The token is invalid, expired or not issued for this destination.', undefined, challenge);
+}
+
+/** Spec: every parameter is optional, so a POST without a body is a query without parameters. */
+async function readOptionalJson(req: IncomingMessage, maxBytes: number): Promise<unknown> {
+  const declared = req.headers['content-length'];
+  const chunked = req.headers['transfer-encoding'] !== undefined;
+  if (!chunked && (declared === undefined || declared === '0')) {
+    req.resume();
+    return {};
+  }
+  if (!req.headers['content-type']) {
+    const raw = await readBody(req, maxBytes);
+    if (raw.length === 0) return {};
+    throw new HttpProblem(415, 'Content-Type must be application/json.');
+  }
+  return readJson(req, maxBytes);
+}
+
+/** Spec: compression is opt-in via `Accept-Encoding: gzip`. */
+function sendJson(req: IncomingMessage, res: ServerResponse, body: unknown): void {
+  const json = Buffer.from(JSON.stringify(body), 'utf8');
+  const gzip = acceptsGzip(req.headers['accept-encoding']);
+  const payload = gzip ? gzipSync(json) : json;
+  res.writeHead(200, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': payload.length,
+    vary: 'Accept-Encoding',
+    ...(gzip ? { 'content-encoding': 'gzip' } : {}),
+  });
+  res.end(payload);
+}
+
+export function acceptsGzip(header: string | undefined): boolean {
+  if (!header) return false;
+  return header.split(',').some((part) => {
+    const [coding, ...params] = part.trim().toLowerCase().split(';');
+    if (coding !== 'gzip' && coding !== 'x-gzip') return false;
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    return q === undefined || Number(q.slice(2)) > 0;
+  });
+}
