@@ -1,0 +1,149 @@
+import type { ConsumerApi, PullResult } from '../client/consumer-api.js';
+import { isAbortError, isRetryable } from '../client/errors.js';
+import { ErrorCodes, hasCode } from '../errors.js';
+import { processBatch, type BatchContext } from './batch.js';
+import type { PullStatusLabel } from './events.js';
+import type { Readiness } from './readiness.js';
+import { backoffMs, sleep, withJitter } from './timing.js';
+
+/** Waits of the pull loop, in ms. Every wait is abortable by the drain signal. */
+export interface LoopTimings {
+  /** First wait after a 204 (caught up); doubles up to idleMaxMs, reset by work. Default 100. */
+  idleMinMs: number;
+  /** Default 2000. */
+  idleMaxMs: number;
+  /** Wait while the consumer is paused (409). Default 2000. */
+  pausedMs: number;
+  /** 429 without Retry-After, 5xx and network errors: base and ceiling of exponential backoff. Defaults 200 / 30000. */
+  errorBaseMs: number;
+  errorMaxMs: number;
+  /** 400/401/403/404: the configuration is wrong; retry slowly in case it is fixed. Default 15000. */
+  configRetryMs: number;
+}
+
+export const DEFAULT_LOOP_TIMINGS: LoopTimings = {
+  idleMinMs: 100,
+  idleMaxMs: 2_000,
+  pausedMs: 2_000,
+  errorBaseMs: 200,
+  errorMaxMs: 30_000,
+  configRetryMs: 15_000,
+};
+
+export interface LoopContext extends BatchContext {
+  api: ConsumerApi;
+  limit: number;
+  readiness: Readiness;
+  timings: LoopTimings;
+  /** The loop reports whether its last pull found the consumer caught up (for --exit-when-idle). */
+  onIdle(workerId: string, idle: boolean): void;
+}
+
+/** A status that retrying will not cure: the destination, credential or scope is wrong. */
+function configProblem(err: unknown): string | undefined {
+  const status = (err as { status?: unknown }).status;
+  if (hasCode(err, ErrorCodes.AUTH) && !isRetryable(err)) return 'the token issuer refused the client credentials (check --client-id, --client-secret, --tenant, --auth-url)';
+  if (!hasCode(err, ErrorCodes.API)) return undefined;
+  switch (status) {
+    case 400:
+      return 'pull answered 400: the destination is not a DURABLE_CONSUMER, or a pull option is out of range (check --destination, --limit, --visibility)';
+    case 401:
+      return 'pull answered 401 even with a fresh credential (check --api-key or the client credentials)';
+    case 403:
+      return 'pull answered 403: the credential lacks the read:events scope';
+    case 404:
+      return 'pull answered 404: no such event destination (check --destination and --tenant)';
+    default:
+      return undefined;
+  }
+}
+
+function statusLabel(err: unknown): PullStatusLabel {
+  const status = (err as { status?: unknown }).status;
+  if (hasCode(err, ErrorCodes.API) && typeof status === 'number') return status >= 500 ? '5xx' : '4xx';
+  return 'error';
+}
+
+/**
+ * One pull loop (one workerId): pull, process the batch, ack, repeat. ONE batch at a time: it never
+ * pulls while holding a lease (spec: pulling before acknowledging abandons the earlier batch).
+ * Stops pulling when `drainSignal` aborts; returns once the batch in hand is acked.
+ */
+export async function runPullLoop(ctx: LoopContext): Promise<void> {
+  const { api, drainSignal, timings, readiness, workerId } = ctx;
+  const log = ctx.logger;
+  let idleWaitMs = timings.idleMinMs;
+  let errorStreak = 0;
+  let lastConfigProblem: string | undefined;
+  let pausedLogged = false;
+
+  while (!drainSignal.aborted) {
+    const startedMs = Date.now();
+    let result: PullResult;
+    try {
+      await api.ensureCredential(ctx.forceSignal);
+      readiness.credentialObtained();
+      // Not the drain signal: a pull aborted mid-flight could leave a lease behind on the server.
+      result = await api.pull(ctx.destination, { limit: ctx.limit, visibilitySeconds: ctx.visibilitySeconds, workerId }, ctx.forceSignal);
+    } catch (err) {
+      if (ctx.forceSignal.aborted || isAbortError(err)) break;
+      ctx.events.emit('pull:done', { workerId, status: statusLabel(err), eventCount: 0, durationMs: Date.now() - startedMs });
+      ctx.onIdle(workerId, false);
+      const problem = configProblem(err);
+      if (problem !== undefined) {
+        readiness.configError(workerId, problem);
+        if (problem !== lastConfigProblem) log.error({ err }, `configuration error: ${problem}; retrying every ${Math.round(timings.configRetryMs / 1000)} s`);
+        lastConfigProblem = problem;
+        await sleep(withJitter(timings.configRetryMs), drainSignal);
+        continue;
+      }
+      errorStreak++;
+      const retryAfterMs = (err as { retryAfterMs?: unknown }).retryAfterMs;
+      const waitMs = typeof retryAfterMs === 'number' ? retryAfterMs : backoffMs(errorStreak, timings.errorBaseMs, timings.errorMaxMs);
+      log.warn({ err, waitMs, errorStreak, retryable: isRetryable(err) }, 'pull failed: backing off');
+      await sleep(waitMs, drainSignal);
+      continue;
+    }
+
+    errorStreak = 0;
+    if (lastConfigProblem !== undefined) log.info('pull works again: configuration problem cleared');
+    lastConfigProblem = undefined;
+    readiness.configOk(workerId);
+    const eventCount = result.status === 200 ? result.batch.events.length : 0;
+    ctx.events.emit('pull:done', { workerId, status: String(result.status) as PullStatusLabel, eventCount, durationMs: Date.now() - startedMs });
+    if (result.status !== 409) pausedLogged = false;
+
+    switch (result.status) {
+      case 200: {
+        ctx.onIdle(workerId, false);
+        idleWaitMs = timings.idleMinMs;
+        const batch = result.batch;
+        ctx.events.emit('batch:pulled', { workerId, leaseId: batch.leaseId, generation: batch.generation, attempt: batch.attempt, events: batch.events });
+        await processBatch(ctx, batch, startedMs);
+        break;
+      }
+      case 204:
+        ctx.events.emit('caught-up', { workerId, at: Date.now() });
+        ctx.onIdle(workerId, true);
+        await sleep(withJitter(idleWaitMs), drainSignal);
+        idleWaitMs = Math.min(timings.idleMaxMs, idleWaitMs * 2);
+        break;
+      case 409:
+        // Paused: acks are still accepted (spec), and we hold none here; just wait.
+        ctx.onIdle(workerId, false);
+        if (!pausedLogged) log.info('consumer is paused (409): waiting for it to resume');
+        pausedLogged = true;
+        await sleep(withJitter(timings.pausedMs), drainSignal);
+        break;
+      case 429: {
+        // 1,000 events leased and unacknowledged (spec): other workers hold the window.
+        ctx.onIdle(workerId, false);
+        errorStreak++;
+        const waitMs = result.retryAfterMs ?? backoffMs(errorStreak, timings.errorBaseMs, timings.errorMaxMs);
+        log.debug({ waitMs }, 'in-flight window full (429): backing off');
+        await sleep(waitMs, drainSignal);
+        break;
+      }
+    }
+  }
+}

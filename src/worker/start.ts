@@ -1,0 +1,230 @@
+import { EventEmitter } from 'node:events';
+import type { Logger } from 'pino';
+import type { ConsumerApi } from '../client/consumer-api.js';
+import type { WorkerConfig } from '../config/types.js';
+import { createDeadLetterSink } from '../dead-letter/index.js';
+import type { DeadLetterSink } from '../dead-letter/sink.js';
+import { createDispatcher } from '../dispatch/index.js';
+import type { Dispatcher } from '../dispatch/types.js';
+import { loadHandlerSet } from '../handlers/handler-set.js';
+import type { LoadedHandler } from '../handlers/loader.js';
+import { Router } from '../handlers/router.js';
+import type { IdempotencyStore } from '../idempotency/store.js';
+import type { WorkerEmitter } from './events.js';
+import { FirstFailures } from './event-runner.js';
+import { InFlightCounter } from './in-flight.js';
+import { DEFAULT_LOOP_TIMINGS, runPullLoop, type LoopContext, type LoopTimings } from './loop.js';
+import { Readiness } from './readiness.js';
+import { createSupervisor } from './supervisor.js';
+import { RateLimiter } from './timing.js';
+
+export type WorkerEnd = { reason: 'idle' | 'closed' | 'fatal'; error?: unknown };
+
+export interface RunningWorker {
+  /** Drains: stops pulling, lets events in flight finish within shutdownTimeoutSeconds, then aborts the rest and acks their batches `failed`. Idempotent. */
+  close(): Promise<void>;
+  /** Resolves when the worker has stopped: `idle` (--exit-when-idle), `closed`, or `fatal`. */
+  done: Promise<WorkerEnd>;
+  /** Base URL of the health + metrics server (`${metricsUrl}/metrics`). */
+  metricsUrl: string | undefined;
+  /** The worker's event bus (metrics and logs subscribe to it). */
+  events: WorkerEmitter;
+  /** /readyz state. */
+  readonly ready: boolean;
+}
+
+export interface StartWorkerOptions {
+  /** Default: a pino logger at config.logLevel on stdout. */
+  logger?: Logger;
+  /** Default: the platform client built from the config (closed by the worker). */
+  client?: ConsumerApi;
+  /** Default: the store named by config.idempotencyUrl (closed by the worker). */
+  store?: IdempotencyStore;
+  /** Default: the sink named by config.deadLetterUrl. */
+  deadLetter?: DeadLetterSink;
+  /** Pull loop waits (tests shorten them). */
+  timings?: Partial<LoopTimings>;
+  /** Interval of the summary log line; default 60 s. */
+  summaryIntervalMs?: number;
+  /** Serve /healthz, /readyz, /metrics (default true). */
+  healthServer?: boolean;
+}
+
+type Cleanup = { name: string; run: () => unknown };
+
+async function runCleanups(cleanups: Cleanup[], logger: Logger): Promise<void> {
+  for (const cleanup of cleanups.splice(0).reverse()) {
+    try {
+      await cleanup.run();
+    } catch (err) {
+      logger.warn({ err }, `shutdown: closing ${cleanup.name} failed`);
+    }
+  }
+}
+
+/**
+ * Assembles and starts a worker: logger, client, idempotency store, dead-letter sink, handlers
+ * (folder + `@forward`), dispatcher, metrics + health server, summary, supervisor. Start-up problems
+ * (a bad handler module: DW_ERR_HANDLER_LOAD; a taken port or bad URL: DW_ERR_CONFIG; an unreachable
+ * store: DW_ERR_STORE) reject, after closing whatever was already opened.
+ */
+export async function startWorker(config: WorkerConfig, options: StartWorkerOptions = {}): Promise<RunningWorker> {
+  const logger = options.logger ?? (await import('../observability/logger.js')).createLogger({ level: config.logLevel });
+  const events = new EventEmitter() as WorkerEmitter;
+  events.setMaxListeners(50);
+  const readiness = new Readiness(events);
+  const inFlight = new InFlightCounter(events);
+  const cleanups: Cleanup[] = [];
+  const forward = config.forwardUrl === undefined ? undefined : { url: config.forwardUrl, mode: config.forwardMode };
+
+  let client: ConsumerApi;
+  let store: IdempotencyStore;
+  let deadLetter: DeadLetterSink;
+  let dispatcher: Dispatcher;
+  let router: Router<LoadedHandler>;
+  let metricsUrl: string | undefined;
+  try {
+    const handlers = await loadHandlerSet({ handlersDir: config.handlersDir, forward });
+    router = new Router(handlers);
+    logger.info({ handlers: handlers.map((h) => ({ name: h.name, types: h.types })) }, `loaded ${handlers.length} handler(s)`);
+
+    if (options.client === undefined) {
+      const { createClient } = await import('../client/index.js');
+      const owned = createClient({
+        baseUrl: config.baseUrl,
+        authUrl: config.authUrl,
+        ...(config.tenant === undefined ? {} : { tenant: config.tenant }),
+        ...(config.clientId === undefined ? {} : { clientId: config.clientId }),
+        ...(config.clientSecret === undefined ? {} : { clientSecret: config.clientSecret }),
+        ...(config.apiKey === undefined ? {} : { apiKey: config.apiKey }),
+        connections: Math.max(2, config.workers * 2),
+      });
+      cleanups.push({ name: 'platform client', run: () => owned.close() });
+      client = owned;
+    } else client = options.client;
+
+    if (options.store === undefined) {
+      const { createIdempotencyStore } = await import('../idempotency/index.js');
+      const owned = await createIdempotencyStore(config.idempotencyUrl, { prefix: config.idempotencyPrefix, doneTtlMs: config.idempotencyTtlMs, poolSize: config.workers + 1 });
+      cleanups.push({ name: 'idempotency store', run: () => owned.close() });
+      store = owned;
+    } else store = options.store;
+
+    deadLetter = options.deadLetter ?? createDeadLetterSink(config.deadLetterUrl);
+    cleanups.push({ name: 'dead-letter sink', run: () => deadLetter.close() });
+
+    dispatcher = await createDispatcher({
+      isolation: config.isolation,
+      handlers,
+      handlersDir: config.handlersDir,
+      forward,
+      logger,
+      logLevel: config.logLevel,
+      workers: config.workers,
+      concurrency: config.concurrency,
+      defaultTimeoutMs: config.handlerTimeoutMs,
+    });
+    cleanups.push({ name: 'dispatcher', run: () => dispatcher.close() });
+
+    const { createMetrics } = await import('../observability/metrics.js');
+    const metrics = createMetrics({ events, destination: config.destination });
+    cleanups.push({ name: 'metrics', run: () => metrics.close() });
+    if (options.healthServer ?? true) {
+      const { startHealthServer } = await import('../observability/health-server.js');
+      const server = await startHealthServer({ port: config.metricsPort, host: config.metricsHost, registry: metrics.registry, isReady: () => readiness.ready, logger });
+      cleanups.push({ name: 'health server', run: () => server.close() });
+      metricsUrl = server.url;
+    }
+    const { startSummary } = await import('../observability/summary.js');
+    const summary = startSummary({ events, logger, ...(options.summaryIntervalMs === undefined ? {} : { intervalMs: options.summaryIntervalMs }) });
+    cleanups.push({ name: 'summary', run: () => summary.stop() });
+  } catch (err) {
+    await runCleanups(cleanups, logger);
+    throw err;
+  }
+  readiness.handlersLoaded();
+
+  const drain = new AbortController();
+  const force = new AbortController();
+  const idleWorkers = new Set<string>();
+  let endReason: WorkerEnd | undefined;
+  let resolveDone: (end: WorkerEnd) => void = () => {};
+  const done = new Promise<WorkerEnd>((resolve) => (resolveDone = resolve));
+  let closing: Promise<void> | undefined;
+
+  const loopContext: Omit<LoopContext, 'workerId' | 'logger'> = {
+    api: client,
+    store,
+    dispatcher,
+    deadLetter,
+    events,
+    router,
+    inFlight,
+    readiness,
+    destination: config.destination,
+    limit: config.limit,
+    visibilitySeconds: config.visibilitySeconds,
+    concurrency: config.concurrency,
+    maxAttempts: config.maxAttempts,
+    firstFailures: new FirstFailures(),
+    nearDeadlineWarnings: new RateLimiter(60_000),
+    drainSignal: drain.signal,
+    forceSignal: force.signal,
+    timings: { ...DEFAULT_LOOP_TIMINGS, ...options.timings },
+    onIdle(workerId, idle) {
+      if (idle) idleWorkers.add(workerId);
+      else idleWorkers.delete(workerId);
+      // CONTRACT --exit-when-idle: every worker got 204 and nothing is in flight.
+      if (config.exitWhenIdle && idle && idleWorkers.size === config.workers && inFlight.count === 0 && endReason === undefined) {
+        endReason = { reason: 'idle' };
+        logger.info('every worker is caught up and nothing is in flight: stopping (--exit-when-idle)');
+        void close();
+      }
+    },
+  };
+
+  const supervisor = createSupervisor({
+    workers: config.workers,
+    workerIdPrefix: config.workerIdPrefix,
+    events,
+    logger,
+    runLoop: (workerId) => runPullLoop({ ...loopContext, workerId, logger: logger.child({ workerId }) }),
+  });
+  const running = supervisor.run(drain.signal).catch((err: unknown) => {
+    endReason ??= { reason: 'fatal', error: err };
+    logger.fatal({ err }, 'supervisor failed');
+    void close();
+  });
+
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      drain.abort();
+      const shutdownMs = config.shutdownTimeoutSeconds * 1_000;
+      // Phase 2 of the drain: abort what is still running; its batches are acked `failed` at once.
+      const forceTimer = setTimeout(() => {
+        logger.warn({ inFlight: inFlight.count, shutdownTimeoutSeconds: config.shutdownTimeoutSeconds }, 'shutdown timeout: aborting events still in flight');
+        force.abort();
+      }, shutdownMs);
+      try {
+        await running;
+      } finally {
+        clearTimeout(forceTimer);
+        force.abort();
+        await runCleanups(cleanups, logger);
+      }
+      resolveDone(endReason ?? { reason: 'closed' });
+    })();
+    return closing;
+  };
+
+  logger.info({ workers: config.workers, destination: config.destination, isolation: config.isolation }, 'worker started');
+  return {
+    close,
+    done,
+    metricsUrl,
+    events,
+    get ready() {
+      return readiness.ready;
+    },
+  };
+}

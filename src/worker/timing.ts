@@ -1,0 +1,46 @@
+import { setTimeout as delay } from 'node:timers/promises';
+
+/**
+ * Safety margin between the batch deadline and the lease expiry: time to abort handlers, write done
+ * marks and get the `failed` ack to the server before the lease expires (spec: an expired lease is
+ * redelivered with a higher generation and a late ack is `stale`). 10 % of the lease, at least 1 s,
+ * but never more than half the lease (a 1 s lease still gets 500 ms of work).
+ */
+export function safetyMarginMs(visibilityMs: number): number {
+  return Math.min(visibilityMs / 2, Math.max(1_000, visibilityMs * 0.1));
+}
+
+/** Sleeps `ms`, or less when `signal` aborts; never throws. */
+export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (ms <= 0 || signal?.aborted) return;
+  await delay(ms, undefined, { signal }).catch(() => {});
+}
+
+/** Full jitter (AWS architecture blog): uniform in [0, min(maxMs, baseMs * 2^(attempt-1))]. */
+export function backoffMs(attempt: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
+  const ceiling = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
+  return Math.round(random() * ceiling);
+}
+
+/** Equal jitter: at least half the value, so idle pulls never hammer the server. */
+export function withJitter(ms: number, random: () => number = Math.random): number {
+  return Math.round(ms / 2 + random() * (ms / 2));
+}
+
+/** Logs at most once per `intervalMs` per key (e.g. the near-deadline warning). */
+export class RateLimiter {
+  readonly #intervalMs: number;
+  readonly #last = new Map<string, number>();
+
+  constructor(intervalMs: number) {
+    this.#intervalMs = intervalMs;
+  }
+
+  /** True when the caller may act now for `key`. */
+  allow(key: string, nowMs: number = Date.now()): boolean {
+    const last = this.#last.get(key);
+    if (last !== undefined && nowMs - last < this.#intervalMs) return false;
+    this.#last.set(key, nowMs);
+    return true;
+  }
+}

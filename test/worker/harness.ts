@@ -1,0 +1,106 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pino from 'pino';
+import type { WorkerConfig } from '../../src/config/types.js';
+import type { DeadLetterRecord } from '../../src/dead-letter/sink.js';
+import type { ConsumerStateSummary, RunningEmulator } from '../../src/emulator/index.js';
+import type { CloudEvent } from '../../src/types.js';
+
+export const BEHAVIOURS = fileURLToPath(new URL('../fixtures/handlers-behaviours', import.meta.url));
+export const TENANT = 'dev-tenant';
+export const silent = pino({ level: 'silent' });
+
+/** A fresh durable consumer: it starts at the head, so it sees only the events appended after it. */
+export async function createConsumer(emulator: RunningEmulator, prefix = 'worker-test'): Promise<string> {
+  const id = `${prefix}-${randomUUID().slice(0, 8)}`;
+  const response = await fetch(`${emulator.url}/_emulator/tenants/${TENANT}/event-destinations`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ id, type: 'DURABLE_CONSUMER' }),
+  });
+  if (response.status !== 201) throw new Error(`creating consumer ${id}: ${response.status} ${await response.text()}`);
+  return id;
+}
+
+export function consumerState(emulator: RunningEmulator, id: string): ConsumerStateSummary {
+  const tenant = emulator.state().tenants.find((t) => t.id === TENANT);
+  const consumer = tenant?.consumers.find((c) => c.id === id);
+  if (consumer === undefined) throw new Error(`no consumer ${id}`);
+  return consumer;
+}
+
+export function tempDir(label: string): string {
+  return mkdtempSync(join(tmpdir(), `dw-${label}-`));
+}
+
+export function workerConfig(emulator: RunningEmulator, destination: string, dir: string, overrides: Partial<WorkerConfig> = {}): WorkerConfig {
+  const id = randomUUID().slice(0, 8);
+  return {
+    baseUrl: emulator.url,
+    authUrl: emulator.url,
+    destination,
+    tenant: TENANT,
+    clientId: 'dev-client',
+    clientSecret: 'dev-secret',
+    handlersDir: BEHAVIOURS,
+    workers: 1,
+    workerIdPrefix: `w-${id}`,
+    limit: 20,
+    visibilitySeconds: 10,
+    concurrency: 8,
+    maxAttempts: 3,
+    idempotencyUrl: 'memory',
+    idempotencyPrefix: `test-${id}`,
+    idempotencyTtlMs: 600_000,
+    deadLetterUrl: `file:${join(dir, 'dead-letter.jsonl')}`,
+    metricsPort: 0,
+    metricsHost: '127.0.0.1',
+    exitWhenIdle: false,
+    logLevel: 'silent',
+    isolation: 'none',
+    shutdownTimeoutSeconds: 5,
+    forwardMode: 'binary',
+    ...overrides,
+  };
+}
+
+/** Fast loop waits so tests finish quickly. */
+export const FAST = { idleMinMs: 20, idleMaxMs: 100, pausedMs: 100, errorBaseMs: 20, errorMaxMs: 200, configRetryMs: 200 };
+
+export function appendBehave(emulator: RunningEmulator, count: number, data: (i: number) => Record<string, unknown>, subject: (i: number) => string = (i) => `s-${i}`, type = 'behave.test'): CloudEvent[] {
+  const events = Array.from({ length: count }, (_, i) => ({ type, subject: subject(i), data: data(i) }));
+  const out: CloudEvent[] = [];
+  // The emulator takes any batch size; chunks keep single calls small.
+  for (let i = 0; i < events.length; i += 1_000) out.push(...emulator.appendEvents(TENANT, events.slice(i, i + 1_000)));
+  return out;
+}
+
+/** Lines of a record file: `<handler> <event id> <subject> <sequence> <attempt>`. */
+export function records(file: string): { handler: string; eventId: string; subject: string; sequence: string; attempt: number }[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [handler = '', eventId = '', subject = '', sequence = '', attempt = '0'] = line.split(' ');
+      return { handler, eventId, subject, sequence, attempt: Number(attempt) };
+    });
+}
+
+export function deadLetters(file: string): DeadLetterRecord[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as DeadLetterRecord);
+}
+
+export async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

@@ -1,0 +1,116 @@
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import type { EventOutcome } from '../../src/worker/events.js';
+import { startWorker, type RunningWorker } from '../../src/worker/start.js';
+import { appendBehave, consumerState, createConsumer, deadLetters, FAST, records, silent, tempDir, waitFor, workerConfig } from './harness.js';
+
+let emulator: RunningEmulator;
+const running: RunningWorker[] = [];
+
+beforeAll(async () => {
+  emulator = await startEmulator({ port: 0 });
+});
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((w) => w.close()));
+});
+afterAll(async () => {
+  await emulator?.close();
+});
+
+function countOutcomes(worker: RunningWorker): Record<EventOutcome, number> {
+  const counts: Record<EventOutcome, number> = { ok: 0, failed: 0, duplicate: 0, dead_lettered: 0 };
+  worker.events.on('event:done', (e) => void counts[e.outcome]++);
+  return counts;
+}
+
+for (const isolation of ['none', 'thread'] as const) {
+  describe(`worker against the emulator (isolation ${isolation})`, () => {
+    it('runs every matching handler once per event, commits to the head, exits when idle', async () => {
+      const dir = tempDir('basic');
+      const record = join(dir, 'effects.log');
+      const destination = await createConsumer(emulator);
+      const events = appendBehave(emulator, 50, () => ({ behaviour: 'ok', record }), (i) => `s-${i % 7}`, 'behave.multi');
+      appendBehave(emulator, 5, () => ({ record }), (i) => `u-${i}`, 'unrouted.type');
+      const worker = await startWorker(workerConfig(emulator, destination, dir, { isolation, exitWhenIdle: true }), { logger: silent, timings: FAST });
+      running.push(worker);
+      const counts = countOutcomes(worker);
+      expect(await worker.done).toEqual({ reason: 'idle' });
+      const lines = records(record);
+      // behave.multi matches behave (behave.*) and nested/second: two effects per event.
+      expect(lines.length).toBe(100);
+      expect(new Set(lines.map((l) => `${l.handler}:${l.eventId}`)).size).toBe(100);
+      expect(new Set(lines.map((l) => l.handler))).toEqual(new Set(['behave', 'nested/second']));
+      expect(counts.ok).toBe(105);
+      const state = consumerState(emulator, destination);
+      expect(state.committed).toBe(state.head);
+      expect(state.leased).toBe(0);
+      expect(events.at(-1)?.sequence).toBeDefined();
+    });
+
+    it('retries a failing handler: failed first, then ok on the next attempt', async () => {
+      const dir = tempDir('retry');
+      const record = join(dir, 'effects.log');
+      const destination = await createConsumer(emulator);
+      appendBehave(emulator, 10, () => ({ behaviour: 'fail-until', untilAttempt: 2, record }));
+      const worker = await startWorker(workerConfig(emulator, destination, dir, { isolation, exitWhenIdle: true }), { logger: silent, timings: FAST });
+      running.push(worker);
+      const counts = countOutcomes(worker);
+      expect((await worker.done).reason).toBe('idle');
+      const lines = records(record);
+      expect(lines.length).toBe(10);
+      expect(lines.every((l) => l.attempt === 2)).toBe(true);
+      expect(counts.failed).toBe(10);
+      expect(counts.ok).toBe(10);
+      expect(deadLetters(join(dir, 'dead-letter.jsonl'))).toEqual([]);
+    });
+
+    it('dead-letters an always-failing event after maxAttempts and a PermanentError at once', async () => {
+      const dir = tempDir('dlq');
+      const record = join(dir, 'effects.log');
+      const destination = await createConsumer(emulator);
+      const [failing] = appendBehave(emulator, 1, () => ({ behaviour: 'fail' }), () => 'bad');
+      const [permanent] = appendBehave(emulator, 1, () => ({ behaviour: 'permanent' }), () => 'perm');
+      appendBehave(emulator, 3, () => ({ behaviour: 'ok', record }), (i) => `good-${i}`);
+      const config = workerConfig(emulator, destination, dir, { isolation, exitWhenIdle: true, maxAttempts: 3 });
+      const worker = await startWorker(config, { logger: silent, timings: FAST });
+      running.push(worker);
+      const counts = countOutcomes(worker);
+      expect((await worker.done).reason).toBe('idle');
+      const dead = deadLetters(join(dir, 'dead-letter.jsonl'));
+      expect(dead.map((d) => [d.event.id, d.reason, d.attempt, d.handler]).sort()).toEqual(
+        [
+          [failing?.id, 'max-attempts', 3, 'behave'],
+          [permanent?.id, 'permanent', 1, 'behave'],
+        ].sort(),
+      );
+      const maxed = dead.find((d) => d.reason === 'max-attempts');
+      expect(maxed?.error.message).toContain('always fails');
+      expect(maxed?.error.stack).toContain('behave.ts');
+      expect(maxed?.firstFailedAt).toBeDefined();
+      expect(maxed?.workerId).toBe(`${config.workerIdPrefix}-0`);
+      expect(dead.find((d) => d.reason === 'permanent')?.error.code).toBe('DW_ERR_PERMANENT');
+      expect(counts.dead_lettered).toBe(2);
+      expect(records(record).length).toBe(3);
+      const state = consumerState(emulator, destination);
+      expect(state.committed).toBe(state.head);
+    });
+
+    it('keeps events of one subject in stream order under concurrency', async () => {
+      const dir = tempDir('order');
+      const record = join(dir, 'effects.log');
+      const destination = await createConsumer(emulator);
+      // Random sleeps would reorder events if one subject's events ran side by side.
+      appendBehave(emulator, 120, (i) => ({ behaviour: 'sleep', sleepMs: (i * 7919) % 13, record }), (i) => `subject-${i % 4}`);
+      const worker = await startWorker(workerConfig(emulator, destination, dir, { isolation, exitWhenIdle: true, limit: 40, concurrency: 8 }), { logger: silent, timings: FAST });
+      running.push(worker);
+      expect((await worker.done).reason).toBe('idle');
+      const lines = records(record);
+      expect(lines.length).toBe(120);
+      for (let s = 0; s < 4; s++) {
+        const sequences = lines.filter((l) => l.subject === `subject-${s}`).map((l) => Number(l.sequence));
+        expect(sequences).toEqual([...sequences].sort((a, b) => a - b));
+      }
+    });
+  });
+}
