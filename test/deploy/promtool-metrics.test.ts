@@ -1,4 +1,10 @@
 import { EventEmitter } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startEmulator } from '../../src/emulator/index.js';
+import { startWorker } from '../../src/worker/start.js';
+import { startTestApp } from '../forward/app-server.js';
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/observability/metrics.js';
 import type { WorkerEmitter, WorkerEventMap } from '../../src/worker/events.js';
@@ -39,6 +45,65 @@ describe.skipIf(promtool.skip)('promtool check metrics', () => {
       expect(verdict.ok, verdict.output).toBe(true);
     } finally {
       metrics.close();
+    }
+  });
+
+  it('a real scrape of a running worker (emulator + forwarding app) passes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dw-scrape-'));
+    const emulator = await startEmulator({ port: 0 });
+    const app = await startTestApp('/events');
+    const events = emulator.appendEvents('dev-tenant', [
+      { type: 'scrape.ok', subject: 'a', data: { n: 1 } },
+      { type: 'scrape.bad', subject: 'b', data: { n: 2 } },
+    ]);
+    app.behaviours.set(events[1]!.id, 400);
+    const worker = await startWorker({
+      baseUrl: emulator.url,
+      authUrl: emulator.url,
+      destination: 'dev-consumer',
+      tenant: 'dev-tenant',
+      clientId: 'dev-client',
+      clientSecret: 'dev-secret',
+      handlersDir: join(dir, 'none'),
+      workers: 1,
+      workerIdPrefix: 'scrape',
+      limit: 10,
+      visibilitySeconds: 10,
+      concurrency: 4,
+      maxAttempts: 2,
+      idempotencyUrl: 'memory',
+      idempotencyPrefix: 'scrape',
+      idempotencyTtlMs: 60_000,
+      deadLetterUrl: `file:${join(dir, 'dead-letter.jsonl')}`,
+      metricsPort: 0,
+      metricsHost: '127.0.0.1',
+      exitWhenIdle: false,
+      logLevel: 'silent',
+      isolation: 'none',
+      shutdownTimeoutSeconds: 2,
+      forwardUrl: app.url,
+      forwardMode: 'binary',
+    });
+    try {
+      const base = worker.metricsUrl!.replace(/\/metrics$/, '');
+      // Poll until the outcomes of both events are visible, so histogram and labelled series exist.
+      let text = '';
+      const deadline = Date.now() + 20_000;
+      while (!/durable_worker_events_total\{type="scrape\.bad",outcome="dead_lettered"\} 1/.test(text)) {
+        if (Date.now() > deadline) throw new Error(`metrics never showed the dead letter:\n${text}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        text = await (await fetch(`${base}/metrics`)).text();
+      }
+      expect(text).toMatch(/^durable_worker_handler_duration_seconds_count\{type="scrape\.ok"\} 1$/m);
+      expect(text).toMatch(/^process_resident_memory_bytes \d+/m);
+      const verdict = checkMetrics(promtool.path!, text);
+      expect(verdict.unexpected).toEqual([]);
+      expect(verdict.ok, verdict.output).toBe(true);
+    } finally {
+      await worker.close();
+      await app.close();
+      await emulator.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
