@@ -1,0 +1,96 @@
+import { randomUUID } from 'node:crypto';
+import type { EmulatorContext, Principal } from '../context.js';
+import { readJson } from '../http/body.js';
+import { HttpProblem } from '../http/problem.js';
+import { validateLegacyImport, type LegacyImportEntry } from './validate.js';
+
+/** Spec Authentication rule 4: legacy import accepts either permission. */
+export const LEGACY_IMPORT_SCOPES = ['import-datasource', 'write:sources'] as const;
+/** The spec gives no number for the import request-rate budget; ours, per tenant, is configurable. */
+export const DEFAULT_IMPORT_REQUESTS_PER_MINUTE = 600;
+
+export interface LegacyImportDeps {
+  /** Queues validated entries for asynchronous ingest into the source (wired to the sources module). */
+  enqueueImport(tenant: string, dataSource: string, entries: LegacyImportEntry[]): void | Promise<void>;
+  /** Whether the source exists; unknown sources answer 404. Default: every source exists (development auto-create). */
+  sourceExists?(tenant: string, dataSource: string): boolean;
+  /** Import requests per minute per tenant before 429 (verify never counts). Default 600. */
+  importRequestsPerMinute?: number;
+  /** Clock of the rate window, epoch ms. Default `Date.now`. */
+  nowMs?: () => number;
+}
+
+/** `202` answer of an accepted import (shape not shown in the spec: modelled on the typed ingest response). */
+export interface LegacyImportAccepted {
+  correlationId: string;
+  dataSource: string;
+  acceptedAt: string;
+  acceptedEntryCount: number;
+}
+
+/** `200` answer of verify (shape not shown in the spec). */
+export interface LegacyImportVerified {
+  dataSource: string;
+  valid: true;
+  entryCount: number;
+}
+
+/**
+ * Spec: Legacy import operations. `POST /datasources/{dataSource}/import/verify` validates without
+ * queueing and without consuming the request-rate budget; `POST /datasources/{dataSource}/import`
+ * answers `202` when queued. Invalid input is a `400` validation problem for both.
+ */
+export function registerLegacyImportRoutes(ctx: EmulatorContext, deps: LegacyImportDeps): void {
+  const nowMs = deps.nowMs ?? Date.now;
+  const perMinute = deps.importRequestsPerMinute ?? DEFAULT_IMPORT_REQUESTS_PER_MINUTE;
+  const windows = new Map<string, number[]>();
+
+  const admit = (tenant: string): void => {
+    const now = nowMs();
+    const recent = (windows.get(tenant) ?? []).filter((at) => at > now - 60_000);
+    windows.set(tenant, recent);
+    if (recent.length >= perMinute) {
+      const retryAfterSeconds = Math.max(1, Math.ceil((recent[0]! + 60_000 - now) / 1000));
+      throw new HttpProblem(429, `Import request rate above ${perMinute} per minute for this tenant.`, undefined, {
+        'retry-after': String(retryAfterSeconds),
+      });
+    }
+    recent.push(now);
+  };
+
+  const prepare = async (principal: Principal, dataSource: string, req: Parameters<typeof readJson>[0]) => {
+    // Spec Authentication rule 5: data-provider (and source-restricted) credentials reach only their sources.
+    if (principal.sources !== 'all' && !principal.sources.has(dataSource)) {
+      req.resume();
+      throw new HttpProblem(403, `This credential is not granted access to source ${dataSource}.`);
+    }
+    if (deps.sourceExists && !deps.sourceExists(principal.tenant, dataSource)) {
+      req.resume();
+      throw new HttpProblem(404, `Source ${dataSource} does not exist.`);
+    }
+    const { request, errors } = validateLegacyImport(await readJson(req, ctx.maxBodyBytes));
+    if (!request) throw new HttpProblem(400, 'One or more validation errors occurred.', errors);
+    return request;
+  };
+
+  ctx.router.add('POST', '/datasources/:dataSource/import/verify', async ({ req, params }) => {
+    const principal = ctx.authenticate(req, LEGACY_IMPORT_SCOPES);
+    const request = await prepare(principal, params.dataSource!, req);
+    const body: LegacyImportVerified = { dataSource: params.dataSource!, valid: true, entryCount: request.entries.length };
+    return { status: 200, body };
+  });
+
+  ctx.router.add('POST', '/datasources/:dataSource/import', async ({ req, params }) => {
+    const principal = ctx.authenticate(req, LEGACY_IMPORT_SCOPES);
+    admit(principal.tenant);
+    const request = await prepare(principal, params.dataSource!, req);
+    await deps.enqueueImport(principal.tenant, params.dataSource!, request.entries);
+    const body: LegacyImportAccepted = {
+      correlationId: randomUUID(),
+      dataSource: params.dataSource!,
+      acceptedAt: new Date(nowMs()).toISOString(),
+      acceptedEntryCount: request.entries.length,
+    };
+    return { status: 202, body };
+  });
+}
