@@ -120,7 +120,8 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   async #query<R extends object>(operation: string, sql: string, params: unknown[]): Promise<R[]> {
     if (this.#closed) throw closedError('postgres', operation);
     try {
-      const result = await this.#pool.query<R>(sql, params);
+      // Named: each connection parses and plans the statement once, then only binds and executes.
+      const result = await this.#pool.query<R>({ name: `dw_idem_${operation}`, text: sql, values: params });
       return result.rows;
     } catch (err) {
       throw storeError('postgres', operation, err);
