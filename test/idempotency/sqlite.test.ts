@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createIdempotencyStore } from '../../src/idempotency/index.js';
 import { SqliteIdempotencyStore } from '../../src/idempotency/sqlite.js';
-import { storeContract } from './contract.js';
+import { eventually, storeContract } from './contract.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dw-sqlite-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -98,6 +98,22 @@ describe('sqlite store', () => {
     nowMs += 10_000;
     expect(store.deleteExpired()).toBe(2);
     expect(await store.claim(['h:live'], 'b', 1_000)).toEqual(['busy']);
+  });
+
+  it('sweeps expired rows on its own timer', async () => {
+    const path = join(dir, `${randomUUID()}.sqlite`);
+    let nowMs = 1_000_000;
+    const store = await open({ path, doneTtlMs: 1_000, cleanupIntervalMs: 20, now: () => nowMs });
+    await store.markDone(['h:1', 'h:2']);
+    const peek = new Database(path, { readonly: true });
+    try {
+      const count = () => peek.prepare('SELECT count(*) FROM durable_worker_idempotency').pluck().get() as number;
+      expect(count()).toBe(2);
+      nowMs += 1_000;
+      await eventually(async () => count() === 0, 5_000, 'the periodic sweep');
+    } finally {
+      peek.close();
+    }
   });
 
   it('reports an unusable path as DW_ERR_STORE', async () => {
