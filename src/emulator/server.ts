@@ -60,7 +60,7 @@ async function dispatch(deps: ServerDeps, req: IncomingMessage, res: ServerRespo
   if (path === ADMIN_PREFIX || path.startsWith(`${ADMIN_PREFIX}/`)) {
     // CONTRACT: seeding endpoints are loopback only (and never faulted, so tests can switch faults off).
     if (!isLoopback(req)) throw new HttpProblem(403, 'Emulator endpoints answer loopback clients only.');
-  } else {
+  } else if (deps.faults.enabled) {
     const decision = deps.faults.decide(routeFamily(method, path));
     if (decision.delayMs > 0) await delay(decision.delayMs);
     switch (decision.kind) {

@@ -48,6 +48,11 @@ export class FaultInjector {
     this.active = (o.latencyMs ?? 0) > 0 || (o.latencyJitterMs ?? 0) > 0 || (o.errorRate ?? 0) > 0 || (o.dropRate ?? 0) > 0 || (o.throttle?.rate ?? 0) > 0;
   }
 
+  /** False when no fault is configured: the server then skips classifying the request. */
+  get enabled(): boolean {
+    return this.active;
+  }
+
   clear(): void {
     this.set({});
   }
