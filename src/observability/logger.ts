@@ -56,6 +56,8 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
   };
   const wantPretty = options.pretty ?? (options.destination === undefined && process.stdout.isTTY === true);
   const prettyStream = wantPretty ? loadPretty(options.destination) : undefined;
-  const destination = prettyStream ?? options.destination;
-  return destination === undefined ? pino(pinoOptions) : pino(pinoOptions, destination as DestinationStream);
+  // Synchronous stdout by default: a CLI exits soon after its last line (signals, process.exit), and
+  // lines must not interleave out of order with plain-text output on the same stream.
+  const destination = prettyStream ?? options.destination ?? pino.destination({ dest: 1, sync: true });
+  return pino(pinoOptions, destination as DestinationStream);
 }

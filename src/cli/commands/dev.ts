@@ -91,6 +91,7 @@ export function devCommand(context: CliContext, setExitCode: (code: number) => v
         });
         logger.info({ url: emulator.url }, `emulator listening on ${emulator.url} (tenant ${tenant}, client ${clientId} / ${clientSecret})`);
         // Plain text, not a log line: it is meant to be copied into a shell.
+        logger.flush();
         context.stdout.write(`\n${curlHints(emulator.url)}\n\n`);
         if (args.demo === true) {
           const createClient = await loadCreateClient();

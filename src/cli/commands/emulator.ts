@@ -66,6 +66,7 @@ export function emulatorCommand(context: CliContext, setExitCode: (code: number)
       logger.info({ url: emulator.url }, `emulator listening on ${emulator.url}`);
       logger.info(`default credentials: tenant ${tenant}, client ${clientId} / ${clientSecret}; durable consumer ${destination}`);
       // Plain text, not a log line: it is meant to be copied into a shell.
+      logger.flush();
       context.stdout.write(`\n${curlHints(emulator.url)}\n\n`);
 
       let dispose = () => {};
