@@ -83,21 +83,23 @@ export async function processBatch(ctx: BatchContext, batch: LeaseBatch, pulledA
   }
 
   const allSettled = settledEvents === batch.events.length;
-  if (!allSettled && abort.signal.aborted && !ctx.forceSignal.aborted) {
-    log.warn({ unfinished: batch.events.length - settledEvents }, 'batch deadline reached: unfinished events are requeued (raise --visibility, lower --limit or --concurrency)');
-  }
+  const hitDeadline = abort.signal.aborted && !ctx.forceSignal.aborted;
   // Done marks and releases must be stored before the ack: after an `ok` the events are gone.
   await waitUntil(Promise.all(lease.pendingWrites), expiresAtMs - Date.now());
   const sent: AckStatus = allSettled ? 'ok' : 'failed';
   await acknowledgeBatch(batchCtx, batch, sent, expiresAtMs);
 
+  // A batch cut at its deadline, or one that used most of its lease, will soon lose leases: say which knob to turn.
   const usedFraction = (Date.now() - pulledAtMs) / visibilityMs;
-  if (usedFraction > NEAR_DEADLINE_FRACTION) {
+  if (hitDeadline || usedFraction > NEAR_DEADLINE_FRACTION) {
     ctx.events.emit('lease:near-deadline', { workerId: ctx.workerId, leaseId: batch.leaseId, usedFraction });
     if (ctx.nearDeadlineWarnings.allow(ctx.workerId)) {
+      const what = hitDeadline
+        ? `batch deadline reached with ${batch.events.length - settledEvents} of ${batch.events.length} events unfinished (requeued)`
+        : `batch used ${Math.round(usedFraction * 100)} % of its lease`;
       log.warn(
         { usedFraction: Math.round(usedFraction * 100) / 100, visibilitySeconds: ctx.visibilitySeconds, events: batch.events.length, concurrency: ctx.concurrency },
-        `batch used ${Math.round(usedFraction * 100)} % of its lease: raise --visibility, or lower --limit, or raise --concurrency`,
+        `${what}: raise --visibility, or lower --limit, or raise --concurrency`,
       );
     }
   }
