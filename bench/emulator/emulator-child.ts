@@ -1,0 +1,48 @@
+/**
+ * The emulator side of the pull+ack benchmark, in its own process so server and client each get
+ * an event loop (the machine has 2 cores). Appends BENCH_PREFILL_EVENTS (default 1,000,000)
+ * events before the run, in chunks, and prints `READY <url>` on stdout. With BENCH_TOP_UP=1 it
+ * also keeps appending during the run (ingest competing with pulls for the CPU).
+ */
+import { startEmulator } from '../../src/emulator/index.js';
+
+const prefillEvents = Number(process.env.BENCH_PREFILL_EVENTS ?? 1_000_000);
+const topUpEnabled = process.env.BENCH_TOP_UP === '1';
+const em = await startEmulator({ port: 0 });
+
+let appended = 0;
+function append(count: number): void {
+  for (let done = 0; done < count; done += 10_000) {
+    const events = [];
+    for (let i = 0; i < Math.min(10_000, count - done); i++) {
+      appended++;
+      events.push({ type: 'bench.event', subject: `s-${appended}`, data: { n: appended, payload: 'x'.repeat(64) } });
+    }
+    em.appendEvents('dev-tenant', events);
+  }
+}
+
+const prefillStarted = performance.now();
+append(prefillEvents);
+const prefillMs = performance.now() - prefillStarted;
+if (topUpEnabled) {
+  setInterval(() => {
+    const consumer = em.state().tenants.find((t) => t.id === 'dev-tenant')!.consumers[0]!;
+    const backlog = Number(consumer.head ?? 0) - Number(consumer.committed ?? 0);
+    if (backlog < 100_000) append(100_000 - backlog);
+  }, 100).unref();
+}
+
+let cpuAtMark = process.cpuUsage();
+process.stdout.write(`PREFILL ${prefillEvents} ${Math.round(prefillMs)} ${Math.round(process.memoryUsage().rss / 1048576)}\n`);
+process.stdout.write(`READY ${em.url}\n`);
+// SIGUSR2 = the measured run starts; SIGTERM = it ended: report the server's CPU time in between.
+process.on('SIGUSR2', () => {
+  cpuAtMark = process.cpuUsage();
+});
+process.on('SIGTERM', () => {
+  const used = process.cpuUsage(cpuAtMark);
+  process.stdout.write(`CPU_US ${used.user + used.system}\n`, () => {
+    void em.close().then(() => process.exit(0));
+  });
+});
