@@ -18,3 +18,16 @@ export type {
   TypedIngestRequest,
   TypedIngestResponse,
 } from './types.js';
+
+// The worker, programmatically: the `run` options in camelCase, validated like the CLI's.
+export { startWorkerFromOptions as startWorker } from './worker/public.js';
+export type { RunningWorker, StartWorkerOptions, WorkerEnd } from './worker/start.js';
+export type { RunOptionsInput as WorkerOptions } from './config/options.js';
+
+// The platform emulator, for offline development and tests.
+export { startEmulator } from './emulator/index.js';
+export type { EmulatorOptions, RunningEmulator, EmulatorConfig, FaultOptions } from './emulator/index.js';
+
+// The typed platform client.
+export { createClient, ApiError, AuthError, IngestValidationError, NetworkError, isRetryable } from './client/index.js';
+export type { ClientOptions, PlatformClient, CallOptions, IngestOptions, RetryPolicy } from './client/index.js';
