@@ -25,6 +25,50 @@ export const DEV_DEFAULTS = {
 
 const id = z.string().min(1).max(200);
 
+/**
+ * Per-tenant ingest limits (spec, Limits: tenant-configured ceilings and request rate; numbers not
+ * shown). Given at the top level they apply to every tenant; in a tenant they override those.
+ */
+export const ingestLimitsConfigSchema = z
+  .object({
+    /** Ceiling of a typed ingest request body, bytes. Default: `maxBodyBytes` (1 MiB). */
+    maxRequestBytes: z.number().int().min(1).max(256 * 1024 * 1024).optional(),
+    /** Ceiling of one entry as JSON, bytes. Default 1 MiB. */
+    maxEntrySizeBytes: z.number().int().min(1).optional(),
+    /** Ceiling of one property value at rest, bytes. Default 256 KiB. */
+    maxPropertyValueBytes: z.number().int().min(1).optional(),
+    /** Typed ingest requests per minute per tenant before 429 + Retry-After. Default: unlimited. */
+    requestsPerMinute: z.number().int().min(1).optional(),
+    /** Legacy import requests per minute per tenant (verify never counts). Default 600. */
+    importRequestsPerMinute: z.number().int().min(1).optional(),
+  })
+  .strict();
+
+/** Spec: Application access catalog item (a tree through `children`). */
+export interface AccessCatalogItemConfig {
+  key: string;
+  grantType: string;
+  label: string;
+  description: string;
+  resourceId: string;
+  audience: string;
+  children: AccessCatalogItemConfig[];
+}
+
+export const accessCatalogItemSchema: z.ZodType<AccessCatalogItemConfig, unknown> = z.lazy(() =>
+  z
+    .object({
+      key: z.string().min(1),
+      grantType: z.string().min(1).default('Group'),
+      label: z.string().default(''),
+      description: z.string().default(''),
+      resourceId: z.string().default(''),
+      audience: z.string().default(''),
+      children: z.array(accessCatalogItemSchema).default([]),
+    })
+    .strict(),
+);
+
 export const destinationConfigSchema = z.object({ id, type: z.enum(DESTINATION_TYPES) }).strict();
 
 export const applicationConfigSchema = z
@@ -49,6 +93,8 @@ export const tenantConfigSchema = z
     apiKeys: z.array(z.string().min(1)).default([]),
     /** Event destinations created at start; a durable consumer starts at the head of the stream. */
     destinations: z.array(destinationConfigSchema).default([]),
+    /** This tenant's ingest limits, over the top-level `ingestLimits`. */
+    ingestLimits: ingestLimitsConfigSchema.optional(),
   })
   .strict();
 
@@ -62,6 +108,18 @@ export const emulatorConfigSchema = z
     autoCreateSources: z.boolean().default(true),
     /** Ceiling of a request body, bytes. Default 1 MiB. */
     maxBodyBytes: z.number().int().min(1024).max(256 * 1024 * 1024).optional(),
+    /** Ingest limits of every tenant (a tenant's own `ingestLimits` override them). */
+    ingestLimits: ingestLimitsConfigSchema.optional(),
+    /**
+     * The access catalog every tenant sees (`GET /v1/applications/access-catalog`). Default: the
+     * emulator's own scopes grouped by area (emulator/catalog).
+     */
+    accessCatalog: z.array(accessCatalogItemSchema).optional(),
+    /**
+     * Destination query APIs created at start, each in the body shape of `POST /_emulator/destinations`
+     * (CONTRACT), validated the same way.
+     */
+    destinationApis: z.array(z.record(z.string(), z.unknown())).default([]),
     tenants: z.array(tenantConfigSchema).default([]),
     applications: z.array(applicationConfigSchema).default([]),
     /** Alias of `applications`. */
@@ -76,6 +134,7 @@ export type EmulatorConfig = z.input<typeof emulatorConfigSchema>;
 export type ResolvedEmulatorConfig = z.output<typeof emulatorConfigSchema>;
 export type ApplicationConfig = z.output<typeof applicationConfigSchema>;
 export type TenantConfig = z.output<typeof tenantConfigSchema>;
+export type IngestLimitsConfig = z.output<typeof ingestLimitsConfigSchema>;
 
 /** Validates a config object; throws ConfigError (code DW_ERR_CONFIG, CLI exit 2) naming every bad field. */
 export function parseEmulatorConfig(value: unknown, label = 'emulator config'): ResolvedEmulatorConfig {

@@ -4,7 +4,7 @@ import type { CloudEvent } from '../types.js';
 import { registerAdminRoutes, registerNotYetImplemented } from './admin/routes.js';
 import { Credentials } from './auth/credentials.js';
 import { registerIssuerRoutes } from './auth/issuer.js';
-import { defaultApplications, defaultTenants, loadEmulatorConfig, parseEmulatorConfig, type EmulatorConfig, type ResolvedEmulatorConfig } from './config.js';
+import { defaultApplications, defaultTenants, loadEmulatorConfig, parseEmulatorConfig, type EmulatorConfig, type IngestLimitsConfig, type ResolvedEmulatorConfig } from './config.js';
 import { registerConsumerRoutes } from './consumers/routes.js';
 import type { EmulatorContext, NewEvent } from './context.js';
 import { FaultInjector } from './faults/injector.js';
@@ -15,6 +15,13 @@ import { createEmulatorServer } from './server.js';
 import { registerSourceRoutes } from './sources/index.js';
 import { summarizeState, type EmulatorStateSummary } from './summary.js';
 import { registerManagedTagRoutes } from './tags/index.js';
+import { registerAccessCatalogRoutes } from './catalog/index.js';
+import { registerDestinationRoutes } from './destinations/index.js';
+import { parseDestinationSeed } from './destinations/registry.js';
+import { HttpProblem } from './http/problem.js';
+import { registerLegacyImportRoutes } from './legacy-import/index.js';
+import { registerIngestOpenApiRoute } from './openapi/route.js';
+import { tenantLimitsResolver } from './sources/limits.js';
 import { Tenants } from './tenants.js';
 import { ConfigError } from '../errors.js';
 
@@ -113,10 +120,33 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   };
   registerIssuerRoutes(router, credentials, maxBodyBytes);
   registerConsumerRoutes(ctx, tenants);
-  const sources = registerSourceRoutes(ctx, { autoCreateSources: config.autoCreateSources });
+  const tenantLimits = new Map<string, IngestLimitsConfig>();
+  for (const tenantConfig of config.tenants) if (tenantConfig.ingestLimits) tenantLimits.set(tenantConfig.id, tenantConfig.ingestLimits);
+  const limitsFor = tenantLimitsResolver(maxBodyBytes, config.ingestLimits, tenantLimits);
+  const sources = registerSourceRoutes(ctx, { autoCreateSources: config.autoCreateSources, limitsFor });
   const state = (): EmulatorStateSummary => summarizeState(tenants, (tenant) => sources.summary(tenant), faults.current());
   registerAdminRoutes(ctx, { tenants, credentials, faults, state });
   registerManagedTagRoutes(ctx);
+  registerAccessCatalogRoutes(ctx, config.accessCatalog ? { catalogFor: () => structuredClone(config.accessCatalog!) } : {});
+  registerLegacyImportRoutes(ctx, {
+    enqueueImport: (tenant, dataSource, entries) => sources.enqueueLegacy(tenant, dataSource, entries),
+    ...(config.autoCreateSources ? {} : { sourceExists: (tenant: string, id: string) => sources.getSource(tenant, id) !== undefined }),
+    importRequestsPerMinuteFor: (tenant) => tenantLimits.get(tenant)?.importRequestsPerMinute ?? config.ingestLimits?.importRequestsPerMinute,
+  });
+  const destinations = registerDestinationRoutes(ctx, {
+    readSourceEntries: (tenant, sourceId) => sources.listEntries(tenant, sourceId),
+    verifyApplication: (clientId, clientSecret) => credentials.verifyClient(clientId, clientSecret),
+  });
+  config.destinationApis.forEach((seed, index) => {
+    try {
+      destinations.registry.put(parseDestinationSeed(seed));
+    } catch (err) {
+      if (!(err instanceof HttpProblem)) throw err;
+      const details = Object.entries(err.errors ?? {}).map(([path, messages]) => `${path}: ${messages.join(' ')}`).join('; ');
+      throw new ConfigError(`emulator config: destinationApis[${index}]: ${details || err.detail}`, '--config');
+    }
+  });
+  registerIngestOpenApiRoute(ctx);
   for (const module of options.modules ?? []) module(ctx);
   registerNotYetImplemented(ctx);
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EmulatorContext, Principal } from '../context.js';
 import { readJson } from '../http/body.js';
 import { HttpProblem } from '../http/problem.js';
+import { RateWindow } from '../http/rate-window.js';
 import { validateLegacyImport, type LegacyImportEntry } from './validate.js';
 
 /** Spec Authentication rule 4: legacy import accepts either permission. */
@@ -16,6 +17,8 @@ export interface LegacyImportDeps {
   sourceExists?(tenant: string, dataSource: string): boolean;
   /** Import requests per minute per tenant before 429 (verify never counts). Default 600. */
   importRequestsPerMinute?: number;
+  /** The budget of one tenant (emulator config `ingestLimits.importRequestsPerMinute`); wins over `importRequestsPerMinute`. */
+  importRequestsPerMinuteFor?: (tenant: string) => number | undefined;
   /** Clock of the rate window, epoch ms. Default `Date.now`. */
   nowMs?: () => number;
 }
@@ -42,20 +45,17 @@ export interface LegacyImportVerified {
  */
 export function registerLegacyImportRoutes(ctx: EmulatorContext, deps: LegacyImportDeps): void {
   const nowMs = deps.nowMs ?? Date.now;
-  const perMinute = deps.importRequestsPerMinute ?? DEFAULT_IMPORT_REQUESTS_PER_MINUTE;
-  const windows = new Map<string, number[]>();
+  const window = new RateWindow(60_000, nowMs);
+  const perMinuteOf = (tenant: string): number =>
+    deps.importRequestsPerMinuteFor?.(tenant) ?? deps.importRequestsPerMinute ?? DEFAULT_IMPORT_REQUESTS_PER_MINUTE;
 
-  const admit = (tenant: string): void => {
-    const now = nowMs();
-    const recent = (windows.get(tenant) ?? []).filter((at) => at > now - 60_000);
-    windows.set(tenant, recent);
-    if (recent.length >= perMinute) {
-      const retryAfterSeconds = Math.max(1, Math.ceil((recent[0]! + 60_000 - now) / 1000));
-      throw new HttpProblem(429, `Import request rate above ${perMinute} per minute for this tenant.`, undefined, {
-        'retry-after': String(retryAfterSeconds),
-      });
+  const admit = (tenant: string, req: { resume(): unknown }): void => {
+    try {
+      window.admit(tenant, perMinuteOf(tenant), (n) => `Import request rate above ${n} per minute for this tenant.`);
+    } catch (err) {
+      req.resume();
+      throw err;
     }
-    recent.push(now);
   };
 
   const prepare = async (principal: Principal, dataSource: string, req: Parameters<typeof readJson>[0]) => {
@@ -82,7 +82,7 @@ export function registerLegacyImportRoutes(ctx: EmulatorContext, deps: LegacyImp
 
   ctx.router.add('POST', '/datasources/:dataSource/import', async ({ req, params }) => {
     const principal = ctx.authenticate(req, LEGACY_IMPORT_SCOPES);
-    admit(principal.tenant);
+    admit(principal.tenant, req);
     const request = await prepare(principal, params.dataSource!, req);
     await deps.enqueueImport(principal.tenant, params.dataSource!, request.entries);
     const body: LegacyImportAccepted = {

@@ -1,4 +1,4 @@
-import { DEFAULT_INGEST_LIMITS, type IngestLimits } from '../../ingest/index.js';
+import type { IngestLimits, PlannedEntry } from '../../ingest/index.js';
 import type { Source, SourceEntry, SourceProperty } from '../../types.js';
 import type { EmulatorContext } from '../context.js';
 import { ApplyQueue } from './apply-queue.js';
@@ -6,7 +6,8 @@ import { applyIngest, registerIngestRoute, type IngestJob } from './ingest.js';
 import { registerMetadataRoutes } from './metadata.js';
 import { entryReadShape } from './read-shape.js';
 import { registerReadRoutes } from './reads.js';
-import { SourceStore, toSourceProperty } from './store.js';
+import { tenantLimitsResolver, type TenantIngestLimits } from './limits.js';
+import { SourceStore, toSourceProperty, type PropertyRecord } from './store.js';
 
 /**
  * Sources, typed ingest, reads and metadata of the emulator (spec: Typed source ingest, Read source
@@ -21,6 +22,13 @@ export interface SourcesOptions {
    * DEFAULT_INGEST_LIMITS (1 MiB per entry, 256 KiB per property value).
    */
   ingestLimits?: Partial<IngestLimits>;
+  /**
+   * Per-tenant limits, consulted on every ingest (wins over `ingestLimits`), including the typed
+   * ingest request rate. Built from the emulator config by `tenantLimitsResolver`.
+   */
+  limitsFor?: (tenant: string) => TenantIngestLimits;
+  /** Clock of the request-rate window, epoch ms. Default `Date.now`. */
+  nowMs?: () => number;
   /** Called when applying a batch throws (a bug): default emits a process warning. */
   onApplyError?: (err: unknown) => void;
 }
@@ -46,6 +54,11 @@ export interface SourcesModule {
    * cannot represent appears as its raw string with `type: null` instead of failing.
    */
   listEntries(tenant: string, sourceId: string): SourceEntry[];
+  /**
+   * Queues legacy import entries (string values at rest, `null` clears) for the same apply queue as
+   * typed ingest, creating the source when it is absent. Each entry emits `source_entry.updated`.
+   */
+  enqueueLegacy(tenant: string, sourceId: string, entries: ReadonlyArray<{ id: string; properties: Record<string, string | null> }>): void;
 }
 
 type Job = IngestJob | { kind: 'reindex'; run(): void };
@@ -55,13 +68,9 @@ export function registerSourceRoutes(ctx: EmulatorContext, options: SourcesOptio
   const onError =
     options.onApplyError ?? ((err: unknown) => process.emitWarning(`emulator sources: applying a batch failed: ${(err as Error)?.stack ?? String(err)}`));
   const queue = new ApplyQueue<Job>((job) => (job.kind === 'ingest' ? applyIngest(ctx, store, job) : job.run()), onError);
-  const limits: IngestLimits = {
-    ...DEFAULT_INGEST_LIMITS,
-    maxRequestBytes: ctx.maxBodyBytes,
-    ...Object.fromEntries(Object.entries(options.ingestLimits ?? {}).filter(([, value]) => typeof value === 'number')),
-  };
+  const limitsFor = options.limitsFor ?? tenantLimitsResolver(ctx.maxBodyBytes, options.ingestLimits);
 
-  registerIngestRoute(ctx, { store, queue, autoCreateSources: options.autoCreateSources, limits });
+  registerIngestRoute(ctx, { store, queue, autoCreateSources: options.autoCreateSources, limitsFor, ...(options.nowMs ? { nowMs: options.nowMs } : {}) });
   registerReadRoutes(ctx, store);
   registerMetadataRoutes(ctx, {
     store,
@@ -91,5 +100,37 @@ export function registerSourceRoutes(ctx: EmulatorContext, options: SourcesOptio
       if (!record) return [];
       return [...record.entries.values()].map((entry) => entryReadShape(entry, record.properties, false));
     },
+    enqueueLegacy: (tenant, sourceId, entries) => {
+      if (queue.isClosed) return;
+      const record = store.create(tenant, sourceId);
+      queue.push({ kind: 'ingest', tenant, sourceId, plan: legacyPlan(record.properties, entries) });
+    },
   };
+}
+
+/**
+ * A legacy import as an apply plan. Legacy values are already the string-at-rest form (our chosen
+ * shape, see legacy-import/validate.ts), so they are stored as given, without a language, and read
+ * back typed by the current configuration like any stored value; nothing is inferred.
+ */
+function legacyPlan(
+  properties: ReadonlyMap<string, PropertyRecord>,
+  entries: ReadonlyArray<{ id: string; properties: Record<string, string | null> }>,
+): IngestJob['plan'] {
+  const planned: PlannedEntry[] = entries.map((entry) => ({
+    id: entry.id,
+    properties: Object.entries(entry.properties).map(([id, value]) => {
+      const config = properties.get(id);
+      return {
+        id,
+        language: null,
+        type: config?.type ?? 'Text',
+        delimiter: config?.delimiter ?? null,
+        value,
+        atRest: value ?? '',
+        cleared: value === null,
+      };
+    }),
+  }));
+  return { entries: planned, newPropertiesFound: [], requestBytes: 0 };
 }

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { entryKey, parseJsonExact, validateTypedIngest, type IngestLimits, type IngestPlan } from '../../ingest/index.js';
+import { entryKey, parseJsonExact, validateTypedIngest, type IngestPlan } from '../../ingest/index.js';
 import type { SourceEntryUpdatedData, TypedIngestResponse } from '../../types.js';
 import type { EmulatorContext, NewEvent } from '../context.js';
 import { readBody } from '../http/body.js';
 import { HttpProblem, validationProblem } from '../http/problem.js';
+import { RateWindow } from '../http/rate-window.js';
+import type { TenantIngestLimits } from './limits.js';
 import { authorizeIngest } from './access.js';
 import type { ApplyQueue } from './apply-queue.js';
 import { entryReadShape } from './read-shape.js';
@@ -22,25 +24,39 @@ export interface IngestDeps {
   store: SourceStore;
   queue: ApplyQueue<IngestJob | { kind: 'reindex'; run(): void }>;
   autoCreateSources: boolean;
-  limits: IngestLimits;
+  /** The tenant's ceilings and request rate (spec, Limits: applied per tenant). */
+  limitsFor: (tenant: string) => TenantIngestLimits;
+  /** Clock of the request-rate window, epoch ms. Default `Date.now`. */
+  nowMs?: () => number;
 }
 
 /** `POST /sources/{sourceId}` (spec: Typed source ingest; no version prefix). */
 export function registerIngestRoute(ctx: EmulatorContext, deps: IngestDeps): void {
+  const rate = new RateWindow(60_000, deps.nowMs);
   ctx.router.add('POST', '/sources/:sourceId', async ({ req, params }) => {
     const sourceId = params.sourceId!;
     const principal = authorizeIngest(ctx, req, sourceId);
     if (deps.queue.isClosed) throw new HttpProblem(503, 'The emulator is shutting down.');
     const tenant = principal.tenant;
+    const limits = deps.limitsFor(tenant);
+    if (limits.requestsPerMinute !== undefined) {
+      try {
+        // Spec, Limits: the request rate is applied per tenant with 429 plus Retry-After.
+        rate.admit(tenant, limits.requestsPerMinute, (n) => `Typed ingest request rate above ${n} per minute for this tenant.`);
+      } catch (err) {
+        req.resume();
+        throw err;
+      }
+    }
     let record = deps.store.get(tenant, sourceId);
     if (record === undefined && !deps.autoCreateSources) {
       req.resume();
       throw new HttpProblem(404, `Source '${sourceId}' does not exist.`);
     }
 
-    const { body, requestBytes } = await readIngestBody(req, deps.limits.maxRequestBytes);
+    const { body, requestBytes } = await readIngestBody(req, limits.maxRequestBytes);
     const configured = record ? configuredProperties(record) : new Map();
-    const validation = validateTypedIngest(body, configured, deps.limits, { requestBytes });
+    const validation = validateTypedIngest(body, configured, limits, { requestBytes });
     // Spec rule 3: all-or-nothing; on any failure nothing is queued (and no source is created).
     if (!validation.ok) throw validationProblem(validation.errors);
 
