@@ -1,6 +1,6 @@
 /** The public face of durable-worker: what users import, by name. */
-export { defineHandler } from './handlers/define.js';
-export type { Handler, HandlerContext, HandlerDefinition, HandlerLogger, EventFor, EventTypeMap } from './handlers/define.js';
+export { defineHandler, EventDataError } from './handlers/define.js';
+export type { Handler, HandlerContext, HandlerDefinition, HandlerLogger, EventFor, EventTypeMap, DataSchema, HandlerEvent } from './handlers/define.js';
 export { PermanentError, DurableWorkerError, ErrorCodes, hasCode } from './errors.js';
 export type {
   AckRequest,

@@ -6,12 +6,27 @@ import type { DispatchError, DispatchJob, DispatchOutcome } from './types.js';
 /** Creates the logger a handler sees; called at most once per run, on first use of `ctx.log`. */
 export type HandlerLoggerFactory = (bindings: Record<string, unknown>) => HandlerLogger;
 
+/** Time source of a run; tests substitute a fake one (durable-worker/testing `createFakeClock`). */
+export interface Clock {
+  now(): number;
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (callback, ms) => setTimeout(callback, ms),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
 export interface RunHandlerOptions {
   /** Aborts the run early (shutdown); the lease deadline and the timeout abort it anyway. */
   signal?: AbortSignal | undefined;
   logger: HandlerLoggerFactory;
   /** Timeout of a handler that declares none (`--handler-timeout`); default: the lease deadline. */
   defaultTimeoutMs?: number | undefined;
+  /** Default: the system clock. */
+  clock?: Clock | undefined;
 }
 
 /** When the run must end: the earlier of the lease deadline and the handler's own timeout. */
@@ -45,10 +60,11 @@ export function outcomeOfError(err: unknown): DispatchOutcome {
 export async function runHandler(handler: LoadedHandler, job: DispatchJob, options: RunHandlerOptions): Promise<DispatchOutcome> {
   const handle = handler.handle;
   if (handle === undefined) return { status: 'failed', error: { message: `handler ${handler.name} has no handle function`, code: ErrorCodes.HANDLER_LOAD } };
-  const startMs = Date.now();
+  const clock = options.clock ?? systemClock;
+  const startMs = clock.now();
   const deadlineMs = effectiveDeadlineMs(handler, job, startMs, options.defaultTimeoutMs);
   const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
+  let timer: unknown;
   let settleAbort: (outcome: DispatchOutcome) => void = () => {};
   const aborted = new Promise<DispatchOutcome>((resolve) => (settleAbort = resolve));
 
@@ -70,7 +86,7 @@ export async function runHandler(handler: LoadedHandler, job: DispatchJob, optio
   const external = options.signal;
   if (external?.aborted) return { status: 'failed', error: { message: `handler ${handler.name} was aborted before it started`, code: ErrorCodes.ABORTED } };
   if (deadlineMs <= startMs) return { status: 'failed', error: { message: `handler ${handler.name} had no time left before the deadline`, code: ErrorCodes.HANDLER_TIMEOUT } };
-  timer = setTimeout(onTimeout, deadlineMs - startMs);
+  timer = clock.setTimeout(onTimeout, deadlineMs - startMs);
   external?.addEventListener('abort', onAbort, { once: true });
 
   let log: HandlerLogger | undefined;
@@ -97,7 +113,7 @@ export async function runHandler(handler: LoadedHandler, job: DispatchJob, optio
     // A handler that resolved after its signal aborted is still not trusted: the lease moved on.
     return outcome;
   } finally {
-    clearTimeout(timer);
+    clock.clearTimeout(timer);
     external?.removeEventListener('abort', onAbort);
   }
 }

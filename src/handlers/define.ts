@@ -1,3 +1,4 @@
+import { PermanentError } from '../errors.js';
 import type { CloudEvent, SourceEntryUpdatedData } from '../types.js';
 
 /** Known event types and their `data`; other types carry `unknown` data. */
@@ -5,8 +6,35 @@ export interface EventTypeMap {
   'source_entry.updated': SourceEntryUpdatedData;
 }
 
+/** The `type` an event of pattern `T` can have: the pattern itself when exact, any string for `prefix.*` and `*`. */
+export type EventTypeName<T extends string> = T extends `${string}*` ? string : T;
+
 /** The event a handler receives for a type pattern: typed data for known exact types. */
-export type EventFor<T extends string> = T extends keyof EventTypeMap ? CloudEvent<T, EventTypeMap[T]> : CloudEvent<string, unknown>;
+export type EventFor<T extends string> = T extends keyof EventTypeMap ? CloudEvent<T, EventTypeMap[T]> : CloudEvent<EventTypeName<T>, unknown>;
+
+/**
+ * A data schema: any validator implementing Standard Schema v1 (https://standardschema.dev), which
+ * zod 4 schemas do (`z.object({...})`). Structural, so the user's own copy of zod fits.
+ */
+export interface DataSchema<Output = unknown> {
+  readonly '~standard': {
+    readonly version: 1;
+    readonly vendor: string;
+    readonly validate: (value: unknown) => DataSchemaResult<Output> | Promise<DataSchemaResult<Output>>;
+    readonly types?: { readonly input: unknown; readonly output: Output } | undefined;
+  };
+}
+
+/** One problem reported by a {@link DataSchema}. */
+export interface DataSchemaIssue {
+  readonly message: string;
+  readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined;
+}
+
+export type DataSchemaResult<Output> = { readonly value: Output; readonly issues?: undefined } | { readonly issues: ReadonlyArray<DataSchemaIssue> };
+
+/** The event `handle` receives: typed by the schema's output when there is one, else by the type. */
+export type HandlerEvent<T extends string, S extends DataSchema | undefined> = S extends DataSchema<infer O> ? CloudEvent<EventTypeName<T>, O> : EventFor<T>;
 
 /** Minimal structured logger handed to handlers (a pino child logger in practice). */
 export interface HandlerLogger {
@@ -32,21 +60,70 @@ export interface HandlerContext {
   deadlineMs: number;
 }
 
-export interface HandlerDefinition<T extends string = string> {
+export interface HandlerDefinition<T extends string = string, S extends DataSchema | undefined = undefined> {
   /** Event type(s): an exact type, `'prefix.*'`, or `'*'`. */
   type: T | readonly T[];
+  /**
+   * Optional schema of `data` (a zod schema, or any Standard Schema). It runs before `handle`, where
+   * the handler runs (main thread or worker thread); `handle` gets the parsed value. A mismatch
+   * throws {@link EventDataError}, a PermanentError: the event is dead-lettered at once, since
+   * redelivering the same data can never succeed.
+   */
+  schema?: S;
   /** Resolve = ok; throw = retried; throw PermanentError = dead-lettered at once. */
-  handle(event: EventFor<T>, ctx: HandlerContext): unknown | Promise<unknown>;
+  handle(event: HandlerEvent<T, S>, ctx: HandlerContext): unknown | Promise<unknown>;
   /** Per-event timeout in ms (default: until the lease deadline). */
   timeoutMs?: number;
 }
 
 export const HANDLER_BRAND = Symbol.for('durable-worker.handler');
 
-export type Handler<T extends string = string> = HandlerDefinition<T> & { readonly [HANDLER_BRAND]: true };
+export type Handler<T extends string = string, S extends DataSchema | undefined = DataSchema | undefined> = HandlerDefinition<T, S> & { readonly [HANDLER_BRAND]: true };
 
-/** Declares a handler module's default export. Validates its shape at load time. */
-export function defineHandler<const T extends string>(definition: HandlerDefinition<T>): Handler<T> {
+/** An event's `data` did not match its handler's schema: dead-lettered at once (code DW_ERR_PERMANENT). */
+export class EventDataError extends PermanentError {
+  readonly issues: readonly { path: string; message: string }[];
+
+  constructor(message: string, issues: readonly { path: string; message: string }[]) {
+    super(message);
+    this.name = 'EventDataError';
+    this.issues = issues;
+  }
+}
+
+/** `current.properties[0].value` from a Standard Schema path. */
+function formatPath(path: DataSchemaIssue['path']): string {
+  let out = 'data';
+  for (const segment of path ?? []) {
+    const key = typeof segment === 'object' && segment !== null ? segment.key : segment;
+    out += typeof key === 'number' ? `[${key}]` : `.${String(key)}`;
+  }
+  return out;
+}
+
+const MAX_LISTED_ISSUES = 5;
+
+/** Validates `event.data`; returns the parsed value or throws EventDataError naming paths, never values. */
+export async function validateEventData(schema: DataSchema, event: CloudEvent, handlerName: string): Promise<unknown> {
+  const result = await schema['~standard'].validate(event.data);
+  if (result.issues === undefined) return result.value;
+  const issues = result.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.message }));
+  const listed = issues.slice(0, MAX_LISTED_ISSUES).map((i) => `${i.path}: ${i.message}`);
+  if (issues.length > MAX_LISTED_ISSUES) listed.push(`and ${issues.length - MAX_LISTED_ISSUES} more`);
+  throw new EventDataError(`event ${event.id} (${event.type}) does not match the data schema of handler ${handlerName}: ${listed.join('; ')}`, issues);
+}
+
+function isDataSchema(value: unknown): value is DataSchema {
+  const standard = (value as { '~standard'?: { validate?: unknown } } | null)?.['~standard'];
+  return typeof standard === 'object' && standard !== null && typeof standard.validate === 'function';
+}
+
+/**
+ * Declares a handler module's default export. Validates its shape at load time; with a `schema`,
+ * the returned `handle` validates `data` first, so both dispatchers (in-process and worker threads)
+ * validate where the handler runs without knowing about schemas.
+ */
+export function defineHandler<const T extends string, S extends DataSchema | undefined = undefined>(definition: HandlerDefinition<T, S>): Handler<T, S> {
   const types = Array.isArray(definition.type) ? definition.type : [definition.type];
   if (types.length === 0 || types.some((t) => typeof t !== 'string' || t.length === 0)) {
     throw new TypeError('defineHandler: `type` must be a non-empty string or array of strings');
@@ -54,5 +131,16 @@ export function defineHandler<const T extends string>(definition: HandlerDefinit
   if (typeof definition.handle !== 'function') {
     throw new TypeError('defineHandler: `handle` must be a function');
   }
-  return Object.freeze({ ...definition, [HANDLER_BRAND]: true as const });
+  const schema = definition.schema;
+  if (schema === undefined) return Object.freeze({ ...definition, [HANDLER_BRAND]: true as const });
+  if (!isDataSchema(schema)) throw new TypeError('defineHandler: `schema` must be a zod schema (or another Standard Schema validator)');
+  const inner = definition.handle;
+  return Object.freeze({
+    ...definition,
+    async handle(event: HandlerEvent<T, S>, ctx: HandlerContext) {
+      const data = await validateEventData(schema, event as CloudEvent, ctx.handlerName);
+      return inner.call(definition, { ...event, data } as HandlerEvent<T, S>, ctx);
+    },
+    [HANDLER_BRAND]: true as const,
+  });
 }

@@ -1,0 +1,12 @@
+/**
+ * `durable-worker/testing`: a test kit for handlers. Unit tests run a handler on a made-up event
+ * with the worker's own dispatch code (`runHandler`), deadlines on a fake clock; integration tests
+ * run the real worker against an in-process emulator (`withEmulator`).
+ */
+export { createTestEvent, sourceEntry, entryUpdatedData } from './event.js';
+export { runHandler } from './run-handler.js';
+export type { HandlerOutcome, RunHandlerOptions, CapturedLog } from './run-handler.js';
+export { createFakeClock } from './clock.js';
+export type { FakeClock, Clock } from './clock.js';
+export { withEmulator } from './emulator.js';
+export type { TestEnvironment, WithEmulatorOptions, TestWorkerOptions, ObservedOutcome } from './emulator.js';
