@@ -96,6 +96,24 @@ export async function withEmulator<R>(options: WithEmulatorOptions, run?: (env: 
   }
 }
 
+/** Resolves once /readyz would answer 200 (token obtained, handlers loaded), so tests start from a working worker. */
+function untilReady(worker: RunningWorker, timeoutMs: number): Promise<void> {
+  if (worker.ready) return Promise.resolve();
+  return new Promise((resolvePromise, reject) => {
+    const onChange = () => {
+      if (!worker.ready) return;
+      clearTimeout(timer);
+      worker.events.off('ready:changed', onChange);
+      resolvePromise();
+    };
+    const timer = setTimeout(() => {
+      worker.events.off('ready:changed', onChange);
+      reject(new Error(`withEmulator: the worker was not ready within ${timeoutMs} ms`));
+    }, timeoutMs);
+    worker.events.on('ready:changed', onChange);
+  });
+}
+
 async function startTestEnvironment(options: WithEmulatorOptions): Promise<TestEnvironment> {
   const { tenant, clientId, clientSecret, consumer: destination } = DEV_DEFAULTS;
   if (options.handlers === undefined && options.worker?.forwardUrl === undefined) throw new TypeError('withEmulator: give `handlers` (a folder) or `worker.forwardUrl`');
@@ -146,6 +164,8 @@ async function startTestEnvironment(options: WithEmulatorOptions): Promise<TestE
 
     const worker = await startWorker(config, { logger, deadLetter: sink, timings: TEST_TIMINGS, summaryIntervalMs: 3_600_000 });
     closers.push({ name: 'worker', run: () => worker.close() });
+
+    await untilReady(worker, defaultTimeoutMs);
 
     const outcomes: ObservedOutcome[] = [];
     const listeners = new Set<() => void>();
