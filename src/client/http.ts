@@ -1,4 +1,5 @@
 import { request, type Dispatcher } from 'undici';
+import { gunzipSync } from 'node:zlib';
 import type { IncomingHttpHeaders } from 'node:http';
 import { NetworkError, isAbortError } from './errors.js';
 
@@ -47,6 +48,13 @@ export async function exchange(dispatcher: Dispatcher, init: RawExchange): Promi
       body: init.body ?? null,
       signal: controller.signal,
     });
+    // undici does not decode content codings; a gzip answer (destinations, spec: opt-in via
+    // Accept-Encoding) is inflated here, so callers always see text.
+    const encoding = String(response.headers['content-encoding'] ?? '').trim().toLowerCase();
+    if (encoding === 'gzip' || encoding === 'x-gzip') {
+      const raw = Buffer.from(await response.body.arrayBuffer());
+      return { status: response.statusCode, headers: response.headers, text: raw.length === 0 ? '' : gunzipSync(raw).toString('utf8') };
+    }
     const text = await response.body.text();
     return { status: response.statusCode, headers: response.headers, text };
   } catch (err) {

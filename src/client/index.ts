@@ -16,6 +16,10 @@ import type {
 import type { ConsumerApi, PullResult } from './consumer-api.js';
 import { acknowledge, pull, setPaused } from './consumers.js';
 import { AuthError } from './errors.js';
+import { checkUrl } from './options.js';
+import { getAccessCatalog, type AccessCatalogItem } from './resources/catalog.js';
+import { LegacyImportApi } from './resources/legacy-import.js';
+import { ManagedTagsApi } from './resources/tags.js';
 import { resolveRetryPolicy, type RetryPolicy } from './retry.js';
 import { getEntries, getEntry, ingest, patchSource, putProperty, type CallOptions, type IngestOptions } from './sources.js';
 import { apiKeyCredential, ClientCredentialsTokenProvider, type Credential } from './token-provider.js';
@@ -58,6 +62,12 @@ export interface PlatformClient extends ConsumerApi {
   getEntry(sourceId: string, entryId: string, options?: CallOptions): Promise<SourceEntry>;
   putProperty(sourceId: string, propertyId: string, update: SourcePropertyUpdate, options?: CallOptions): Promise<SourceProperty>;
   patchSource(sourceId: string, update: SourceUpdate, options?: CallOptions): Promise<Source>;
+  /** Managed tags: `list` (async iterator over every page), `pages`, `listPage`, `get`, `delete`. */
+  readonly managedTags: ManagedTagsApi;
+  /** `GET /v1/applications/access-catalog`: the access options an application can be granted (a tree). */
+  getAccessCatalog(options?: CallOptions): Promise<AccessCatalogItem[]>;
+  /** Legacy import operations: `verify` and `import` (`/datasources/{dataSource}/import[/verify]`). */
+  readonly legacyImport: LegacyImportApi;
   pause(destinationId: string, options?: CallOptions): Promise<void>;
   resume(destinationId: string, options?: CallOptions): Promise<void>;
   /** Closes the connection pool when the client created it; idempotent. */
@@ -102,6 +112,9 @@ export function createClient(options: ClientOptions): PlatformClient {
     getEntry: (sourceId, entryId, callOptions) => getEntry(transport, sourceId, entryId, callOptions),
     putProperty: (sourceId, propertyId, update, callOptions) => putProperty(transport, sourceId, propertyId, update, callOptions),
     patchSource: (sourceId, update, callOptions) => patchSource(transport, sourceId, update, callOptions),
+    managedTags: new ManagedTagsApi(transport),
+    getAccessCatalog: (callOptions) => getAccessCatalog(transport, callOptions),
+    legacyImport: new LegacyImportApi(transport),
     pause: (destinationId, callOptions) => setPaused(transport, destinationId, true, callOptions?.signal),
     resume: (destinationId, callOptions) => setPaused(transport, destinationId, false, callOptions?.signal),
     close: () => {
@@ -142,20 +155,6 @@ function createTokenProvider(
   });
 }
 
-function checkUrl(name: string, value: unknown): string {
-  let url: URL;
-  try {
-    url = new URL(String(value));
-  } catch {
-    throw new ConfigError(`${name} must be an absolute http(s) URL (got ${JSON.stringify(value)})`, name);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConfigError(`${name} must use http or https (got ${url.protocol})`, name);
-  }
-  if (url.username || url.password) throw new ConfigError(`${name} must not carry credentials`, name);
-  return url.toString();
-}
-
 function checkConnections(value: number | undefined): number {
   const connections = value ?? 8;
   if (!Number.isInteger(connections) || connections < 1) {
@@ -167,5 +166,34 @@ function checkConnections(value: number | undefined): number {
 export type { ConsumerApi, PullResult } from './consumer-api.js';
 export type { CallOptions, IngestOptions } from './sources.js';
 export type { RetryPolicy } from './retry.js';
+export type { AccessCatalogItem } from './resources/catalog.js';
+export type { LegacyImportAccepted, LegacyImportRequest, LegacyImportVerified } from './resources/legacy-import.js';
+export type { ManagedTag, ManagedTagFilters, ManagedTagListOptions, ManagedTagPage } from './resources/tags.js';
+export { LegacyImportApi } from './resources/legacy-import.js';
+export { ManagedTagsApi } from './resources/tags.js';
+export {
+  createDestinationClient,
+  DestinationTokenProvider,
+  destinationTokenRefreshAfterMs,
+  formatDestinationDateTime,
+  toGetQuery,
+  toPostBody,
+} from './destinations/index.js';
+export type {
+  DestinationClient,
+  DestinationClientOptions,
+  DestinationFacet,
+  DestinationGetQuery,
+  DestinationPostQuery,
+  DestinationQueryBase,
+  DestinationQueryResponse,
+  DestinationResult,
+  DestinationResultMeta,
+  DestinationTokenOptions,
+  FilterCriteria,
+  FilterOperator,
+  FilterQuery,
+  FilterValue,
+} from './destinations/index.js';
 export { ApiError, AuthError, IngestValidationError, NetworkError, isRetryable, retryAfterMs } from './errors.js';
 export { DEFAULT_RETRY_POLICY, computeRetryDelayMs, withRetry } from './retry.js';

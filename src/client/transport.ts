@@ -4,7 +4,7 @@ import type { ProblemDetails } from '../types.js';
 import { ApiError, retryAfterMs } from './errors.js';
 import { exchange, joinUrl, parseJsonText, type RawResponse } from './http.js';
 import { NO_RETRY, withRetry, type RetryPolicy } from './retry.js';
-import type { Credential } from './token-provider.js';
+import type { AppliedCredential, Credential } from './token-provider.js';
 
 /**
  * The one path every resource module (consumers.ts, sources.ts, and later tags, destinations,
@@ -45,8 +45,11 @@ export interface Send {
 export interface TransportOptions {
   baseUrl: string;
   dispatcher: Dispatcher;
-  credential: Credential;
+  /** Undefined: requests go without a credential (public destinations). */
+  credential: Credential | undefined;
   retryPolicy: RetryPolicy;
+  /** Send `Accept-Encoding: gzip` (destinations: opt-in compression). Default false. */
+  acceptGzip?: boolean;
   userAgent: string;
   requestTimeoutMs: number;
 }
@@ -69,24 +72,26 @@ export class Transport implements Send {
     appendQuery(url.searchParams, request.query);
     const body = request.body === undefined ? undefined : JSON.stringify(request.body);
 
-    let applied = await this.#options.credential.apply(request.signal);
-    let response = await this.#exchange(url, request, body, applied.header, applied.value);
-    if (response.status === 401 && applied.refreshable) {
+    const credential = this.#options.credential;
+    let applied = await credential?.apply(request.signal);
+    let response = await this.#exchange(url, request, body, applied);
+    if (response.status === 401 && credential && applied?.refreshable) {
       // A token can be revoked or rotated before its expiry: refresh once and repeat once; a second
       // 401 is final (no loop) and surfaces as ApiError 401.
-      this.#options.credential.invalidate(applied);
-      applied = await this.#options.credential.apply(request.signal);
-      response = await this.#exchange(url, request, body, applied.header, applied.value);
+      credential.invalidate(applied);
+      applied = await credential.apply(request.signal);
+      response = await this.#exchange(url, request, body, applied);
     }
     return classify(request, url.pathname, response);
   }
 
-  #exchange(url: URL, request: SendRequest, body: string | undefined, header: string, value: string): Promise<RawResponse> {
+  #exchange(url: URL, request: SendRequest, body: string | undefined, applied: AppliedCredential | undefined): Promise<RawResponse> {
     const headers: Record<string, string> = {
       accept: 'application/json, application/problem+json',
       'user-agent': this.#options.userAgent,
-      [header]: value,
     };
+    if (applied) headers[applied.header] = applied.value;
+    if (this.#options.acceptGzip) headers['accept-encoding'] = 'gzip';
     if (body !== undefined) headers['content-type'] = 'application/json';
     return exchange(this.#options.dispatcher, {
       url,
