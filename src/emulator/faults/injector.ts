@@ -10,7 +10,7 @@ export type FaultDecision =
 const SERVE_NOW: FaultDecision = { kind: 'serve', delayMs: 0 };
 
 /** mulberry32: tiny, fast, good enough to replay fault patterns from a seed. */
-function mulberry32(seed: number): () => number {
+export function mulberry32(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;

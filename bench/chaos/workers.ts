@@ -1,0 +1,110 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ENTRY = join(REPO_ROOT, 'src', 'cli', 'entry.ts');
+const BIN = join(REPO_ROOT, 'bin', 'durable-worker.js');
+const TSX = pathToFileURL(createRequire(join(REPO_ROOT, 'package.json')).resolve('tsx')).href;
+
+/** One `durable-worker run` process that ever ran in a slot. */
+export interface ProcessRecord {
+  slot: number;
+  pid: number;
+  startedAtMs: number;
+  /** Set when the runner SIGKILLed it. */
+  killedAtMs?: number;
+  exit?: { code: number | null; signal: NodeJS.Signals | null };
+}
+
+export interface SlotOptions {
+  slot: number;
+  /** `run` flags shared by every process of the run. */
+  args: readonly string[];
+  env: Record<string, string>;
+  logDir: string;
+  /** `source`: node --import tsx src/cli/entry.ts (no build); `dist`: bin/durable-worker.js (after npm run build). */
+  from: 'source' | 'dist';
+}
+
+/** Env of the machine minus any DURABLE_WORKER_* (the run passes everything as flags). */
+function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('DURABLE_WORKER_')) env[key] = value;
+  return { ...env, NO_COLOR: '1', ...extra };
+}
+
+/**
+ * A worker slot: at most one live process at a time, stable worker ids (`chaos-<slot>-<n>`), its own
+ * dead-letter file and log file. A restarted process reuses the slot's worker ids, as a restarted
+ * pod would.
+ */
+export class WorkerSlot {
+  readonly processes: ProcessRecord[] = [];
+  #child: ChildProcess | undefined;
+  #exited: Promise<void> = Promise.resolve();
+
+  constructor(private readonly o: SlotOptions) {}
+
+  get running(): boolean {
+    return this.#child !== undefined && this.#child.exitCode === null && this.#child.signalCode === null;
+  }
+
+  start(): ProcessRecord {
+    if (this.running) throw new Error(`slot ${this.o.slot} already runs a process`);
+    const log = openSync(join(this.o.logDir, `worker-${this.o.slot}.log`), 'a');
+    const args = [...this.o.args, '--worker-id-prefix', `chaos-${this.o.slot}`];
+    const argv = this.o.from === 'dist' ? [BIN, 'run', ...args] : ['--import', TSX, ENTRY, 'run', ...args];
+    const child = spawn(process.execPath, argv, { cwd: REPO_ROOT, env: cleanEnv(this.o.env), stdio: ['ignore', log, log] });
+    closeSync(log);
+    if (child.pid === undefined) throw new Error(`slot ${this.o.slot}: spawn failed`);
+    const record: ProcessRecord = { slot: this.o.slot, pid: child.pid, startedAtMs: Date.now() };
+    this.processes.push(record);
+    this.#child = child;
+    this.#exited = new Promise((resolve) => {
+      child.once('exit', (code, signal) => {
+        record.exit = { code, signal };
+        resolve();
+      });
+    });
+    return record;
+  }
+
+  /** SIGKILL: no drain, no ack, leases left to expire (what an OOM kill or a node loss does). */
+  async kill(): Promise<ProcessRecord | undefined> {
+    const child = this.#child;
+    if (child === undefined || !this.running) return undefined;
+    const record = this.processes.at(-1) as ProcessRecord;
+    record.killedAtMs = Date.now();
+    child.kill('SIGKILL');
+    await this.#exited;
+    return record;
+  }
+
+  /** SIGTERM and wait up to `timeoutMs` for the drain; SIGKILL after that. Returns false when it had to force. */
+  async stop(timeoutMs: number): Promise<boolean> {
+    const child = this.#child;
+    if (child === undefined || !this.running) return true;
+    child.kill('SIGTERM');
+    let timer: NodeJS.Timeout | undefined;
+    const drained = await Promise.race([this.#exited.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))]);
+    clearTimeout(timer);
+    if (!drained) {
+      child.kill('SIGKILL');
+      await this.#exited;
+    }
+    return drained;
+  }
+}
+
+/** True when no process with this pid exists any more (signal 0 probes without sending). */
+export function isGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
