@@ -186,7 +186,13 @@ describe('destination queries', () => {
     const { destination: name } = await destination();
     const seen: string[] = [];
     // Records the content coding of each answer before the client inflates it.
-    class Recorder extends DecoratorHandler {
+    // (undici's types declare DecoratorHandler without its methods; they exist at runtime.)
+    abstract class Decorated {
+      constructor(_handler: Dispatcher.DispatchHandler) {}
+      onResponseStart(_c: Dispatcher.DispatchController, _s: number, _h: Record<string, string | string[]>, _m: string): void {}
+    }
+    const Base = DecoratorHandler as unknown as typeof Decorated;
+    class Recorder extends Base {
       override onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: Record<string, string | string[]>, message: string): void {
         seen.push(String(headers['content-encoding'] ?? 'identity'));
         super.onResponseStart(controller, status, headers, message);

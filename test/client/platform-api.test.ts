@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../../src/errors.js';
-import { createClient, type ManagedTag } from '../../src/client/index.js';
+import { createClient, type LegacyImportRequest, type ManagedTag } from '../../src/client/index.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { newTenantApp, seed, type TenantApp } from './platform-helpers.js';
 
@@ -151,7 +151,12 @@ describe('access catalog', () => {
 });
 
 describe('legacy import', () => {
-  const body = { entries: [{ id: 'L1', properties: { Title: 'Shirt', color: 'red' } }, { id: 'L2', properties: { title: 'Hat', color: null } }] };
+  const body: LegacyImportRequest = {
+    entries: [
+      { id: 'L1', properties: { Title: 'Shirt', color: 'red' } },
+      { id: 'L2', properties: { title: 'Hat', color: null } },
+    ],
+  };
 
   it('verify validates without queueing: nothing becomes readable', async () => {
     const { client } = await app();
