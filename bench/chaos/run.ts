@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
 import { createClient } from '../../src/client/index.js';
 import { mulberry32 } from '../../src/emulator/faults/injector.js';
+import { redactUrl } from '../../src/observability/redact.js';
 import { startEmulator, type ConsumerStateSummary, type FaultOptions, type RunningEmulator } from '../../src/emulator/index.js';
 import { checkRun, type ChaosVerdict } from './check.js';
 import { planEvents, type EventKind } from './plan.js';
@@ -94,11 +95,6 @@ export function chooseStore(explicit: string | undefined, dir: string): string {
   if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
   // SQLite in WAL mode is shared by processes of one machine through file locks.
   return `sqlite:${join(dir, 'idempotency.sqlite')}`;
-}
-
-/** Store URL for the report: scheme and host, never credentials. */
-export function redactUrl(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, '//***@');
 }
 
 function countMessages(file: string): Record<string, number> {
