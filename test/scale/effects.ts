@@ -72,8 +72,8 @@ export function runArgs(emulator: RunningEmulator, destination: string, dir: str
     '--dead-letter', `file:${join(dir, 'dead-letter.jsonl')}`,
     '--metrics-port', '0',
     '--metrics-host', '127.0.0.1',
-    '--log-level', 'warn',
   ];
+  if (!('log-level' in options)) args.push('--log-level', 'warn');
   for (const [name, value] of Object.entries(options)) args.push(`--${name}`, String(value));
   return args;
 }
