@@ -31,3 +31,19 @@ export type { EmulatorOptions, RunningEmulator, EmulatorConfig, FaultOptions } f
 // The typed platform client.
 export { createClient, ApiError, AuthError, IngestValidationError, NetworkError, isRetryable } from './client/index.js';
 export type { ClientOptions, PlatformClient, CallOptions, IngestOptions, RetryPolicy } from './client/index.js';
+export type { AccessCatalogItem, LegacyImportAccepted, LegacyImportRequest, LegacyImportVerified, ManagedTag, ManagedTagFilters, ManagedTagListOptions, ManagedTagPage } from './client/index.js';
+// Destinations have their own small client (other origins, other credentials): see docs/client.md.
+export { createDestinationClient, formatDestinationDateTime } from './client/index.js';
+export type {
+  DestinationClient,
+  DestinationClientOptions,
+  DestinationFacet,
+  DestinationGetQuery,
+  DestinationPostQuery,
+  DestinationQueryResponse,
+  DestinationResult,
+  FilterCriteria,
+  FilterOperator,
+  FilterQuery,
+  FilterValue,
+} from './client/index.js';
