@@ -1,0 +1,249 @@
+/**
+ * Docs cannot rot: every shell command of README.md, docs/ and the developer examples' READMEs is
+ * either run here (as written, with only ports, secrets and hosts swapped for test ones) or mapped to
+ * the test that runs it. A new command without a mapping fails the first test.
+ */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { startEmulator } from '../../src/emulator/index.js';
+import { ROOT, allDocCommands } from './doc-commands.js';
+
+type Coverage = { kind: 'here' } | { kind: 'test'; file: string; proof: string } | { kind: 'manual'; why: string };
+
+const HERE: Coverage = { kind: 'here' };
+const REAL_PLATFORM_RUN =
+  'npx durable-worker run --base-url https://api.example.com --tenant my-tenant --client-id "$CLIENT_ID" --client-secret-file /run/secrets/client-secret --destination my-consumer --handlers ./handlers';
+
+const COVERAGE: Record<string, Coverage> = {
+  // `npm ci` is the first step of CI itself (.ci/run); the dev part runs below.
+  'npm ci && npx durable-worker dev --demo': HERE,
+  'npm test': { kind: 'test', file: '.ci/run', proof: 'npm test' },
+  'npx durable-worker dev --demo': HERE,
+  'npx durable-worker check': HERE,
+  'curl -s http://127.0.0.1:9464/metrics | grep durable_worker_events_total': HERE,
+  [REAL_PLATFORM_RUN]: HERE,
+  'npx durable-worker run --help': HERE,
+  'helm lint --strict helm/durable-worker': { kind: 'test', file: 'test/deploy/helm-chart.test.ts', proof: "'lint', '--strict'" },
+  'helm install my-worker helm/durable-worker -f my-values.yaml': { kind: 'manual', why: 'needs a Kubernetes cluster; test/deploy/helm-chart.test.ts renders and lints the chart it installs' },
+  'PORT=3000 node --import tsx examples/forward-to-webhook/app.ts': { kind: 'test', file: 'examples/forward-to-webhook/forward.test.ts', proof: 'also runs as a standalone process' },
+  'npx durable-worker dev --demo --forward-url http://127.0.0.1:3000/events': HERE,
+  'export DATABASE_URL=postgres://app:app@127.0.0.1:5432/app': { kind: 'manual', why: 'sets the environment of the next command (CI sets DATABASE_URL)' },
+  'npx durable-worker dev --demo --handlers examples/sync-to-postgres/handlers': HERE,
+  'npx vitest run examples/sync-to-postgres': { kind: 'test', file: 'examples/sync-to-postgres/sync.test.ts', proof: "describe('examples/sync-to-postgres'" },
+  'npx durable-worker check --handlers examples/typescript-handlers/handlers': HERE,
+  'npx vitest run examples/typescript-handlers': { kind: 'test', file: 'examples/typescript-handlers/handlers.test.ts', proof: "describe('examples/typescript-handlers" },
+};
+
+const BIN = `node ${JSON.stringify(join(ROOT, 'bin', 'durable-worker.js'))}`;
+
+interface Shell {
+  stdout: string;
+  stderr: string;
+  exited: Promise<number | null>;
+  kill(signal: NodeJS.Signals): void;
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+}
+
+/** Runs a documented command through sh, `npx durable-worker` being the repo's bin (what npx runs). */
+function shell(command: string, env: Record<string, string> = {}): Shell {
+  const env0: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('DURABLE_WORKER_')) env0[key] = value;
+  const child = spawn('sh', ['-c', `exec ${command.replace(/^npx durable-worker/, BIN)}`], { cwd: ROOT, env: { ...env0, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const out: Shell = {
+    stdout: '',
+    stderr: '',
+    exited: new Promise((resolve) => child.on('close', (code) => resolve(code))),
+    kill: (signal) => {
+      if (child.exitCode === null) child.kill(signal);
+    },
+    async waitFor(pattern, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const match = pattern.exec(out.stdout);
+        if (match) return match;
+        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`${command}: no ${pattern} (exit ${child.exitCode})\nstdout: ${out.stdout.slice(-3000)}\nstderr: ${out.stderr}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+  };
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out.stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (out.stderr += chunk));
+  return out;
+}
+
+/**
+ * PATH for the README's `curl | grep`: the machine's curl when installed; otherwise a stand-in that
+ * does what `curl -s URL` does (GET, body to stdout), so a CI image without curl still runs the pipe.
+ */
+function curlPath(): Record<string, string> {
+  const dirs = (process.env.PATH ?? '').split(':');
+  if (dirs.some((d) => d !== '' && existsSync(join(d, 'curl')))) return {};
+  const dir = mkdtempSync(join(tmpdir(), 'dw-curl-'));
+  const script = join(dir, 'curl');
+  writeFileSync(script, `#!${process.execPath}\nconst url = process.argv.at(-1);\nfetch(url).then(async (r) => process.stdout.write(await r.text()), () => process.exit(7));\n`, { mode: 0o755 });
+  return { PATH: `${dir}:${process.env.PATH ?? ''}` };
+}
+
+/** Polls `url` until `pattern` matches its body. */
+async function pollText(url: string, pattern: RegExp, timeoutMs = 30_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    last = await fetch(url).then((r) => r.text(), () => '');
+    if (pattern.test(last)) return last;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${url}: no ${pattern} in\n${last.slice(0, 2000)}`);
+}
+
+/** Ports, stores and files of a documented `dev` command made safe for a test run (same command otherwise). */
+function safeDev(command: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'dw-doc-dev-'));
+  return `${command} --port 0 --metrics-port 0 --metrics-host 127.0.0.1 --idempotency memory --dead-letter file:${join(dir, 'dead.jsonl')}`;
+}
+
+/** Runs a dev command until its handlers processed demo events, then SIGTERM: must exit 0. */
+async function runDev(command: string, env: Record<string, string> = {}): Promise<{ metricsUrl: string; stdout: string; stop: () => Promise<number | null> }> {
+  const dev = shell(safeDev(command), env);
+  try {
+    await dev.waitFor(/emulator listening on http:\/\/127\.0\.0\.1:\d+/);
+    const [, metricsUrl] = await dev.waitFor(/metrics at (http:\/\/\S+\/metrics)/);
+    await pollText(metricsUrl!, /durable_worker_events_total\{[^}]*outcome="ok"[^}]*\} [1-9]/);
+    return {
+      metricsUrl: metricsUrl!,
+      get stdout() {
+        return dev.stdout;
+      },
+      stop: async () => {
+        dev.kill('SIGTERM');
+        return dev.exited;
+      },
+    };
+  } catch (err) {
+    dev.kill('SIGKILL');
+    throw err;
+  }
+}
+
+describe('every documented command is covered', () => {
+  const documented = allDocCommands();
+
+  it('has a coverage entry (run here, a test that runs it, or why it cannot run)', () => {
+    const missing = documented.filter((c) => COVERAGE[c.command] === undefined).map((c) => `${c.file}: ${c.command}`);
+    expect(missing, 'add these commands to COVERAGE in test/docs/commands.test.ts').toEqual([]);
+    const stale = Object.keys(COVERAGE).filter((command) => !documented.some((c) => c.command === command));
+    expect(stale, 'no documented command any more: remove from COVERAGE').toEqual([]);
+  });
+
+  it('maps to tests that exist and run the command', () => {
+    for (const [command, coverage] of Object.entries(COVERAGE)) {
+      if (coverage.kind !== 'test') continue;
+      const path = join(ROOT, coverage.file);
+      expect(existsSync(path), `${command} -> ${coverage.file}`).toBe(true);
+      expect(readFileSync(path, 'utf8'), `${command} -> ${coverage.file}`).toContain(coverage.proof);
+    }
+  });
+
+  it('`npx durable-worker` resolves to this package\'s bin', async () => {
+    const npx = shell('npx --offline durable-worker --version');
+    expect(await npx.exited, npx.stderr).toBe(0);
+    expect(npx.stdout.trim()).toBe((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version);
+  });
+});
+
+describe('README tour', () => {
+  it('dev --demo runs the default ./handlers; curl | grep shows the events counter; SIGTERM exits 0', async () => {
+    const dev = await runDev('npx durable-worker dev --demo');
+    try {
+      expect(dev.stdout).toMatch(/entry product-\d+ (created|updated)/);
+      const port = new URL(dev.metricsUrl).port;
+      const curl = shell('curl -s http://127.0.0.1:9464/metrics | grep durable_worker_events_total'.replace('9464', port), curlPath());
+      expect(await curl.exited, curl.stderr).toBe(0);
+      expect(curl.stdout).toMatch(/^durable_worker_events_total\{type="source_entry.updated",outcome="ok"\} \d+$/m);
+    } finally {
+      expect(await dev.stop()).toBe(0);
+    }
+  });
+
+  it.each(allDocCommands().filter((c) => c.command.startsWith('npx durable-worker check')))('$command prints the routing table and exits 0', async ({ command }) => {
+    const check = shell(command);
+    expect(await check.exited, check.stderr).toBe(0);
+    expect(check.stdout).toMatch(/^handler\s+event types$/m);
+    expect(check.stdout).toMatch(/\S+\s+source_entry\.updated$/m);
+    expect(check.stdout).toMatch(/^ok: \d+ handler\(s\)$/m);
+  });
+
+  it('run --help shows examples', async () => {
+    const help = shell('npx durable-worker run --help');
+    expect(await help.exited).toBe(0);
+    expect(help.stdout).toContain('Examples:');
+    expect(help.stdout).toContain('--client-secret-file');
+  });
+
+  it('the real-platform run command works as written against a stand-in platform, never logging the secret', async () => {
+    const emulator = await startEmulator({ port: 0, logger: pino({ level: 'silent' }) });
+    const dir = mkdtempSync(join(tmpdir(), 'dw-doc-run-'));
+    const secretFile = join(dir, 'client-secret');
+    writeFileSync(secretFile, 'dev-secret\n');
+    try {
+      await fetch(`${emulator.url}/_emulator/tenants/dev-tenant/event-destinations`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 'my-consumer', type: 'DURABLE_CONSUMER' }) });
+      const command = REAL_PLATFORM_RUN.replace('https://api.example.com', emulator.url)
+        .replace('my-tenant', 'dev-tenant')
+        .replace('/run/secrets/client-secret', secretFile)
+        .concat(` --exit-when-idle --metrics-port 0 --metrics-host 127.0.0.1 --idempotency memory --dead-letter file:${join(dir, 'dead.jsonl')}`);
+      const run = shell(command, { CLIENT_ID: 'dev-client' });
+      expect(await run.exited, run.stderr).toBe(0);
+      // One start-up line with the effective configuration (JSON: stdout is not a TTY), secret redacted.
+      const startup = run.stdout.split('\n').filter((line) => line.includes('"msg":"starting durable-worker"'));
+      expect(startup).toHaveLength(1);
+      const config = (JSON.parse(startup[0]!) as { config: Record<string, unknown> }).config;
+      expect(config).toMatchObject({ baseUrl: emulator.url, tenant: 'dev-tenant', clientId: 'dev-client', destination: 'my-consumer', credential: 'client-credentials' });
+      expect(run.stdout + run.stderr).not.toContain('dev-secret');
+    } finally {
+      await emulator.close();
+    }
+  });
+});
+
+describe('examples READMEs', () => {
+  it('forward-to-webhook: dev --demo --forward-url delivers demo events to the app', async () => {
+    const { startApp } = await import('../../examples/forward-to-webhook/app.js');
+    const app = await startApp();
+    try {
+      const dev = await runDev('npx durable-worker dev --demo --forward-url http://127.0.0.1:3000/events'.replace('http://127.0.0.1:3000', app.url));
+      expect(await dev.stop()).toBe(0);
+      expect(app.received.length).toBeGreaterThan(0);
+      expect(app.received[0]).toMatchObject({ type: 'source_entry.updated', subject: expect.stringMatching(/^product-/) });
+    } finally {
+      await app.close();
+    }
+  });
+
+  const databaseUrl = process.env.DATABASE_URL;
+  const syncCommand = 'npx durable-worker dev --demo --handlers examples/sync-to-postgres/handlers';
+  if (databaseUrl === undefined && process.env.CI !== 'true') {
+    it.skip(`SKIPPED: ${syncCommand} needs DATABASE_URL (export DATABASE_URL=postgres://app:app@127.0.0.1:5432/app)`, () => {});
+  } else {
+    it('sync-to-postgres: dev --demo fills the table', async () => {
+      expect(databaseUrl, 'DATABASE_URL must be set in CI').toBeDefined();
+      const table = `sync_doc_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+      const pg = (await import('pg')).default;
+      const db = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+      try {
+        const dev = await runDev(syncCommand, { DATABASE_URL: databaseUrl!, SYNC_TABLE: table });
+        expect(await dev.stop()).toBe(0);
+        const { rows } = await db.query<{ entry_id: string }>(`SELECT entry_id FROM ${table}`);
+        expect(rows.length).toBeGreaterThan(0);
+        expect(rows[0]!.entry_id).toMatch(/^product-/);
+      } finally {
+        await db.query(`DROP TABLE IF EXISTS ${table}`).catch(() => {});
+        await db.end();
+      }
+    });
+  }
+});
