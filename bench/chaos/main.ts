@@ -4,13 +4,14 @@
  *
  *   npm run chaos -- [--seed N] [--events 2000] [--produce-seconds 8] [--min-kills 2]
  *                    [--kill-min-ms 1500] [--kill-max-ms 4000] [--isolation thread|none]
- *                    [--store redis://...] [--from source|dist] [--keep]
+ *                    [--store redis://...] [--from source|dist] [--drain-timeout 120] [--keep]
  *
  * Without --seed a random seed is drawn and printed first; pass it back to replay the run.
  */
 import { parseArgs } from 'node:util';
 import { formatReport } from './report.js';
 import { DEFAULT_CHAOS, runChaos, type ChaosOptions } from './run.js';
+import { killLiveChildren } from './workers.js';
 
 function int(name: string, value: string | undefined, fallback: number, min = 0): number {
   if (value === undefined) return fallback;
@@ -35,6 +36,7 @@ function parse(argv: string[]): Partial<ChaosOptions> {
       isolation: { type: 'string' },
       store: { type: 'string' },
       from: { type: 'string' },
+      'drain-timeout': { type: 'string' },
       keep: { type: 'boolean', default: false },
     },
   });
@@ -57,9 +59,18 @@ function parse(argv: string[]): Partial<ChaosOptions> {
     visibilitySeconds: int('visibility', values.visibility, d.visibilitySeconds, 3),
     isolation,
     from,
+    drainTimeoutSeconds: int('drain-timeout', values['drain-timeout'], d.drainTimeoutSeconds, 1),
     keepDir: values.keep,
     ...(values.store === undefined ? {} : { store: values.store }),
   };
+}
+
+// Interrupted: take the worker processes down with the runner.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    killLiveChildren();
+    process.exit(130);
+  });
 }
 
 try {

@@ -36,6 +36,14 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, NO_COLOR: '1', ...extra };
 }
 
+/** Every live child of this process, so an interrupted run leaves none behind (killLiveChildren). */
+const live = new Set<ChildProcess>();
+
+/** SIGKILLs every child still running; for the runner's own SIGINT/SIGTERM handler. */
+export function killLiveChildren(): void {
+  for (const child of live) child.kill('SIGKILL');
+}
+
 /**
  * A worker slot: at most one live process at a time, stable worker ids (`chaos-<slot>-<n>`), its own
  * dead-letter file and log file. A restarted process reuses the slot's worker ids, as a restarted
@@ -63,8 +71,10 @@ export class WorkerSlot {
     const record: ProcessRecord = { slot: this.o.slot, pid: child.pid, startedAtMs: Date.now() };
     this.processes.push(record);
     this.#child = child;
+    live.add(child);
     this.#exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
+        live.delete(child);
         record.exit = { code, signal };
         resolve();
       });

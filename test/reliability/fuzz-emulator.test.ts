@@ -79,7 +79,7 @@ function ingestRequests(): FuzzRequest[] {
 const queryValue = fc.oneof(fc.integer({ min: -5, max: 700 }).map(String), fc.constantFrom('', '1.5', '1e2', '0x10', ' 5', '+7', '-0', '99999999999999999999', 'NaN', 'abc'), fc.string({ maxLength: 20 }));
 
 function pullAckRequests(): FuzzRequest[] {
-  const query = fc.array(fc.tuple(fc.constantFrom('limit', 'visibilitySeconds', 'workerId', 'workerId', 'other', ''), queryValue), { maxLength: 5 });
+  const query = fc.array(fc.tuple(fc.constantFrom('limit', 'visibility', 'visibility', 'workerId', 'workerId', 'visibilitySeconds', ''), queryValue), { maxLength: 5 });
   const ack = fc.record(
     {
       leaseId: fc.oneof(fc.string({ maxLength: 40 }), anyValue, fc.constant('x'.repeat(300))),
