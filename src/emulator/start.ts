@@ -118,7 +118,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     appendEvents,
     maxBodyBytes,
   };
-  registerIssuerRoutes(router, credentials, maxBodyBytes);
+  // Late-bound: the destination registry is created below, and destinations are seeded at run time.
+  let apiVersionTenant = (_audience: string): string | undefined => undefined;
+  registerIssuerRoutes(router, credentials, maxBodyBytes, (audience) => apiVersionTenant(audience));
   registerConsumerRoutes(ctx, tenants);
   const tenantLimits = new Map<string, IngestLimitsConfig>();
   for (const tenantConfig of config.tenants) if (tenantConfig.ingestLimits) tenantLimits.set(tenantConfig.id, tenantConfig.ingestLimits);
@@ -136,7 +138,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const destinations = registerDestinationRoutes(ctx, {
     readSourceEntries: (tenant, sourceId) => sources.listEntries(tenant, sourceId),
     verifyApplication: (clientId, clientSecret) => credentials.verifyClient(clientId, clientSecret),
+    isIssuerTokenForAudience: (token, apiVersionId) => credentials.isApiVersionToken(token, apiVersionId),
   });
+  apiVersionTenant = (audience) => destinations.registry.all().find((d) => d.apiVersionId === audience)?.tenant;
   config.destinationApis.forEach((seed, index) => {
     try {
       destinations.registry.put(parseDestinationSeed(seed));

@@ -255,6 +255,32 @@ describe('protected destinations', () => {
     expect(String(err) + JSON.stringify(err)).not.toContain(secret);
   });
 
+  it('an issuer token with the API version ID as audience opens that destination only (spec, Authentication 8)', async () => {
+    const app = await newTenantApp(emulator, { tenant: 'dev-tenant' });
+    await app.client.close();
+    const first = await destination({ protected: true });
+    const second = await destination({ protected: true });
+    const issuerToken = async (audience: string) => {
+      const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: app.clientId, client_secret: app.clientSecret, audience });
+      const response = await fetch(`${emulator.url}/oauth2/token`, { method: 'POST', body: form });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    const issued = await issuerToken(first.apiVersionId);
+    expect(issued).toMatchObject({ status: 200, body: { token_type: 'Bearer', scope: '' } });
+    const token = issued.body.access_token as string;
+    const withToken = (name: string) => createDestinationClient({ globalUrl: emulator.url, customer: 'acme', destination: name, accessToken: () => token });
+    const opened = withToken(first.destination);
+    const other = withToken(second.destination);
+    clients.push(opened, other);
+    await expect(opened.get('products', { top: 1 })).resolves.toMatchObject({ results: [expect.any(Object)] });
+    await expect(other.get('products', { top: 1 })).rejects.toMatchObject({ status: 401 });
+    // The API-version token grants nothing on the tenant API.
+    const pull = await fetch(`${emulator.url}/v1/event-destinations/dev-consumer/pull`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    expect(pull.status).toBe(401);
+    // An audience that is neither the tenant nor a known API version ID is refused.
+    expect(await issuerToken(randomUUID())).toMatchObject({ status: 400, body: { error: 'invalid_target' } });
+  });
+
   it('options are checked at creation: half a credential or a bad URL is ConfigError', () => {
     expect(() => createDestinationClient({ globalUrl: 'ftp://x', customer: 'a', destination: 'b' })).toThrow(/globalUrl/);
     expect(() => createDestinationClient({ globalUrl: emulator.url, customer: 'a', destination: 'b', clientSecret: 's' })).toThrow(/clientId/);

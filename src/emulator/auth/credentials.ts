@@ -53,6 +53,8 @@ export class Credentials {
   private readonly applications = new Map<string, Application>();
   private readonly apiKeys = new Map<string, Principal>();
   private readonly tokens = new Map<string, IssuedToken>();
+  /** Issuer tokens whose audience is a destination API version ID: they open that destination only. */
+  private readonly apiVersionTokens = new Map<string, { apiVersionId: string; expiresAtMs: number }>();
 
   constructor(private readonly tokenLifetimeSeconds: number) {}
 
@@ -87,18 +89,8 @@ export class Credentials {
 
   issueToken(application: Application, scopes: readonly string[], nowMs = Date.now()): IssuedAccessToken {
     if (this.tokens.size > TOKEN_SWEEP_THRESHOLD) this.sweep(nowMs);
-    const issuedAtSeconds = Math.floor(nowMs / 1000);
     const scope = scopes.join(' ');
-    const header = base64url({ alg: 'none', typ: 'JWT' });
-    const payload = base64url({
-      iss: 'durable-worker-emulator',
-      sub: application.clientId,
-      aud: application.tenant,
-      scope,
-      iat: issuedAtSeconds,
-      exp: issuedAtSeconds + this.tokenLifetimeSeconds,
-    });
-    const accessToken = `${header}.${payload}.${randomBytes(32).toString('base64url')}`;
+    const accessToken = this.mintJwt(application, application.tenant, scope, nowMs);
     const principal: Principal = Object.freeze({
       kind: 'application',
       tenant: application.tenant,
@@ -109,6 +101,38 @@ export class Credentials {
     });
     this.tokens.set(accessToken, { principal, expiresAtMs: nowMs + this.tokenLifetimeSeconds * 1000 });
     return { accessToken, expiresInSeconds: this.tokenLifetimeSeconds, scope };
+  }
+
+  /**
+   * Spec, issuer audience table: "Protected destination API version | API version ID | leave empty".
+   * Such a token carries no tenant scope: it is not accepted by the tenant API, only by
+   * `isApiVersionToken` for its own destination.
+   */
+  issueApiVersionToken(application: Application, apiVersionId: string, nowMs = Date.now()): IssuedAccessToken {
+    if (this.apiVersionTokens.size > TOKEN_SWEEP_THRESHOLD) this.sweep(nowMs);
+    const accessToken = this.mintJwt(application, apiVersionId, '', nowMs);
+    this.apiVersionTokens.set(accessToken, { apiVersionId, expiresAtMs: nowMs + this.tokenLifetimeSeconds * 1000 });
+    return { accessToken, expiresInSeconds: this.tokenLifetimeSeconds, scope: '' };
+  }
+
+  /** True for an unexpired issuer token minted for exactly this API version ID. */
+  isApiVersionToken(token: string, apiVersionId: string, nowMs = Date.now()): boolean {
+    const issued = this.apiVersionTokens.get(token);
+    return issued !== undefined && issued.apiVersionId === apiVersionId && issued.expiresAtMs > nowMs;
+  }
+
+  private mintJwt(application: Application, audience: string, scope: string, nowMs: number): string {
+    const issuedAtSeconds = Math.floor(nowMs / 1000);
+    const header = base64url({ alg: 'none', typ: 'JWT' });
+    const payload = base64url({
+      iss: 'durable-worker-emulator',
+      sub: application.clientId,
+      aud: audience,
+      scope,
+      iat: issuedAtSeconds,
+      exp: issuedAtSeconds + this.tokenLifetimeSeconds,
+    });
+    return `${header}.${payload}.${randomBytes(32).toString('base64url')}`;
   }
 
   /**
@@ -151,5 +175,6 @@ export class Credentials {
 
   private sweep(nowMs: number): void {
     for (const [token, issued] of this.tokens) if (issued.expiresAtMs <= nowMs) this.tokens.delete(token);
+    for (const [token, issued] of this.apiVersionTokens) if (issued.expiresAtMs <= nowMs) this.apiVersionTokens.delete(token);
   }
 }

@@ -12,7 +12,8 @@ import type { Application, Credentials } from './credentials.js';
  *   invalid_request 400        missing/repeated parameter, wrong content type, oversized body
  *   unsupported_grant_type 400 grant_type other than client_credentials
  *   invalid_client 401         unknown client or wrong secret (one answer for both: no id probing)
- *   invalid_target 400         audience is not the application's tenant
+ *   invalid_target 400         audience is neither the application's tenant nor the API version ID
+ *                              of a destination of that tenant
  *   invalid_scope 400          a scope unknown or not enabled for the application
  */
 
@@ -65,7 +66,10 @@ function grantedScopes(application: Application, requested: string | undefined):
   return scopes;
 }
 
-async function issue(req: IncomingMessage, credentials: Credentials, maxBodyBytes: number): Promise<TokenResponse> {
+/** The tenant of the destination whose API version ID is `audience`, if any (a late-bound lookup). */
+export type ApiVersionTenant = (audience: string) => string | undefined;
+
+async function issue(req: IncomingMessage, credentials: Credentials, maxBodyBytes: number, apiVersionTenant: ApiVersionTenant): Promise<TokenResponse> {
   if (!isFormRequest(req)) {
     req.resume();
     throw new IssuerFailure(400, 'invalid_request', 'Content-Type must be application/x-www-form-urlencoded.');
@@ -93,20 +97,26 @@ async function issue(req: IncomingMessage, credentials: Credentials, maxBodyByte
   if (application === undefined) throw new IssuerFailure(401, 'invalid_client', 'Client authentication failed.');
 
   const audience = single(form, 'audience', true)!;
+  const requestedScope = single(form, 'scope', false);
   if (audience !== application.tenant) {
-    throw new IssuerFailure(400, 'invalid_target', `The application is not authorized for audience "${audience}".`);
+    if (apiVersionTenant(audience) !== application.tenant) {
+      throw new IssuerFailure(400, 'invalid_target', `The application is not authorized for audience "${audience}".`);
+    }
+    // Spec: the scope is left empty for an API version audience; a sent one is ignored, not refused.
+    const token = credentials.issueApiVersionToken(application, audience);
+    return { access_token: token.accessToken, token_type: 'Bearer', expires_in: token.expiresInSeconds, scope: token.scope };
   }
-  const scopes = grantedScopes(application, single(form, 'scope', false));
+  const scopes = grantedScopes(application, requestedScope);
   const token = credentials.issueToken(application, scopes);
   return { access_token: token.accessToken, token_type: 'Bearer', expires_in: token.expiresInSeconds, scope: token.scope };
 }
 
-export function registerIssuerRoutes(router: Router, credentials: Credentials, maxBodyBytes: number): void {
+export function registerIssuerRoutes(router: Router, credentials: Credentials, maxBodyBytes: number, apiVersionTenant: ApiVersionTenant = () => undefined): void {
   router.add('POST', '/oauth2/token', async ({ req }): Promise<RouteReply> => {
     // RFC 6749 §5.1: token responses must not be cached.
     const headers = { 'cache-control': 'no-store', pragma: 'no-cache' };
     try {
-      return { status: 200, body: await issue(req, credentials, maxBodyBytes), headers };
+      return { status: 200, body: await issue(req, credentials, maxBodyBytes, apiVersionTenant), headers };
     } catch (err) {
       if (!(err instanceof IssuerFailure)) throw err;
       const body: IssuerError = { error: err.error, error_description: err.description };
