@@ -2,8 +2,11 @@
  * The emulator side of the pull+ack benchmark, in its own process so server and client each get
  * an event loop (the machine has 2 cores). Appends BENCH_PREFILL_EVENTS (default 1,000,000)
  * events before the run, in chunks, and prints `READY <url>` on stdout. With BENCH_TOP_UP=1 it
- * also keeps appending during the run (ingest competing with pulls for the CPU).
+ * also keeps appending during the run (ingest competing with pulls for the CPU). With
+ * BENCH_CONTROL=1 it reads commands on stdin: `APPEND <n>` appends n more events and answers
+ * `APPENDED <n> <head>` (bench/worker appends between phases, each on a fresh consumer).
  */
+import { createInterface } from 'node:readline';
 import { startEmulator } from '../../src/emulator/index.js';
 
 const prefillEvents = Number(process.env.BENCH_PREFILL_EVENTS ?? 1_000_000);
@@ -31,6 +34,17 @@ if (topUpEnabled) {
     const backlog = Number(consumer.head ?? 0) - Number(consumer.committed ?? 0);
     if (backlog < 100_000) append(100_000 - backlog);
   }, 100).unref();
+}
+
+if (process.env.BENCH_CONTROL === '1') {
+  createInterface({ input: process.stdin }).on('line', (line) => {
+    const [command, arg] = line.trim().split(' ');
+    if (command !== 'APPEND') return;
+    const count = Number(arg);
+    append(count);
+    const head = em.state().tenants.find((t) => t.id === 'dev-tenant')!.head;
+    process.stdout.write(`APPENDED ${count} ${head}\n`);
+  });
 }
 
 let cpuAtMark = process.cpuUsage();

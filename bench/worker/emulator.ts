@@ -1,0 +1,71 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** The emulator of bench/emulator, in its own process, driven over stdin (`APPEND n`) and HTTP. */
+export class EmulatorChild {
+  #output = '';
+  readonly #child: ChildProcess;
+  readonly #exited: Promise<unknown>;
+  url = '';
+
+  private constructor(child: ChildProcess) {
+    this.#child = child;
+    this.#exited = once(child, 'exit');
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (this.#output += chunk));
+  }
+
+  static async start(): Promise<EmulatorChild> {
+    const entry = fileURLToPath(new URL('../emulator/emulator-child.ts', import.meta.url));
+    const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+      env: { ...process.env, BENCH_PREFILL_EVENTS: '0', BENCH_CONTROL: '1' },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    const em = new EmulatorChild(child);
+    em.url = (await em.#waitFor(/READY (\S+)/))[1]!;
+    return em;
+  }
+
+  async #waitFor(pattern: RegExp, from = 0, timeoutMs = 60_000): Promise<RegExpExecArray> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const match = pattern.exec(this.#output.slice(from));
+      if (match) return match;
+      if (Date.now() > deadline || this.#child.exitCode !== null) throw new Error(`emulator child: no ${pattern} in ${this.#output}`);
+      await sleep(5);
+    }
+  }
+
+  /** Appends `count` events to the dev-tenant stream (the emulator builds them in-process). */
+  async append(count: number): Promise<void> {
+    const from = this.#output.length;
+    this.#child.stdin!.write(`APPEND ${count}\n`);
+    await this.#waitFor(/APPENDED \d+ \d+/, from);
+  }
+
+  /** dev-consumer as GET /_emulator/state shows it. */
+  async consumer(): Promise<{ head: number; committed: number; leased: number }> {
+    const state = (await (await fetch(`${this.url}/_emulator/state`)).json()) as {
+      tenants: Array<{ id: string; consumers: Array<{ id: string; head: string | null; committed: string | null; leased: number }> }>;
+    };
+    const consumer = state.tenants.find((t) => t.id === 'dev-tenant')!.consumers.find((c) => c.id === 'dev-consumer')!;
+    return { head: Number(consumer.head ?? 0), committed: Number(consumer.committed ?? 0), leased: consumer.leased };
+  }
+
+  /** Polls until every appended event is committed and nothing is leased. */
+  async waitCaughtUp(timeoutMs = 600_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const c = await this.consumer();
+      if (c.committed === c.head && c.leased === 0) return;
+      if (Date.now() > deadline) throw new Error(`not caught up: ${JSON.stringify(c)}`);
+      await sleep(20);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.#child.kill('SIGTERM');
+    await this.#exited;
+  }
+}

@@ -1,0 +1,50 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createClient } from '../../src/client/index.js';
+
+export interface LoopRun {
+  events: number;
+  seconds: number;
+  eventsPerSecond: number;
+  /** CPU of this process per event, µs (client work only: nothing else runs here). */
+  cpuUsPerEvent: number;
+}
+
+/**
+ * `loops` hand-written loops with our platform client: pull (limit), then either await a
+ * `handlerDelayMs` timer for each event in turn (the naive worker of issue 3) or do nothing (the
+ * raw pull+ack ceiling), then ack ok. Runs until the stream is drained (`expected` events).
+ */
+export async function runLoops(url: string, options: { loops: number; limit: number; handlerDelayMs: number; expected: number }): Promise<LoopRun> {
+  const client = createClient({ baseUrl: url, tenant: 'dev-tenant', clientId: 'dev-client', clientSecret: 'dev-secret', connections: options.loops * 2 });
+  await client.ensureCredential();
+  let events = 0;
+  let firstPullMs: number | undefined;
+  let lastAckMs = 0;
+  let cpuAtFirst: NodeJS.CpuUsage | undefined;
+  let cpuUs = 0;
+  const loop = async (index: number) => {
+    const workerId = `bench-loop-${index}-${process.pid}`;
+    while (events < options.expected) {
+      const result = await client.pull('dev-consumer', { limit: options.limit, visibilitySeconds: 60, workerId });
+      if (result.status !== 200) {
+        await sleep(5);
+        continue;
+      }
+      if (firstPullMs === undefined) {
+        firstPullMs = Date.now();
+        cpuAtFirst = process.cpuUsage();
+      }
+      for (const _event of result.batch.events) if (options.handlerDelayMs > 0) await sleep(options.handlerDelayMs);
+      const ack = await client.acknowledge('dev-consumer', { leaseId: result.batch.leaseId, generation: result.batch.generation, status: 'ok' });
+      if (ack.status !== 'committed') throw new Error(`ack answered ${ack.status}`);
+      events += result.batch.events.length;
+      lastAckMs = Date.now();
+      const used = process.cpuUsage(cpuAtFirst);
+      cpuUs = used.user + used.system;
+    }
+  };
+  await Promise.all(Array.from({ length: options.loops }, (_, i) => loop(i)));
+  await client.close();
+  const seconds = (lastAckMs - (firstPullMs ?? lastAckMs)) / 1000;
+  return { events, seconds, eventsPerSecond: events / seconds, cpuUsPerEvent: cpuUs / events };
+}

@@ -1,0 +1,216 @@
+/**
+ * Worker throughput, overhead and memory against one emulator (a child process), in one run:
+ *
+ *   npm run bench:worker -- [--only a,b,c,d,e] [--events 60000] [--naive-events 8000] [--rss-events 500000] [--store sqlite|memory]
+ *
+ * a) events/s with a 2 ms async handler (4 workers, limit 100, concurrency 16) vs a naive loop
+ *    (pull, await each event in turn, ack; 4 such loops)      target >= 8x
+ * b) no-op handler: fraction of the raw pull+ack ceiling (4 hand-written pull+ack loops, same
+ *    client, nothing else)                                       target >= 60 %
+ * c) framework CPU per event (µs) with a no-op handler, --isolation none and thread
+ * d) RSS of a worker process every 50,000 events up to 500,000 target < 200 MB and flat
+ * e) two worker processes sharing Redis vs one process (REDIS_URL): the scaling factor
+ *
+ * Every phase drains the same consumer (dev-consumer) after appending its events, so phases never
+ * see each other's events; the worker runs as a child process (bench/worker/worker-child.ts).
+ */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { WorkerConfig } from '../../src/config/types.js';
+import { EmulatorChild } from './emulator.js';
+import { runLoops } from './loops.js';
+
+const { values } = parseArgs({
+  options: {
+    only: { type: 'string', default: 'a,b,c,d,e' },
+    events: { type: 'string', default: '60000' },
+    'naive-events': { type: 'string', default: '8000' },
+    'rss-events': { type: 'string', default: '500000' },
+    store: { type: 'string', default: 'sqlite' },
+  },
+});
+const only = new Set(values.only!.split(','));
+const EVENTS = Number(values.events);
+const NAIVE_EVENTS = Number(values['naive-events']);
+const RSS_EVENTS = Number(values['rss-events']);
+const dir = mkdtempSync(join(tmpdir(), 'dw-bench-worker-'));
+const storeUrl = (name: string) => (values.store === 'memory' ? 'memory' : `sqlite:${join(dir, `${name}.sqlite`)}`);
+
+interface WorkerStats {
+  events: number;
+  firstPullMs?: number;
+  lastAckMs?: number;
+  cpuUs: number;
+  rssMiB: number;
+}
+
+interface Phase {
+  events: number;
+  seconds: number;
+  eventsPerSecond: number;
+  cpuUsPerEvent: number;
+  processes: WorkerStats[];
+  rssSamples: string[];
+}
+
+function workerConfig(url: string, name: string, overrides: Partial<WorkerConfig>): WorkerConfig {
+  return {
+    baseUrl: url,
+    authUrl: url,
+    destination: 'dev-consumer',
+    tenant: 'dev-tenant',
+    clientId: 'dev-client',
+    clientSecret: 'dev-secret',
+    handlersDir: fileURLToPath(new URL('./handlers', import.meta.url)),
+    workers: 4,
+    workerIdPrefix: `bench-${name}-${randomUUID().slice(0, 6)}`,
+    limit: 100,
+    visibilitySeconds: 60,
+    concurrency: 16,
+    maxAttempts: 5,
+    idempotencyUrl: storeUrl(name),
+    idempotencyPrefix: `bench-${randomUUID()}`,
+    idempotencyTtlMs: 3_600_000,
+    deadLetterUrl: `file:${join(dir, 'dead-letter.jsonl')}`,
+    metricsPort: 0,
+    metricsHost: '127.0.0.1',
+    exitWhenIdle: false,
+    logLevel: 'warn',
+    isolation: 'none',
+    shutdownTimeoutSeconds: 5,
+    forwardMode: 'binary',
+    ...overrides,
+  };
+}
+
+/** Starts `configs.length` worker processes, appends `events` once all are ready, waits for the drain. */
+async function runWorkers(em: EmulatorChild, configs: WorkerConfig[], events: number, env: Record<string, string>, rssEvery = 0): Promise<Phase> {
+  const entry = fileURLToPath(new URL('./worker-child.ts', import.meta.url));
+  const children = configs.map((config) => {
+    // BENCH_PROFILE_DIR=dir writes a CPU profile of each worker process there.
+    const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : [];
+    const child = spawn(process.execPath, [...profile, '--import', 'tsx', entry, JSON.stringify(config)], {
+      env: { ...process.env, ...env, BENCH_RSS_EVERY: String(rssEvery) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    return { child, exited: once(child, 'exit'), output: () => output };
+  });
+  const deadline = Date.now() + 60_000;
+  while (!children.every((c) => c.output().includes('READY'))) {
+    if (Date.now() > deadline || children.some((c) => c.child.exitCode !== null)) throw new Error('worker child did not start');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  // Large runs are appended as the backlog shrinks, as a live stream would be (the emulator keeps
+  // unconsumed events in memory).
+  let appended = 0;
+  const chunk = Math.min(events, 100_000);
+  while (appended < events) {
+    const { head, committed } = await em.consumer();
+    if (appended === 0 || head - committed < chunk / 2) {
+      const count = Math.min(chunk, events - appended);
+      await em.append(count);
+      appended += count;
+    } else await new Promise((r) => setTimeout(r, 50));
+  }
+  await em.waitCaughtUp();
+  for (const c of children) c.child.kill('SIGTERM');
+  await Promise.all(children.map((c) => c.exited));
+  const stats = children.map((c) => JSON.parse(/STATS (.*)/.exec(c.output())![1]!) as WorkerStats);
+  const first = Math.min(...stats.map((s) => s.firstPullMs ?? Infinity));
+  const last = Math.max(...stats.map((s) => s.lastAckMs ?? 0));
+  const done = stats.reduce((sum, s) => sum + s.events, 0);
+  const seconds = (last - first) / 1000;
+  return {
+    events: done,
+    seconds,
+    eventsPerSecond: done / seconds,
+    cpuUsPerEvent: stats.reduce((sum, s) => sum + s.cpuUs, 0) / done,
+    processes: stats,
+    rssSamples: children.flatMap((c) => [...c.output().matchAll(/RSS (\d+) ([\d.]+)/g)].map((m) => `${m[1]}: ${m[2]} MiB`)),
+  };
+}
+
+const round = (n: number, digits = 0) => Number(n.toFixed(digits));
+const report: Record<string, unknown> = {
+  date: new Date().toISOString(),
+  node: process.version,
+  cpus: cpus().length,
+  cpuModel: cpus()[0]?.model,
+  store: values.store,
+  loadAverageAtStart: loadavg().map((l) => round(l, 2)),
+};
+const log = (label: string, value: unknown) => {
+  report[label] = value;
+  console.error(`${label}: ${JSON.stringify(value)}`);
+};
+
+const em = await EmulatorChild.start();
+try {
+  if (only.has('a')) {
+    const env = { BENCH_HANDLER_DELAY_MS: '2' };
+    await em.append(NAIVE_EVENTS);
+    const naive = await runLoops(em.url, { loops: 4, limit: 100, handlerDelayMs: 2, expected: NAIVE_EVENTS });
+    const none = await runWorkers(em, [workerConfig(em.url, 'a-none', { isolation: 'none' })], EVENTS, env);
+    const thread = await runWorkers(em, [workerConfig(em.url, 'a-thread', { isolation: 'thread' })], EVENTS, env);
+    log('a_2ms_handler', {
+      naiveEventsPerSecond: round(naive.eventsPerSecond),
+      frameworkNoneEventsPerSecond: round(none.eventsPerSecond),
+      frameworkThreadEventsPerSecond: round(thread.eventsPerSecond),
+      speedupNone: round(none.eventsPerSecond / naive.eventsPerSecond, 1),
+      speedupThread: round(thread.eventsPerSecond / naive.eventsPerSecond, 1),
+    });
+  }
+  if (only.has('b') || only.has('c')) {
+    await em.append(EVENTS);
+    const raw = await runLoops(em.url, { loops: 4, limit: 100, handlerDelayMs: 0, expected: EVENTS });
+    const none = await runWorkers(em, [workerConfig(em.url, 'b-none', { isolation: 'none' })], EVENTS, {});
+    const thread = await runWorkers(em, [workerConfig(em.url, 'b-thread', { isolation: 'thread' })], EVENTS, {});
+    log('b_noop_handler', {
+      rawPullAckEventsPerSecond: round(raw.eventsPerSecond),
+      frameworkNoneEventsPerSecond: round(none.eventsPerSecond),
+      frameworkThreadEventsPerSecond: round(thread.eventsPerSecond),
+      fractionOfRawNone: round(none.eventsPerSecond / raw.eventsPerSecond, 2),
+      fractionOfRawThread: round(thread.eventsPerSecond / raw.eventsPerSecond, 2),
+    });
+    log('c_cpu_us_per_event', {
+      rawClientLoop: round(raw.cpuUsPerEvent, 1),
+      frameworkNone: round(none.cpuUsPerEvent, 1),
+      frameworkThread: round(thread.cpuUsPerEvent, 1),
+      overheadNone: round(none.cpuUsPerEvent - raw.cpuUsPerEvent, 1),
+      overheadThread: round(thread.cpuUsPerEvent - raw.cpuUsPerEvent, 1),
+    });
+  }
+  if (only.has('d')) {
+    const rss = await runWorkers(em, [workerConfig(em.url, 'd-thread', { isolation: 'thread' })], RSS_EVENTS, {}, 50_000);
+    log('d_rss', { events: rss.events, eventsPerSecond: round(rss.eventsPerSecond), samples: rss.rssSamples, afterClose: rss.processes[0]?.rssMiB });
+  }
+  if (only.has('e')) {
+    const redis = process.env.REDIS_URL;
+    if (redis === undefined) log('e_replicas', 'skipped: REDIS_URL is not set');
+    else {
+      const env = { BENCH_HANDLER_DELAY_MS: '2' };
+      const shared = { idempotencyUrl: redis, idempotencyPrefix: `bench-${randomUUID()}`, isolation: 'none' as const };
+      const one = await runWorkers(em, [workerConfig(em.url, 'e-one', { ...shared, idempotencyPrefix: `bench-${randomUUID()}` })], EVENTS, env);
+      const two = await runWorkers(em, [workerConfig(em.url, 'e-two-0', shared), workerConfig(em.url, 'e-two-1', shared)], EVENTS, env);
+      log('e_replicas', {
+        oneProcessEventsPerSecond: round(one.eventsPerSecond),
+        twoProcessesEventsPerSecond: round(two.eventsPerSecond),
+        scalingFactor: round(two.eventsPerSecond / one.eventsPerSecond, 2),
+        split: two.processes.map((p) => p.events),
+      });
+    }
+  }
+} finally {
+  await em.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
+report.loadAverageAtEnd = loadavg().map((l) => round(l, 2));
+console.log(JSON.stringify(report, null, 2));
