@@ -36,6 +36,17 @@ const COVERAGE: Record<string, Coverage> = {
   'npx durable-worker dev --demo --handlers examples/sync-to-postgres/handlers': HERE,
   'npx vitest run examples/sync-to-postgres': { kind: 'test', file: 'examples/sync-to-postgres/sync.test.ts', proof: "describe('examples/sync-to-postgres'" },
   'npx durable-worker check --handlers examples/typescript-handlers/handlers': HERE,
+  'npx durable-worker emulator &': { kind: 'test', file: 'test/cli/emulator.test.ts', proof: "'emulator'" },
+  'export DURABLE_WORKER_BASE_URL=http://127.0.0.1:8787 DURABLE_WORKER_TENANT=dev-tenant DURABLE_WORKER_CLIENT_ID=dev-client DURABLE_WORKER_CLIENT_SECRET=dev-secret': {
+    kind: 'manual',
+    why: 'sets the environment of the next command',
+  },
+  'npx durable-worker run --destination dev-consumer --handlers examples/platform-api/handlers': { kind: 'test', file: 'examples/platform-api/platform-api.test.ts', proof: 'startWorker(' },
+  'DESTINATION_GLOBAL_URL=http://127.0.0.1:8787 DESTINATION_CUSTOMER=acme DESTINATION_NAME=shop node --import tsx examples/platform-api/query-destination.ts': {
+    kind: 'test',
+    file: 'examples/platform-api/platform-api.test.ts',
+    proof: "import('./query-destination.js')",
+  },
   'npx vitest run examples/typescript-handlers': { kind: 'test', file: 'examples/typescript-handlers/handlers.test.ts', proof: "describe('examples/typescript-handlers" },
 };
 
