@@ -92,6 +92,13 @@ async function dispatch(deps: ServerDeps, req: IncomingMessage, res: ServerRespo
 
 function answerError(deps: ServerDeps, req: IncomingMessage, res: ServerResponse, err: unknown): void {
   const instance = (req.url ?? '/').split('?')[0]!;
+  if (clientWentAway(req, err)) {
+    // Not the emulator's failure: the client closed the connection mid-request (a killed worker, a
+    // timeout). Nothing can be answered.
+    deps.logger.debug({ method: req.method, path: instance, code: (err as { code?: unknown } | null)?.code }, 'client closed the connection mid-request');
+    res.destroy();
+    return;
+  }
   if (res.headersSent || res.destroyed) {
     if (!(err instanceof HttpProblem)) deps.logger.error({ err, method: req.method, path: instance }, 'emulator route failed after answering');
     res.destroy();
@@ -105,6 +112,14 @@ function answerError(deps: ServerDeps, req: IncomingMessage, res: ServerResponse
   }
   deps.logger.error({ err, method: req.method, path: instance }, 'emulator route failed');
   sendProblem(res, 500, 'An unexpected error occurred in the emulator.', instance);
+}
+
+const CLIENT_GONE_CODES = new Set(['ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE']);
+
+function clientWentAway(req: IncomingMessage, err: unknown): boolean {
+  if (err instanceof HttpProblem) return false;
+  const code = (err as { code?: unknown } | null)?.code;
+  return req.socket.destroyed || (typeof code === 'string' && CLIENT_GONE_CODES.has(code));
 }
 
 export function createEmulatorServer(deps: ServerDeps): Server {

@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readJson } from '../../src/emulator/http/body.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { call, startTestEmulator, type TestEmulator } from './helpers.js';
 
@@ -87,6 +88,51 @@ describe('emulator unexpected errors', () => {
       expect(res.text).not.toContain('kaboom');
       expect(lines.join('')).toContain('kaboom');
       expect((await call('GET', `${em.url}/_emulator/state`)).status).toBe(200);
+    } finally {
+      await em.close();
+    }
+  });
+
+  it('a client that hangs up mid-body is a debug line, not an error, and the emulator goes on', async () => {
+    const lines: { level: number; msg: string }[] = [];
+    const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    let bodyRead!: (outcome: string) => void;
+    const settled = new Promise<string>((resolve) => (bodyRead = resolve));
+    const em = await startEmulator({
+      port: 0,
+      logger,
+      modules: [
+        (ctx) =>
+          ctx.router.add('POST', '/v1/slow-body', async ({ req }) => {
+            try {
+              await readJson(req);
+              return { status: 204 };
+            } finally {
+              // Let the server's error path run first: it is what the assertion is about.
+              setImmediate(() => bodyRead('settled'));
+            }
+          }),
+      ],
+    });
+    try {
+      const socket = connect(em.port, '127.0.0.1', () => {
+        socket.write('POST /v1/slow-body HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"half":');
+        setImmediate(() => socket.destroy());
+      });
+      socket.on('error', () => {});
+      expect(await settled).toBe('settled');
+      expect(lines.filter((line) => line.level >= 50)).toEqual([]);
+      expect((await call('GET', `${em.url}/_emulator/state`)).status).toBe(200);
+    } finally {
+      await em.close();
+    }
+  });
+
+  it('appendEvents refuses an event without a type or subject instead of storing unparsable JSON', async () => {
+    const em = await startEmulator({ port: 0 });
+    try {
+      expect(() => em.appendEvents('dev-tenant', [{ type: 'ok.type', subject: 's', data: 1 }, { subject: 's', data: 2 } as never])).toThrow(/type/);
+      expect(em.state().tenants.find((t) => t.id === 'dev-tenant')?.head).toBeNull();
     } finally {
       await em.close();
     }

@@ -41,6 +41,13 @@ export class EventStream {
     // CPU and 70% of the memory of JSON.stringify of the whole object (measured, Node 20).
     const head = `{"specversion":"1.0","source":${JSON.stringify(source)},"time":"${time}","datacontenttype":"application/json"`;
     const appended: CloudEvent[] = [];
+    // Checked before anything is appended: a missing type or subject would otherwise be spliced into
+    // the stored JSON text as `undefined` and make every later pull response unparsable.
+    for (const [index, event] of newEvents.entries()) {
+      if (typeof event.type !== 'string' || event.type === '' || typeof event.subject !== 'string') {
+        throw new TypeError(`appendEvents: event ${index} needs a non-empty string type and a string subject`);
+      }
+    }
     for (const event of newEvents) {
       const sequence = String(++this.lastSequence);
       const id = randomUUID();
