@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createClient } from '../../src/client/index.js';
+
+// The compiled client, like the worker processes (see worker-child.ts).
+const { createClient } = (await import(new URL('../../dist/client/index.js', import.meta.url).href)) as typeof import('../../src/client/index.js');
 
 export interface LoopRun {
   events: number;

@@ -11,13 +11,14 @@
  * d) RSS of a worker process every 50,000 events up to 500,000 target < 200 MB and flat
  * e) two worker processes sharing Redis vs one process (REDIS_URL): the scaling factor
  *
+ * The worker processes run the compiled code in dist/ (`npm run bench:worker` builds first).
  * Every phase drains the same consumer (dev-consumer) after appending its events, so phases never
  * see each other's events; the worker runs as a child process (bench/worker/worker-child.ts).
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,6 +36,10 @@ const { values } = parseArgs({
     store: { type: 'string', default: 'sqlite' },
   },
 });
+if (!existsSync(fileURLToPath(new URL('../../dist/worker/start.js', import.meta.url)))) {
+  console.error('bench/worker runs the compiled worker: run `npm run build` first (npm run bench:worker does)');
+  process.exit(2);
+}
 const only = new Set(values.only!.split(','));
 const EVENTS = Number(values.events);
 const NAIVE_EVENTS = Number(values['naive-events']);

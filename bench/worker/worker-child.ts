@@ -6,7 +6,10 @@
  */
 import pino from 'pino';
 import type { WorkerConfig } from '../../src/config/types.js';
-import { startWorker } from '../../src/worker/start.js';
+
+// The compiled worker (`npm run build`), as the bin runs it: sources through tsx cost more per event
+// (esbuild's name-keeping helper on every closure, loader hooks in the worker threads).
+const { startWorker } = (await import(new URL('../../dist/worker/start.js', import.meta.url).href)) as typeof import('../../src/worker/start.js');
 
 const config = JSON.parse(process.argv[2] ?? '{}') as WorkerConfig;
 const rssEvery = Number(process.env.BENCH_RSS_EVERY ?? 0);

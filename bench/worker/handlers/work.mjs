@@ -1,5 +1,7 @@
+// Plain JavaScript importing the package by its name (resolved to dist/ by package.json "exports"),
+// so the benchmark loads what users run: no TypeScript loader in the handler path.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { defineHandler } from '../../../src/index.js';
+import { defineHandler } from 'durable-worker';
 
 /** The benchmark's handler: $BENCH_HANDLER_DELAY_MS of async work (a timer), or nothing at all. */
 const delayMs = Number(process.env.BENCH_HANDLER_DELAY_MS ?? 0);
