@@ -13,7 +13,7 @@
  *
  * The worker processes run the compiled code in dist/ (`npm run bench:worker` builds first).
  * Every phase drains the same consumer (dev-consumer) after appending its events, so phases never
- * see each other's events; the worker runs as a child process (bench/worker/worker-child.ts).
+ * see each other's events; the worker runs as a child process (bench/worker/worker-child.mjs).
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -96,11 +96,11 @@ function workerConfig(url: string, name: string, overrides: Partial<WorkerConfig
 
 /** Starts `configs.length` worker processes, appends `events` once all are ready, waits for the drain. */
 async function runWorkers(em: EmulatorChild, configs: WorkerConfig[], events: number, env: Record<string, string>, rssEvery = 0): Promise<Phase> {
-  const entry = fileURLToPath(new URL('./worker-child.ts', import.meta.url));
+  const entry = fileURLToPath(new URL('./worker-child.mjs', import.meta.url));
   const children = configs.map((config) => {
     // BENCH_PROFILE_DIR=dir writes a CPU profile of each worker process there.
     const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : [];
-    const child = spawn(process.execPath, [...profile, '--import', 'tsx', entry, JSON.stringify(config)], {
+    const child = spawn(process.execPath, [...profile, entry, JSON.stringify(config)], {
       env: { ...process.env, ...env, BENCH_RSS_EVERY: String(rssEvery) },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -139,7 +139,10 @@ async function runWorkers(em: EmulatorChild, configs: WorkerConfig[], events: nu
     eventsPerSecond: done / seconds,
     cpuUsPerEvent: stats.reduce((sum, s) => sum + s.cpuUs, 0) / done,
     processes: stats,
-    rssSamples: children.flatMap((c) => [...c.output().matchAll(/RSS (\d+) ([\d.]+)/g)].map((m) => `${m[1]}: ${m[2]} MiB`)),
+    rssSamples: children.flatMap((c) => [
+      ...[...c.output().matchAll(/READY (.+)/g)].map((m) => `ready: ${m[1]}`),
+      ...[...c.output().matchAll(/RSS (\d+) (.+)/g)].map((m) => `${m[1]}: ${m[2]}`),
+    ]),
   };
 }
 
@@ -194,8 +197,9 @@ try {
     });
   }
   if (only.has('d')) {
-    const rss = await runWorkers(em, [workerConfig(em.url, 'd-thread', { isolation: 'thread' })], RSS_EVENTS, {}, 50_000);
-    log('d_rss', { events: rss.events, eventsPerSecond: round(rss.eventsPerSecond), samples: rss.rssSamples, afterClose: rss.processes[0]?.rssMiB });
+    const isolation = process.env.BENCH_RSS_ISOLATION === 'none' ? 'none' : 'thread';
+    const rss = await runWorkers(em, [workerConfig(em.url, `d-${isolation}`, { isolation })], RSS_EVENTS, {}, 50_000);
+    log('d_rss', { isolation, events: rss.events, eventsPerSecond: round(rss.eventsPerSecond), samples: rss.rssSamples, afterClose: rss.processes[0]?.rssMiB });
   }
   if (only.has('e')) {
     const redis = process.env.REDIS_URL;

@@ -1,0 +1,60 @@
+/**
+ * One worker process of bench/worker: `startWorker` of the compiled worker (dist/, as the bin runs
+ * it; plain JavaScript so no TypeScript loader runs in this process or its worker threads) with the
+ * config given as JSON in argv[2]. Prints `READY` once started (idle, pulling), `RSS <events> <MiB>`
+ * every BENCH_RSS_EVERY events, and on SIGTERM, after a clean close, `STATS <json>`: events done,
+ * the wall-clock span from its first leased batch to its last committed ack, and the process CPU
+ * time (all threads) from that first batch to the SIGTERM.
+ */
+import pino from 'pino';
+import { startWorker } from '../../dist/worker/start.js';
+
+/** @type {import('../../src/config/types.js').WorkerConfig} */
+const config = JSON.parse(process.argv[2] ?? '{}');
+const rssEvery = Number(process.env.BENCH_RSS_EVERY ?? 0);
+
+const worker = await startWorker(config, {
+  logger: pino({ level: 'warn' }, pino.destination(2)),
+  // Short idle waits: the run starts when the parent appends, not up to 2 s later.
+  timings: { idleMinMs: 5, idleMaxMs: 20 },
+  healthServer: false,
+});
+
+/** `<rss> MiB (heap <used>/<total>, external <n>)`: whether growth is the JS heap, buffers or native. */
+function memory() {
+  const m = process.memoryUsage();
+  const mib = (n) => (n / 1048576).toFixed(1);
+  return `${mib(m.rss)} MiB (heap ${mib(m.heapUsed)}/${mib(m.heapTotal)}, external ${mib(m.external)})`;
+}
+
+let events = 0;
+/** @type {number | undefined} */
+let firstPullMs;
+/** @type {number | undefined} */
+let lastAckMs;
+/** @type {NodeJS.CpuUsage | undefined} */
+let cpuAtFirst;
+worker.events.on('batch:pulled', () => {
+  if (firstPullMs !== undefined) return;
+  firstPullMs = Date.now();
+  cpuAtFirst = process.cpuUsage();
+});
+worker.events.on('event:done', (e) => {
+  if (e.outcome !== 'ok' && e.outcome !== 'duplicate') return;
+  events++;
+  if (rssEvery > 0 && events % rssEvery === 0) process.stdout.write(`RSS ${events} ${memory()}\n`);
+});
+worker.events.on('ack:done', (e) => {
+  if (e.status === 'committed') lastAckMs = Date.now();
+});
+
+process.on('SIGTERM', () => {
+  // CPU from the first batch to now: the run plus the few idle pulls until the parent saw the drain.
+  const used = process.cpuUsage(cpuAtFirst);
+  const cpuUs = used.user + used.system;
+  void worker.close().then(() => {
+    const stats = { events, firstPullMs, lastAckMs, cpuUs, rssMiB: Number((process.memoryUsage().rss / 1048576).toFixed(1)) };
+    process.stdout.write(`STATS ${JSON.stringify(stats)}\n`, () => process.exit(0));
+  });
+});
+process.stdout.write(`READY ${memory()}\n`);
