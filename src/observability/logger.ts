@@ -35,7 +35,7 @@ export interface CreateLoggerOptions {
   base?: Record<string, unknown>;
 }
 
-/** pino-pretty is a devDependency: use it when present, else fall back to JSON lines. */
+/** pino-pretty (a dependency) makes TTY output readable; should it be missing (pruned install), JSON lines. */
 function loadPretty(destination: CreateLoggerOptions['destination']): DestinationStream | undefined {
   try {
     const require = createRequire(import.meta.url);
