@@ -1,7 +1,8 @@
 import type { Dispatcher } from 'undici';
 import type { IssuerError } from '../types.js';
 import { AuthError, retryAfterMs } from './errors.js';
-import { exchange, joinUrl, parseJsonText, untilAborted } from './http.js';
+import { exchange, joinUrl, parseJsonText } from './http.js';
+import { SingleFlightToken } from './token-cache.js';
 
 /**
  * Credentials of the public API (spec, Authentication 1): a machine bearer token from the issuer,
@@ -75,13 +76,13 @@ export class ClientCredentialsTokenProvider implements Credential {
   readonly #options: ClientCredentialsOptions;
   readonly #now: () => number;
   readonly #tokenUrl: URL;
-  #cached: CachedToken | undefined;
-  #inFlight: Promise<CachedToken> | undefined;
+  readonly #cache: SingleFlightToken<CachedToken>;
   #requests = 0;
 
   constructor(options: ClientCredentialsOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
+    this.#cache = new SingleFlightToken(() => this.#fetchToken(), this.#now);
     this.#tokenUrl = joinUrl(options.authUrl, '/oauth2/token');
   }
 
@@ -92,27 +93,12 @@ export class ClientCredentialsTokenProvider implements Credential {
 
   /** A valid bearer token: the cached one until its refresh point, else a fresh one (shared). */
   async getToken(signal?: AbortSignal): Promise<string> {
-    signal?.throwIfAborted();
-    const cached = this.#cached;
-    if (cached && this.#now() < cached.refreshAtMs) return cached.token;
-    if (!this.#inFlight) {
-      const pending = this.#fetchToken();
-      this.#inFlight = pending;
-      pending.then(
-        (fresh) => {
-          this.#cached = fresh;
-        },
-        () => undefined,
-      ).finally(() => {
-        if (this.#inFlight === pending) this.#inFlight = undefined;
-      });
-    }
-    return (await untilAborted(this.#inFlight, signal)).token;
+    return this.#cache.get(signal);
   }
 
   /** Drops `token` if it is still the cached one; a token already replaced is left alone. */
   invalidateToken(token: string): void {
-    if (this.#cached?.token === token) this.#cached = undefined;
+    this.#cache.invalidate(token);
   }
 
   async apply(signal?: AbortSignal): Promise<AppliedCredential> {

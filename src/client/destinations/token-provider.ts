@@ -1,7 +1,8 @@
 import type { Dispatcher } from 'undici';
 import { setTimeout as sleepMs } from 'node:timers/promises';
 import { AuthError, isAbortError, retryAfterMs } from '../errors.js';
-import { exchange, joinUrl, parseJsonText, untilAborted } from '../http.js';
+import { exchange, joinUrl, parseJsonText } from '../http.js';
+import { SingleFlightToken, type RefreshableToken } from '../token-cache.js';
 import { pathOf } from '../transport.js';
 import type { AppliedCredential, Credential } from '../token-provider.js';
 
@@ -28,10 +29,6 @@ export interface DestinationTokenOptions {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
-interface CachedToken {
-  token: string;
-  refreshAtMs: number;
-}
 
 /**
  * When to stop using a destination token that lives `expiresInSeconds`, in ms after obtaining it:
@@ -55,14 +52,14 @@ export class DestinationTokenProvider implements Credential {
   readonly #options: DestinationTokenOptions;
   readonly #now: () => number;
   readonly #url: URL;
-  #cached: CachedToken | undefined;
-  #inFlight: Promise<CachedToken> | undefined;
+  readonly #cache: SingleFlightToken<RefreshableToken>;
   #blocked: { untilMs: number; error: AuthError } | undefined;
   #requests = 0;
 
   constructor(options: DestinationTokenOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
+    this.#cache = new SingleFlightToken(() => this.#fetchWithRetry(), this.#now);
     this.#url = joinUrl(options.destinationsUrl, pathOf`/destinations/${options.destinationId}/token`);
   }
 
@@ -73,22 +70,9 @@ export class DestinationTokenProvider implements Credential {
 
   async getToken(signal?: AbortSignal): Promise<string> {
     signal?.throwIfAborted();
-    const cached = this.#cached;
-    if (cached && this.#now() < cached.refreshAtMs) return cached.token;
-    if (this.#blocked && this.#now() < this.#blocked.untilMs) throw this.#blocked.error;
-    if (!this.#inFlight) {
-      const pending = this.#fetchWithRetry();
-      this.#inFlight = pending;
-      pending.then(
-        (fresh) => {
-          this.#cached = fresh;
-        },
-        () => undefined,
-      ).finally(() => {
-        if (this.#inFlight === pending) this.#inFlight = undefined;
-      });
-    }
-    return (await untilAborted(this.#inFlight, signal)).token;
+    // A spent budget (long 429) fails fast without a request until Retry-After has passed.
+    if (!this.#cache.fresh() && this.#blocked && this.#now() < this.#blocked.untilMs) throw this.#blocked.error;
+    return this.#cache.get(signal);
   }
 
   async apply(signal?: AbortSignal): Promise<AppliedCredential> {
@@ -97,10 +81,10 @@ export class DestinationTokenProvider implements Credential {
 
   /** A 401 from the destination: forget that token (if still cached) so the next call fetches one. */
   invalidate(applied: AppliedCredential): void {
-    if (this.#cached && applied.value === `Bearer ${this.#cached.token}`) this.#cached = undefined;
+    if (applied.value.startsWith('Bearer ')) this.#cache.invalidate(applied.value.slice('Bearer '.length));
   }
 
-  async #fetchWithRetry(): Promise<CachedToken> {
+  async #fetchWithRetry(): Promise<RefreshableToken> {
     const maxWaitMs = this.#options.maxRetryAfterMs ?? 60_000;
     const sleep = this.#options.sleep ?? ((ms: number) => sleepMs(ms));
     // A few 429s in a row are plausible right at the edge of the hourly window; more means the
@@ -120,7 +104,7 @@ export class DestinationTokenProvider implements Credential {
     }
   }
 
-  async #fetchOnce(): Promise<CachedToken> {
+  async #fetchOnce(): Promise<RefreshableToken> {
     const secretSource = this.#options.clientSecret;
     const secret = typeof secretSource === 'function' ? await secretSource() : secretSource;
     if (typeof secret !== 'string' || secret === '') throw new AuthError({ status: 0, message: 'destination client secret is empty' });
