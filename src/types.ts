@@ -180,3 +180,30 @@ export interface PullParams {
   /** Worker identity, up to 200 characters. */
   workerId?: string;
 }
+
+/** Spec: Resources, Application access catalog item (a tree through `children`). */
+export interface AccessCatalogItem {
+  key: string;
+  /** `Group` is the one value the spec shows; the emulator's leaves use `Scope` (values beyond Group are not shown). */
+  grantType: string;
+  label: string;
+  description: string;
+  resourceId: string;
+  audience: string;
+  children: AccessCatalogItem[];
+}
+
+/** Legacy import `202` answer (shape not shown in the spec: modelled on the typed ingest response). */
+export interface LegacyImportAccepted {
+  correlationId: string;
+  dataSource: string;
+  acceptedAt: string;
+  acceptedEntryCount: number;
+}
+
+/** Legacy import verify `200` answer (shape not shown in the spec). */
+export interface LegacyImportVerified {
+  dataSource: string;
+  valid: true;
+  entryCount: number;
+}

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import * as z from 'zod';
 import { ConfigError } from '../errors.js';
+import type { AccessCatalogItem } from '../types.js';
 import { faultOptionsSchema } from './faults/options.js';
 import { requestPath } from './http/validation.js';
 
@@ -45,15 +46,7 @@ export const ingestLimitsConfigSchema = z
   .strict();
 
 /** Spec: Application access catalog item (a tree through `children`). */
-export interface AccessCatalogItemConfig {
-  key: string;
-  grantType: string;
-  label: string;
-  description: string;
-  resourceId: string;
-  audience: string;
-  children: AccessCatalogItemConfig[];
-}
+export type AccessCatalogItemConfig = AccessCatalogItem;
 
 export const accessCatalogItemSchema: z.ZodType<AccessCatalogItemConfig, unknown> = z.lazy(() =>
   z

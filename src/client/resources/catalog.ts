@@ -1,17 +1,9 @@
 import { ApiError } from '../errors.js';
 import type { CallOptions } from '../sources.js';
 import type { Send } from '../transport.js';
+import type { AccessCatalogItem } from '../../types.js';
 
-/** Spec: Resources, Application access catalog item. */
-export interface AccessCatalogItem {
-  key: string;
-  grantType: string;
-  label: string;
-  description: string;
-  resourceId: string;
-  audience: string;
-  children: AccessCatalogItem[];
-}
+export type { AccessCatalogItem };
 
 /** `GET /v1/applications/access-catalog`: the access options that can be granted to an application (a tree). */
 export async function getAccessCatalog(send: Send, options: CallOptions = {}): Promise<AccessCatalogItem[]> {

@@ -1,5 +1,8 @@
 import { isIngestRetryable, type CallOptions } from '../sources.js';
 import { pathOf, requireId, type Send } from '../transport.js';
+import type { LegacyImportAccepted, LegacyImportVerified } from '../../types.js';
+
+export type { LegacyImportAccepted, LegacyImportVerified };
 
 /**
  * Legacy import body. The spec does not show it; this is the shape the emulator accepts: string
@@ -9,18 +12,7 @@ export interface LegacyImportRequest {
   entries: Array<{ id: string; properties: Record<string, string | null> }>;
 }
 
-export interface LegacyImportAccepted {
-  correlationId: string;
-  dataSource: string;
-  acceptedAt: string;
-  acceptedEntryCount: number;
-}
 
-export interface LegacyImportVerified {
-  dataSource: string;
-  valid: true;
-  entryCount: number;
-}
 
 /**
  * Legacy import operations (spec: accept `import-datasource` or `write:sources`). A validation

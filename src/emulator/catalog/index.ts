@@ -1,16 +1,7 @@
+import type { AccessCatalogItem } from '../../types.js';
 import type { EmulatorContext } from '../context.js';
 
-/** Spec: Resources, Application access catalog item. */
-export interface AccessCatalogItem {
-  key: string;
-  /** `Group` is the one value the spec shows; leaves use `Scope` (our choice, values beyond Group are not shown). */
-  grantType: string;
-  label: string;
-  description: string;
-  resourceId: string;
-  audience: string;
-  children: AccessCatalogItem[];
-}
+export type { AccessCatalogItem };
 
 export interface AccessCatalogDeps {
   /**

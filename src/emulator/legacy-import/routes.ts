@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import type { LegacyImportAccepted, LegacyImportVerified } from '../../types.js';
 import type { EmulatorContext, Principal } from '../context.js';
 import { readJson } from '../http/body.js';
 import { HttpProblem } from '../http/problem.js';
 import { RateWindow } from '../http/rate-window.js';
 import { validateLegacyImport, type LegacyImportEntry } from './validate.js';
+
+export type { LegacyImportAccepted, LegacyImportVerified };
 
 /** Spec Authentication rule 4: legacy import accepts either permission. */
 export const LEGACY_IMPORT_SCOPES = ['import-datasource', 'write:sources'] as const;
@@ -21,21 +24,6 @@ export interface LegacyImportDeps {
   importRequestsPerMinuteFor?: (tenant: string) => number | undefined;
   /** Clock of the rate window, epoch ms. Default `Date.now`. */
   nowMs?: () => number;
-}
-
-/** `202` answer of an accepted import (shape not shown in the spec: modelled on the typed ingest response). */
-export interface LegacyImportAccepted {
-  correlationId: string;
-  dataSource: string;
-  acceptedAt: string;
-  acceptedEntryCount: number;
-}
-
-/** `200` answer of verify (shape not shown in the spec). */
-export interface LegacyImportVerified {
-  dataSource: string;
-  valid: true;
-  entryCount: number;
 }
 
 /**
