@@ -132,6 +132,11 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
       db = new Database(options.path, { timeout: options.busyTimeoutMs ?? 5_000 });
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
+      // WAL + NORMAL pays its fsyncs at checkpoints. Event-id keys are random, so every batch dirties
+      // ~100+ pages and the default (a checkpoint per 1,000 WAL pages) checkpointed every few batches:
+      // measured in bench/worker, 10,000 pages (~40 MiB of WAL) cuts the store's time per event by
+      // ~40 % (claims + done marks ~70 -> ~43 µs). Same crash guarantees, fewer and larger checkpoints.
+      db.pragma('wal_autocheckpoint = 10000');
       db.exec(SCHEMA);
       return new SqliteIdempotencyStore(db, options);
     } catch (err) {
