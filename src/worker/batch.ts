@@ -133,6 +133,8 @@ async function runEvents(ctx: BatchContext, events: readonly CloudEvent[], lease
 
   const queue = new PQueue({ concurrency: ctx.concurrency });
   let settled = 0;
+  /** Indexes of the events whose handlers were started (their claims are settled by the runs). */
+  const started = new Set<number>();
   const stopStarting = () => lease.signal.aborted || ctx.drainSignal.aborted;
 
   const runEvent = async (event: CloudEvent, handlers: readonly string[]): Promise<boolean> => {
@@ -169,7 +171,11 @@ async function runEvents(ctx: BatchContext, events: readonly CloudEvent[], lease
     for (const i of indexes) {
       if (stopStarting()) return;
       const event = events[i] as CloudEvent;
-      const ok = await queue.add(() => (stopStarting() ? Promise.resolve(false) : runEvent(event, routes[i] ?? [])));
+      const ok = await queue.add(() => {
+        if (stopStarting()) return Promise.resolve(false);
+        started.add(i);
+        return runEvent(event, routes[i] ?? []);
+      });
       if (!ok) return;
       settled++;
     }
@@ -186,5 +192,36 @@ async function runEvents(ctx: BatchContext, events: readonly CloudEvent[], lease
     });
   });
   await Promise.race([all, stragglers]);
+  releaseUnstarted(ctx, lease, events, routes, claimOf, started);
   return settled;
+}
+
+/**
+ * Events never started (drain, deadline, or behind a failure in their subject's chain) keep the
+ * claims taken for the batch: release them with the `failed` ack, else the redelivery (a new
+ * generation: another owner) finds them `busy` and waits until the old lease would have expired.
+ * After the last handler run started, so no run can still need them.
+ */
+function releaseUnstarted(
+  ctx: BatchContext,
+  lease: LeaseScope,
+  events: readonly CloudEvent[],
+  routes: ReadonlyArray<readonly string[]>,
+  claimOf: ReadonlyMap<string, ClaimState>,
+  started: ReadonlySet<number>,
+): void {
+  const keys: string[] = [];
+  events.forEach((event, i) => {
+    if (started.has(i)) return;
+    for (const handler of routes[i] ?? []) {
+      const key = `${handler}:${event.id}`;
+      if (claimOf.get(key) === 'new') keys.push(key);
+    }
+  });
+  if (keys.length === 0) return;
+  lease.pendingWrites.push(
+    ctx.store.release(keys, lease.owner).catch((err: unknown) => {
+      ctx.logger.error({ err, keys: keys.length }, 'idempotency store: releasing the claims of unstarted events failed (they free at the lease expiry)');
+    }),
+  );
 }

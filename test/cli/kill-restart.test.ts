@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { appendEffectEvents, readEffects, runArgs, summarize } from '../scale/effects.js';
@@ -23,6 +24,16 @@ afterEach(() => {
 afterAll(async () => {
   await emulator?.close();
 });
+
+/** Claims still held in a SQLite idempotency store file (read-only look). */
+function claimedRows(path: string): number {
+  const db = new Database(path, { readonly: true });
+  try {
+    return (db.prepare("SELECT count(*) AS n FROM durable_worker_idempotency WHERE state = 'claimed'").get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}
 
 function start(args: string[], effectsFile: string, delayMs: number): CliProcess {
   const child = new CliProcess(args, { env: { DW_TEST_EFFECTS_FILE: effectsFile, DW_TEST_EFFECT_DELAY_MS: String(delayMs) } });
@@ -53,6 +64,9 @@ describe('durable-worker run: kill and restart', () => {
     // Drained: batches in hand were acked (unfinished ones `failed`, for redelivery), none is left leased.
     const afterDrain = consumerState(emulator, destination);
     expect(afterDrain.leased).toBe(0);
+    // ...and no idempotency claim: events in flight were marked done, the unstarted ones released,
+    // so the redelivery (a new generation, another claim owner) need not wait for them to expire.
+    expect(claimedRows(join(dir, 'idempotency.sqlite'))).toBe(0);
     expect(readEffects(effects).length).toBeLessThan(ids.length);
 
     const second = start([...args, '--exit-when-idle'], effects, 0);
