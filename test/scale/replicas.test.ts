@@ -78,6 +78,8 @@ for (const store of STORES) {
           'idempotency-prefix': idempotencyPrefix,
           'worker-id-prefix': workerIdPrefix,
           'log-level': 'info',
+          // The shared servers outlive the test: let its done marks expire soon.
+          'idempotency-ttl': '10m',
         });
       const start = (workerIdPrefix: string) => {
         const child = new CliProcess(args(workerIdPrefix), { env });
