@@ -1,6 +1,10 @@
 #!/usr/bin/env node
 // The bin runs the compiled CLI; `npm install` builds it through the `prepare` script.
-import { main } from '../dist/cli/main.js';
+import { holdEarlySignals } from '../dist/cli/early-signals.js';
+
+// Before the CLI's modules load: a shutdown signal in that window exits 0 instead of killing the process.
+holdEarlySignals();
+const { main } = await import('../dist/cli/main.js');
 
 main(process.argv.slice(2)).then(
   (code) => {

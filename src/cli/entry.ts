@@ -1,5 +1,8 @@
 // Mirrors bin/durable-worker.js for running the CLI from source: `node --import tsx src/cli/entry.ts`.
-import { main } from './main.js';
+import { holdEarlySignals } from './early-signals.js';
+
+holdEarlySignals();
+const { main } = await import('./main.js');
 
 main(process.argv.slice(2)).then(
   (code) => {

@@ -1,3 +1,5 @@
+import { releaseEarlySignals } from './early-signals.js';
+
 const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 export type ShutdownSignal = (typeof SHUTDOWN_SIGNALS)[number];
 
@@ -9,6 +11,7 @@ export const SIGNAL_EXIT_CODES: Record<ShutdownSignal, number> = { SIGINT: 130, 
  * "now" (an impatient Ctrl-C, or the orchestrator's grace period running out). Returns a disposer.
  */
 export function onShutdownSignals(handlers: { first(signal: ShutdownSignal): void; second(signal: ShutdownSignal): void }): () => void {
+  releaseEarlySignals();
   let received = 0;
   const listener = (signal: ShutdownSignal) => {
     received += 1;
