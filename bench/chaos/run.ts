@@ -169,7 +169,8 @@ export async function runChaos(options: Partial<ChaosOptions> = {}, progress: (l
       '--metrics-host', '127.0.0.1',
       '--isolation', o.isolation,
       '--shutdown-timeout', String(Math.max(1, o.visibilitySeconds - 2)),
-      '--log-level', 'warn',
+      // info: the `worker started` line tells the runner a restarted process is up (waitUntilStarted).
+      '--log-level', 'info',
     ];
     for (let slot = 0; slot < o.processes; slot++) {
       const slotArgs = [...args, '--dead-letter', `file:${join(dir, `dead-letter-${slot}.jsonl`)}`];
@@ -254,6 +255,7 @@ export async function runChaos(options: Partial<ChaosOptions> = {}, progress: (l
     while (!caughtUp(consumerOf(emulator)) && Date.now() < deadline) await sleep(100);
     const drainMs = Date.now() - drainStarted;
     const drained: boolean[] = [];
+    await Promise.all(slots.map((slot) => slot.waitUntilStarted(30_000)));
     for (const slot of slots) drained.push(await slot.stop((o.visibilitySeconds + 15) * 1_000));
 
     const processes = slots.flatMap((s) => s.processes);

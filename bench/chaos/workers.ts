@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -53,6 +53,9 @@ export class WorkerSlot {
   readonly processes: ProcessRecord[] = [];
   #child: ChildProcess | undefined;
   #exited: Promise<void> = Promise.resolve();
+  /** The slot's log file and where the current process's lines start in it. */
+  #logFile = '';
+  #logOffset = 0;
 
   constructor(private readonly o: SlotOptions) {}
 
@@ -62,7 +65,9 @@ export class WorkerSlot {
 
   start(): ProcessRecord {
     if (this.running) throw new Error(`slot ${this.o.slot} already runs a process`);
-    const log = openSync(join(this.o.logDir, `worker-${this.o.slot}.log`), 'a');
+    this.#logFile = join(this.o.logDir, `worker-${this.o.slot}.log`);
+    const log = openSync(this.#logFile, 'a');
+    this.#logOffset = fstatSync(log).size;
     const args = [...this.o.args, '--worker-id-prefix', `chaos-${this.o.slot}`];
     const argv = this.o.from === 'dist' ? [BIN, 'run', ...args] : ['--import', TSX, ENTRY, 'run', ...args];
     const child = spawn(process.execPath, argv, { cwd: REPO_ROOT, env: cleanEnv(this.o.env), stdio: ['ignore', log, log] });
@@ -91,6 +96,21 @@ export class WorkerSlot {
     child.kill('SIGKILL');
     await this.#exited;
     return record;
+  }
+
+  /**
+   * Resolves once the current process logged `worker started` (its shutdown handlers are in place),
+   * or it exited, or `timeoutMs` passed. The final SIGTERM waits for it: a process signalled while
+   * Node itself is still booting dies by the signal, which says nothing about the drain.
+   */
+  async waitUntilStarted(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (!this.running) return false;
+      if (readFileSync(this.#logFile).subarray(this.#logOffset).includes('"msg":"worker started"')) return true;
+      if (Date.now() > deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }
 
   /** SIGTERM and wait up to `timeoutMs` for the drain; SIGKILL after that. Returns false when it had to force. */
