@@ -1,7 +1,7 @@
 /**
  * The module piscina runs in every worker thread (`dist/dispatch/thread-entry.js` in production,
  * this file through tsx under vitest). It loads the handler set once per thread with the same
- * loader as the main thread, then runs one handler per task.
+ * loader as the main thread, then runs the jobs of each task (a chunk of handler runs, see thread-pool.ts).
  *
  * Aborts and liveness travel on a BroadcastChannel instead of piscina's `signal` option, because
  * piscina does not let abortable tasks share a thread: with I/O-bound handlers one thread serves
@@ -14,7 +14,7 @@ import { loadHandlerSet } from '../handlers/handler-set.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import { createLogger } from '../observability/logger.js';
 import { runHandler } from './run-handler.js';
-import type { ChannelMessage, ThreadTask, ThreadWorkerData } from './thread-protocol.js';
+import type { ChannelMessage, ThreadJob, ThreadJobOutcome, ThreadTask, ThreadWorkerData } from './thread-protocol.js';
 import type { DispatchOutcome } from './types.js';
 
 const data = workerData as ThreadWorkerData;
@@ -38,16 +38,47 @@ const handlersPromise: Promise<Map<string, LoadedHandler>> = loadHandlerSet({ ha
 // An unobserved rejection would kill the thread before the first task can report it.
 handlersPromise.catch(() => {});
 
-export default async function runTask(task: ThreadTask): Promise<DispatchOutcome> {
-  const handlers = await handlersPromise;
-  if (!('job' in task)) return { status: 'ok' };
-  const handler = handlers.get(task.job.handler);
-  if (handler === undefined) return { status: 'failed', error: { message: `unknown handler ${task.job.handler} in worker thread` } };
+async function runJob(handlers: Map<string, LoadedHandler>, { taskId, job }: ThreadJob): Promise<DispatchOutcome> {
+  const handler = handlers.get(job.handler);
+  if (handler === undefined) return { status: 'failed', error: { message: `unknown handler ${job.handler} in worker thread` } };
   const controller = new AbortController();
-  controllers.set(task.taskId, controller);
+  controllers.set(taskId, controller);
   try {
-    return await runHandler(handler, task.job, { signal: controller.signal, logger: childLogger, defaultTimeoutMs: data.defaultTimeoutMs });
+    return await runHandler(handler, job, { signal: controller.signal, logger: childLogger, defaultTimeoutMs: data.defaultTimeoutMs });
   } finally {
-    controllers.delete(task.taskId);
+    controllers.delete(taskId);
+  }
+}
+
+/**
+ * Runs a chunk's jobs concurrently. Outcomes go back on the chunk's port as they finish, batched per
+ * turn of this thread's event loop (fast handlers finish together: one message for all of them); the
+ * task resolves with every outcome, so none depends on the port's message arriving first.
+ */
+export default async function runTask(task: ThreadTask): Promise<ThreadJobOutcome[]> {
+  const handlers = await handlersPromise;
+  if (!('jobs' in task)) return [];
+  const { port } = task;
+  let unsent: ThreadJobOutcome[] = [];
+  let flush: NodeJS.Immediate | undefined;
+  const report = (done: ThreadJobOutcome) => {
+    unsent.push(done);
+    flush ??= setImmediate(() => {
+      flush = undefined;
+      port.postMessage(unsent);
+      unsent = [];
+    });
+  };
+  try {
+    return await Promise.all(
+      task.jobs.map(async (threadJob) => {
+        const done = { taskId: threadJob.taskId, outcome: await runJob(handlers, threadJob) };
+        report(done);
+        return done;
+      }),
+    );
+  } finally {
+    if (flush !== undefined) clearImmediate(flush);
+    port.close();
   }
 }

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { MessageChannel } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import { Piscina, queueOptionsSymbol } from 'piscina';
 import { ErrorCodes } from '../errors.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import { effectiveDeadlineMs } from './run-handler.js';
-import type { ChannelMessage, ThreadTask, ThreadWorkerData } from './thread-protocol.js';
+import type { ChannelMessage, ThreadJob, ThreadJobOutcome, ThreadTask, ThreadWorkerData } from './thread-protocol.js';
 import type { Dispatcher, DispatchJob, DispatchOutcome } from './types.js';
 
 type PiscinaLoadBalancer = NonNullable<NonNullable<ConstructorParameters<typeof Piscina>[0]>['loadBalancer']>;
@@ -75,8 +76,10 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
     channelName,
     defaultTimeoutMs: options.defaultTimeoutMs,
   };
-  /** Our task id -> the thread piscina gave it to (recorded by the balancer below). */
+  /** Our chunk id -> the thread piscina gave it to (recorded by the balancer below). */
   const assigned = new Map<number, number>();
+  /** Job (task id) -> its chunk, while the job runs. */
+  const chunkOf = new Map<number, number>();
   /** Threads that missed a deadline: no new task goes there until a ping clears or ends them. */
   const suspects = new Set<number>();
 
@@ -98,8 +101,8 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
         lowest = thread.currentUsage;
       }
     }
-    const ours = (task as unknown as Record<symbol, { taskId?: number } | null>)[queueOptionsSymbol];
-    if (candidate !== null && ours?.taskId !== undefined) assigned.set(ours.taskId, candidate.id);
+    const ours = (task as unknown as Record<symbol, { chunkId?: number } | null>)[queueOptionsSymbol];
+    if (candidate !== null && ours?.chunkId !== undefined) assigned.set(ours.chunkId, candidate.id);
     return candidate;
   };
 
@@ -126,6 +129,7 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
   };
 
   let nextTaskId = 1;
+  let nextChunkId = 1;
   let nextNonce = 1;
   let closed = false;
 
@@ -135,7 +139,8 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
    * terminated and piscina starts a replacement; if it answers, it was only slow and is cleared.
    */
   const suspectThreadOf = async (taskId: number): Promise<void> => {
-    const threadId = assigned.get(taskId);
+    const chunkId = chunkOf.get(taskId);
+    const threadId = chunkId === undefined ? undefined : assigned.get(chunkId);
     if (threadId === undefined || suspects.has(threadId)) return;
     suspects.add(threadId);
     const nonce = nextNonce++;
@@ -152,6 +157,53 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
     await thread.terminate();
   };
 
+  /** Jobs dispatched since the last flush, and the settle function of every job still running. */
+  let pending: { threadJob: ThreadJob; finish: (outcome: DispatchOutcome) => void }[] = [];
+  let flushScheduled = false;
+  const running = new Map<number, (outcome: DispatchOutcome) => void>();
+
+  /**
+   * Sends the jobs dispatched in this turn of the event loop as one piscina task per thread instead
+   * of one per event: the message round trip (structured clone, thread wake-up, piscina bookkeeping)
+   * was the largest cost per event of thread isolation (docs/benchmarks.md).
+   */
+  const flush = () => {
+    flushScheduled = false;
+    const jobs = pending;
+    pending = [];
+    if (closed) {
+      for (const { finish } of jobs) finish({ status: 'failed', error: { message: 'the worker thread pool is closed', code: ErrorCodes.ABORTED } });
+      return;
+    }
+    const chunks = Math.min(jobs.length, options.threads);
+    for (let c = 0; c < chunks; c++) {
+      const chunk = jobs.filter((_, i) => i % chunks === c);
+      const chunkId = nextChunkId++;
+      for (const { threadJob } of chunk) chunkOf.set(threadJob.taskId, chunkId);
+      const { port1, port2 } = new MessageChannel();
+      const settle = (outcomes: readonly ThreadJobOutcome[]) => {
+        for (const { taskId, outcome } of outcomes) running.get(taskId)?.(outcome);
+      };
+      port1.on('message', settle);
+      // The symbol-keyed queue options reach the balancer but not the thread (structured clone skips symbols).
+      const task = { chunkId, jobs: chunk.map((j) => j.threadJob), port: port2, [queueOptionsSymbol]: { chunkId } } as ThreadTask;
+      pool.run(task, { transferList: [port2] }).then(
+        (outcomes: ThreadJobOutcome[]) => settle(outcomes),
+        (err: unknown) => {
+          // Piscina rejects the task of a thread that exited (process.exit) or crashed: every job of
+          // the chunk that had not reported fails.
+          const message = err instanceof Error ? err.message : String(err);
+          for (const { threadJob, finish } of chunk) {
+            finish({ status: 'failed', error: { message: `worker thread running ${threadJob.job.handler} died: ${message}`, code: ErrorCodes.HANDLER_CRASH } });
+          }
+        },
+      ).finally(() => {
+        port1.close();
+        assigned.delete(chunkId);
+      });
+    }
+  };
+
   return {
     dispatch(job: DispatchJob, signal: AbortSignal): Promise<DispatchOutcome> {
       const handler = byName.get(job.handler);
@@ -165,7 +217,8 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
         const finish = (outcome: DispatchOutcome) => {
           if (settled) return;
           settled = true;
-          assigned.delete(taskId);
+          running.delete(taskId);
+          chunkOf.delete(taskId);
           clearTimeout(watchdog);
           clearTimeout(graceTimer);
           signal.removeEventListener('abort', onAbort);
@@ -184,21 +237,16 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
           }, graceMs);
         };
         signal.addEventListener('abort', onAbort, { once: true });
-        // The symbol-keyed queue options reach the balancer but not the thread (structured clone skips symbols).
-        const task = { taskId, job, [queueOptionsSymbol]: { taskId } } as ThreadTask;
-        pool.run(task).then(
-          (outcome: DispatchOutcome) => finish(outcome),
-          (err: unknown) => {
-            // Piscina rejects the tasks of a thread that exited (process.exit) or crashed.
-            const message = err instanceof Error ? err.message : String(err);
-            finish({ status: 'failed', error: { message: `worker thread running ${job.handler} died: ${message}`, code: ErrorCodes.HANDLER_CRASH } });
-          },
-        );
+        running.set(taskId, finish);
+        pending.push({ threadJob: { taskId, job }, finish });
+        if (!flushScheduled) {
+          flushScheduled = true;
+          setImmediate(flush);
+        }
       });
     },
     async warmUp() {
-      const outcome = (await pool.run({ taskId: 0, warmUp: true } satisfies ThreadTask)) as DispatchOutcome;
-      if (outcome.status !== 'ok') throw new Error(outcome.error.message);
+      await pool.run({ chunkId: 0, warmUp: true } satisfies ThreadTask);
     },
     async close() {
       if (closed) return;

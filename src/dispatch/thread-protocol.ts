@@ -1,4 +1,5 @@
-import type { DispatchJob } from './types.js';
+import type { MessagePort } from 'node:worker_threads';
+import type { DispatchJob, DispatchOutcome } from './types.js';
 
 /** `workerData` of every thread of the pool. */
 export interface ThreadWorkerData {
@@ -10,8 +11,24 @@ export interface ThreadWorkerData {
   defaultTimeoutMs: number | undefined;
 }
 
-/** The payload of one piscina task. */
-export type ThreadTask = { taskId: number; job: DispatchJob } | { taskId: number; warmUp: true };
+/** One handler run inside a chunk; `taskId` names it in aborts and outcomes. */
+export interface ThreadJob {
+  taskId: number;
+  job: DispatchJob;
+}
+
+/** What a thread reports for one job. */
+export interface ThreadJobOutcome {
+  taskId: number;
+  outcome: DispatchOutcome;
+}
+
+/**
+ * The payload of one piscina task: a chunk of the jobs dispatched in the same turn of the main
+ * thread's event loop (one message instead of one per event). The thread reports outcomes on `port`
+ * as they finish, a turn's worth per message, and resolves the task with every outcome of the chunk.
+ */
+export type ThreadTask = { chunkId: number; jobs: ThreadJob[]; port: MessagePort } | { chunkId: number; warmUp: true };
 
 /**
  * Messages on the pool's BroadcastChannel: the main thread aborts a task or pings; threads answer

@@ -92,6 +92,18 @@ for (const isolation of ['none', 'thread'] as const) {
         expect(readFileSync(record, 'utf8')).toContain('behave ');
       });
 
+      it('jobs of one turn travel together; a thread that dies later fails only the jobs it had not reported', async () => {
+        // Dispatched in one turn: A and C share a chunk (one thread), B goes to the other thread.
+        const [a, b, c] = await Promise.all([
+          dispatcher.dispatch(job('behave', 'behave.ok', { behaviour: 'ok' }), never),
+          dispatcher.dispatch(job('behave', 'behave.ok', { behaviour: 'ok' }), never),
+          dispatcher.dispatch(job('behave', 'behave.x', { behaviour: 'exit-after-sleep', sleepMs: 300 }), never),
+        ]);
+        expect(a).toEqual({ status: 'ok' });
+        expect(b).toEqual({ status: 'ok' });
+        expect(c).toMatchObject({ status: 'failed', error: { code: 'DW_ERR_HANDLER_CRASH' } });
+      });
+
       it('a handler that blocks its thread past the deadline fails and the thread is replaced', async () => {
         const started = Date.now();
         const outcome = await dispatcher.dispatch(job('behave', 'behave.x', { behaviour: 'block', sleepMs: 60_000 }, { deadlineInMs: 300 }), never);
