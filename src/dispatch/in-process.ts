@@ -19,9 +19,9 @@ export function createInProcessDispatcher(options: InProcessDispatcherOptions): 
   const logger = options.logger;
   const childLogger = (bindings: Record<string, unknown>) => logger.child(bindings);
   return {
-    async dispatch(job: DispatchJob, signal: AbortSignal): Promise<DispatchOutcome> {
+    dispatch(job: DispatchJob, signal: AbortSignal): Promise<DispatchOutcome> {
       const handler = byName.get(job.handler);
-      if (handler === undefined) return { status: 'failed', error: { message: `unknown handler ${job.handler}` } };
+      if (handler === undefined) return Promise.resolve({ status: 'failed', error: { message: `unknown handler ${job.handler}` } });
       return runHandler(handler, job, { signal, logger: childLogger, defaultTimeoutMs: options.defaultTimeoutMs });
     },
     async close() {},

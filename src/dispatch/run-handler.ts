@@ -1,6 +1,7 @@
 import { ErrorCodes, hasCode } from '../errors.js';
 import type { HandlerContext, HandlerLogger } from '../handlers/define.js';
 import type { LoadedHandler } from '../handlers/loader.js';
+import { atDeadline, whenAborted } from './abort-fanout.js';
 import type { DispatchError, DispatchJob, DispatchOutcome } from './types.js';
 
 /** Creates the logger a handler sees; called at most once per run, on first use of `ctx.log`. */
@@ -20,8 +21,13 @@ export const systemClock: Clock = {
 };
 
 export interface RunHandlerOptions {
-  /** Aborts the run early (shutdown); the lease deadline and the timeout abort it anyway. */
+  /** Aborts the run early (shutdown, or the batch deadline); the lease deadline and the timeout abort it anyway. */
   signal?: AbortSignal | undefined;
+  /**
+   * Instead of `signal`: subscribes the run's abort to the caller's own cancellation (a worker thread
+   * hears aborts on a channel and keeps no AbortController per run); returns the unsubscribe.
+   */
+  abortOn?: ((abort: (reason: unknown) => void) => () => void) | undefined;
   logger: HandlerLoggerFactory;
   /** Timeout of a handler that declares none (`--handler-timeout`); default: the lease deadline. */
   defaultTimeoutMs?: number | undefined;
@@ -52,68 +58,112 @@ export function outcomeOfError(err: unknown): DispatchOutcome {
   return { status: hasCode(err, ErrorCodes.PERMANENT) ? 'permanent' : 'failed', error: toDispatchError(err) };
 }
 
+const OK: DispatchOutcome = Object.freeze({ status: 'ok' });
+
+/** Why a run was cut short: its own timeout, the lease deadline, or the caller's signal (with its reason). */
+type AbortCause = { kind: 'timeout'; afterMs: number } | { kind: 'deadline' } | { kind: 'signal'; reason: unknown };
+
+function abortedOutcome(handler: LoadedHandler, cause: AbortCause): { outcome: DispatchOutcome; reason: Error } {
+  let message = `handler ${handler.name} was aborted (shutdown)`;
+  let code: string = ErrorCodes.ABORTED;
+  if (cause.kind === 'timeout') {
+    message = `handler ${handler.name} timed out after ${cause.afterMs} ms`;
+    code = ErrorCodes.HANDLER_TIMEOUT;
+  } else if (cause.kind === 'deadline' || hasCode(cause.reason, ErrorCodes.HANDLER_TIMEOUT)) {
+    // The batch signal aborts with a HANDLER_TIMEOUT reason at the batch deadline.
+    message = `handler ${handler.name} did not finish before the lease deadline`;
+    code = ErrorCodes.HANDLER_TIMEOUT;
+  }
+  return { outcome: { status: 'failed', error: { message, code } }, reason: Object.assign(new Error(message), { code }) };
+}
+
 /**
  * Runs one handler for one event with a `ctx.signal` that aborts at the deadline (or on `signal`),
  * and never waits past it: a handler that ignores its signal is left behind and the run counts as
  * failed, so the batch can be acked before the lease expires. Never rejects.
+ *
+ * Built for the hot path (one call per event): the AbortController behind `ctx.signal` is created
+ * only when the handler reads it, and the caller's signal and the lease deadline are watched through
+ * listeners and a timer shared by every run of the batch (a timer of its own only for a shorter
+ * handler timeout).
  */
-export async function runHandler(handler: LoadedHandler, job: DispatchJob, options: RunHandlerOptions): Promise<DispatchOutcome> {
+export function runHandler(handler: LoadedHandler, job: DispatchJob, options: RunHandlerOptions): Promise<DispatchOutcome> {
   const handle = handler.handle;
-  if (handle === undefined) return { status: 'failed', error: { message: `handler ${handler.name} has no handle function`, code: ErrorCodes.HANDLER_LOAD } };
+  if (handle === undefined) return Promise.resolve({ status: 'failed', error: { message: `handler ${handler.name} has no handle function`, code: ErrorCodes.HANDLER_LOAD } });
   const clock = options.clock ?? systemClock;
   const startMs = clock.now();
   const deadlineMs = effectiveDeadlineMs(handler, job, startMs, options.defaultTimeoutMs);
-  const controller = new AbortController();
-  let timer: unknown;
-  let settleAbort: (outcome: DispatchOutcome) => void = () => {};
-  const aborted = new Promise<DispatchOutcome>((resolve) => (settleAbort = resolve));
-
-  const onTimeout = () => {
-    const timedOutByHandler = deadlineMs < job.ctx.deadlineMs;
-    const message = timedOutByHandler
-      ? `handler ${handler.name} timed out after ${deadlineMs - startMs} ms`
-      : `handler ${handler.name} did not finish before the lease deadline`;
-    const error = { message, code: ErrorCodes.HANDLER_TIMEOUT };
-    controller.abort(Object.assign(new Error(message), { code: ErrorCodes.HANDLER_TIMEOUT }));
-    settleAbort({ status: 'failed', error });
-  };
-  const onAbort = () => {
-    const message = `handler ${handler.name} was aborted (shutdown)`;
-    controller.abort(Object.assign(new Error(message), { code: ErrorCodes.ABORTED }));
-    settleAbort({ status: 'failed', error: { message, code: ErrorCodes.ABORTED } });
-  };
-
   const external = options.signal;
-  if (external?.aborted) return { status: 'failed', error: { message: `handler ${handler.name} was aborted before it started`, code: ErrorCodes.ABORTED } };
-  if (deadlineMs <= startMs) return { status: 'failed', error: { message: `handler ${handler.name} had no time left before the deadline`, code: ErrorCodes.HANDLER_TIMEOUT } };
-  timer = clock.setTimeout(onTimeout, deadlineMs - startMs);
-  external?.addEventListener('abort', onAbort, { once: true });
+  if (external?.aborted) return Promise.resolve({ status: 'failed', error: { message: `handler ${handler.name} was aborted before it started`, code: ErrorCodes.ABORTED } });
+  if (deadlineMs <= startMs) return Promise.resolve({ status: 'failed', error: { message: `handler ${handler.name} had no time left before the deadline`, code: ErrorCodes.HANDLER_TIMEOUT } });
 
-  let log: HandlerLogger | undefined;
-  const ctx: HandlerContext = {
-    signal: controller.signal,
-    get log() {
-      log ??= options.logger({ handler: handler.name, eventId: job.event.id, workerId: job.ctx.workerId, leaseId: job.ctx.leaseId, generation: job.ctx.generation, attempt: job.ctx.attempt });
-      return log;
-    },
-    attempt: job.ctx.attempt,
-    generation: job.ctx.generation,
-    workerId: job.ctx.workerId,
-    leaseId: job.ctx.leaseId,
-    handlerName: handler.name,
-    deadlineMs,
-  };
+  return new Promise<DispatchOutcome>((resolve) => {
+    let settled = false;
+    let controller: AbortController | undefined;
+    let abortReason: Error | undefined;
+    let unwatchDeadline: () => void;
+    let unwatchSignal: (() => void) | undefined;
 
-  try {
-    const run = (async (): Promise<DispatchOutcome> => {
-      await handle(job.event as never, ctx);
-      return { status: 'ok' };
-    })().catch(outcomeOfError);
-    const outcome = await Promise.race([run, aborted]);
-    // A handler that resolved after its signal aborted is still not trusted: the lease moved on.
-    return outcome;
-  } finally {
-    clock.clearTimeout(timer);
-    external?.removeEventListener('abort', onAbort);
-  }
+    const finish = (outcome: DispatchOutcome) => {
+      if (settled) return;
+      settled = true;
+      unwatchDeadline();
+      unwatchSignal?.();
+      resolve(outcome);
+    };
+    // A handler that resolves after its run was aborted is not trusted: the first outcome stands.
+    const abort = (cause: AbortCause) => {
+      if (settled) return;
+      const ended = abortedOutcome(handler, cause);
+      abortReason = ended.reason;
+      controller?.abort(ended.reason);
+      finish(ended.outcome);
+    };
+
+    const ownTimeout = deadlineMs < job.ctx.deadlineMs;
+    if (ownTimeout || clock !== systemClock) {
+      // A fake clock (durable-worker/testing) gets a timer per run, so a finished run leaves none.
+      const afterMs = deadlineMs - startMs;
+      const timer = clock.setTimeout(() => abort(ownTimeout ? { kind: 'timeout', afterMs } : { kind: 'deadline' }), afterMs);
+      unwatchDeadline = () => clock.clearTimeout(timer);
+    } else {
+      // The lease deadline: one timer shared by every run of the batch.
+      unwatchDeadline = atDeadline(clock, deadlineMs, () => abort({ kind: 'deadline' }));
+    }
+    if (external !== undefined) unwatchSignal = whenAborted(external, (reason) => abort({ kind: 'signal', reason }));
+    else if (options.abortOn !== undefined) unwatchSignal = options.abortOn((reason) => abort({ kind: 'signal', reason }));
+
+    let log: HandlerLogger | undefined;
+    const ctx: HandlerContext = {
+      get signal() {
+        if (controller === undefined) {
+          controller = new AbortController();
+          if (abortReason !== undefined) controller.abort(abortReason);
+        }
+        return controller.signal;
+      },
+      get log() {
+        log ??= options.logger({ handler: handler.name, eventId: job.event.id, workerId: job.ctx.workerId, leaseId: job.ctx.leaseId, generation: job.ctx.generation, attempt: job.ctx.attempt });
+        return log;
+      },
+      attempt: job.ctx.attempt,
+      generation: job.ctx.generation,
+      workerId: job.ctx.workerId,
+      leaseId: job.ctx.leaseId,
+      handlerName: handler.name,
+      deadlineMs,
+    };
+
+    let result: unknown;
+    try {
+      result = handle(job.event as never, ctx);
+    } catch (err) {
+      finish(outcomeOfError(err));
+      return;
+    }
+    Promise.resolve(result).then(
+      () => finish(OK),
+      (err: unknown) => finish(outcomeOfError(err)),
+    );
+  });
 }

@@ -5,11 +5,15 @@ import type { Logger } from 'pino';
 import { Piscina, queueOptionsSymbol } from 'piscina';
 import { ErrorCodes } from '../errors.js';
 import type { LoadedHandler } from '../handlers/loader.js';
-import { effectiveDeadlineMs } from './run-handler.js';
+import { atDeadline, whenAborted } from './abort-fanout.js';
+import { effectiveDeadlineMs, systemClock } from './run-handler.js';
 import type { ChannelMessage, ThreadJob, ThreadJobOutcome, ThreadTask, ThreadWorkerData } from './thread-protocol.js';
 import type { Dispatcher, DispatchJob, DispatchOutcome } from './types.js';
 
 type PiscinaLoadBalancer = NonNullable<NonNullable<ConstructorParameters<typeof Piscina>[0]>['loadBalancer']>;
+
+/** Fewer jobs than this in one turn go to one thread in one message (see flush). */
+const MIN_JOBS_PER_CHUNK = 32;
 
 export interface ThreadDispatcherOptions {
   /** The main thread's copy of the handler set (names and timeouts; the threads load their own). */
@@ -175,16 +179,26 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
       for (const { finish } of jobs) finish({ status: 'failed', error: { message: 'the worker thread pool is closed', code: ErrorCodes.ABORTED } });
       return;
     }
-    const chunks = Math.min(jobs.length, options.threads);
+    // Every message costs a fixed ~50-100 µs (thread wake-up, a MessagePort, piscina's bookkeeping):
+    // a turn's jobs are split over the threads only when each share is worth a message.
+    const chunks = Math.max(1, Math.min(options.threads, Math.floor(jobs.length / MIN_JOBS_PER_CHUNK)));
     for (let c = 0; c < chunks; c++) {
-      const chunk = jobs.filter((_, i) => i % chunks === c);
+      const chunk = chunks === 1 ? jobs : jobs.filter((_, i) => i % chunks === c);
       const chunkId = nextChunkId++;
       for (const { threadJob } of chunk) chunkOf.set(threadJob.taskId, chunkId);
       const { port1, port2 } = new MessageChannel();
+      // Each outcome comes once: on the port as it finishes, or with the task's result (the last
+      // turn's). The port stays open until every job of the chunk settled, whichever came first.
+      let unsettled = chunk.length;
       const settle = (outcomes: readonly ThreadJobOutcome[]) => {
+        // A job already failed by the watchdog or an abort still reports once: count it too.
+        unsettled -= outcomes.length;
         for (const { taskId, outcome } of outcomes) running.get(taskId)?.(outcome);
+        if (unsettled <= 0) port1.close();
       };
       port1.on('message', settle);
+      // Never what keeps the process alive: the piscina task is (and a lost message only delays the close).
+      port1.unref();
       // The symbol-keyed queue options reach the balancer but not the thread (structured clone skips symbols).
       const task = { chunkId, jobs: chunk.map((j) => j.threadJob), port: port2, [queueOptionsSymbol]: { chunkId } } as ThreadTask;
       pool.run(task, { transferList: [port2] }).then(
@@ -196,11 +210,9 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
           for (const { threadJob, finish } of chunk) {
             finish({ status: 'failed', error: { message: `worker thread running ${threadJob.job.handler} died: ${message}`, code: ErrorCodes.HANDLER_CRASH } });
           }
+          port1.close();
         },
-      ).finally(() => {
-        port1.close();
-        assigned.delete(chunkId);
-      });
+      ).finally(() => assigned.delete(chunkId));
     }
   };
 
@@ -219,24 +231,25 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
           settled = true;
           running.delete(taskId);
           chunkOf.delete(taskId);
-          clearTimeout(watchdog);
+          unwatchDeadline();
+          unwatchSignal();
           clearTimeout(graceTimer);
-          signal.removeEventListener('abort', onAbort);
           resolve(outcome);
         };
         // The thread enforces the deadline itself; this only fires when the thread cannot answer.
-        const watchdog = setTimeout(() => {
+        // One timer for every job with the same deadline (a batch), not one per job.
+        const unwatchDeadline = atDeadline(systemClock, deadlineMs + graceMs, () => {
           void suspectThreadOf(taskId);
           finish({ status: 'failed', error: { message: `handler ${job.handler} did not return by its deadline (worker thread blocked)`, code: ErrorCodes.HANDLER_TIMEOUT } });
-        }, Math.max(0, deadlineMs - Date.now()) + graceMs);
-        const onAbort = () => {
-          channel.postMessage({ type: 'abort', taskId } satisfies ChannelMessage);
+        });
+        const unwatchSignal = whenAborted(signal, (reason) => {
+          const code = (reason as { code?: unknown } | undefined)?.code;
+          channel.postMessage({ type: 'abort', taskId, code: typeof code === 'string' ? code : undefined } satisfies ChannelMessage);
           graceTimer = setTimeout(() => {
             void suspectThreadOf(taskId);
             finish({ status: 'failed', error: { message: `handler ${job.handler} was aborted (shutdown)`, code: ErrorCodes.ABORTED } });
           }, graceMs);
-        };
-        signal.addEventListener('abort', onAbort, { once: true });
+        });
         running.set(taskId, finish);
         pending.push({ threadJob: { taskId, job }, finish });
         if (!flushScheduled) {

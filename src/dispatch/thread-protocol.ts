@@ -34,4 +34,4 @@ export type ThreadTask = { chunkId: number; jobs: ThreadJob[]; port: MessagePort
  * Messages on the pool's BroadcastChannel: the main thread aborts a task or pings; threads answer
  * pings (a thread that cannot answer has a blocked event loop).
  */
-export type ChannelMessage = { type: 'abort'; taskId: number } | { type: 'ping'; nonce: number } | { type: 'pong'; nonce: number; threadId: number };
+export type ChannelMessage = { type: 'abort'; taskId: number; /** The abort reason's code (deadline or shutdown). */ code?: string | undefined } | { type: 'ping'; nonce: number } | { type: 'pong'; nonce: number; threadId: number };
