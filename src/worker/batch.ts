@@ -1,5 +1,4 @@
 import { setMaxListeners } from 'node:events';
-import PQueue from 'p-queue';
 import type { ConsumerApi } from '../client/consumer-api.js';
 import { ErrorCodes } from '../errors.js';
 import type { LoadedHandler } from '../handlers/loader.js';
@@ -7,8 +6,10 @@ import type { Router } from '../handlers/router.js';
 import type { ClaimState } from '../idempotency/store.js';
 import type { AckStatus, CloudEvent, LeaseBatch } from '../types.js';
 import { acknowledgeBatch } from './ack.js';
+import { DoneMarkWriter } from './done-marks.js';
 import { runEventHandler, type EventRunnerContext, type LeaseScope } from './event-runner.js';
 import type { InFlightCounter } from './in-flight.js';
+import { runScheduled } from './subject-scheduler.js';
 import { RateLimiter, safetyMarginMs } from './timing.js';
 
 /** What a batch needs from the worker, beyond running one event (STYLE 3: a narrow view). */
@@ -61,6 +62,7 @@ export async function processBatch(ctx: BatchContext, batch: LeaseBatch, pulledA
   ctx.forceSignal.addEventListener('abort', onForce, { once: true });
   const deadlineTimer = setTimeout(() => abort.abort(Object.assign(new Error('batch deadline'), { code: ErrorCodes.HANDLER_TIMEOUT })), Math.max(0, deadlineMs - Date.now()));
 
+  const pendingWrites: Promise<unknown>[] = [];
   const lease: LeaseScope = {
     leaseId: batch.leaseId,
     generation: batch.generation,
@@ -71,7 +73,9 @@ export async function processBatch(ctx: BatchContext, batch: LeaseBatch, pulledA
     deadlineMs,
     expiresAtMs,
     signal: abort.signal,
-    pendingWrites: [],
+    pendingWrites,
+    doneMarks: new DoneMarkWriter(ctx.store, log, pendingWrites),
+    jobContext: { attempt: batch.attempt, generation: batch.generation, workerId: ctx.workerId, leaseId: batch.leaseId, deadlineMs },
   };
 
   let settledEvents = 0;
@@ -85,6 +89,7 @@ export async function processBatch(ctx: BatchContext, batch: LeaseBatch, pulledA
   const allSettled = settledEvents === batch.events.length;
   const hitDeadline = abort.signal.aborted && !ctx.forceSignal.aborted;
   // Done marks and releases must be stored before the ack: after an `ok` the events are gone.
+  lease.doneMarks.flush();
   await waitUntil(Promise.all(lease.pendingWrites), expiresAtMs - Date.now());
   const sent: AckStatus = allSettled ? 'ok' : 'failed';
   await acknowledgeBatch(batchCtx, batch, sent, expiresAtMs);
@@ -114,11 +119,18 @@ async function waitUntil(promise: Promise<unknown>, timeoutMs: number): Promise<
 
 /** Returns how many events settled (every handler ok, duplicate or dead-lettered). */
 async function runEvents(ctx: BatchContext, events: readonly CloudEvent[], lease: LeaseScope): Promise<number> {
-  const routes = events.map((event) => ctx.router.route(event.type).map((h) => h.name));
+  // keys[keyStart[i] .. keyStart[i + 1]) are event i's `<handler>:<event id>` keys, in route order.
+  const routes: (readonly LoadedHandler[])[] = new Array(events.length);
+  const keyStart = new Int32Array(events.length + 1);
   const keys: string[] = [];
-  events.forEach((event, i) => {
-    for (const handler of routes[i] ?? []) keys.push(`${handler}:${event.id}`);
-  });
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i] as CloudEvent;
+    const route = ctx.router.route(event.type);
+    routes[i] = route;
+    keyStart[i] = keys.length;
+    for (const handler of route) keys.push(`${handler.name}:${event.id}`);
+  }
+  keyStart[events.length] = keys.length;
 
   let states: ClaimState[] = [];
   if (keys.length > 0) {
@@ -129,16 +141,15 @@ async function runEvents(ctx: BatchContext, events: readonly CloudEvent[], lease
       return 0;
     }
   }
-  const claimOf = new Map(keys.map((key, i) => [key, states[i] ?? 'busy'] as const));
 
-  const queue = new PQueue({ concurrency: ctx.concurrency });
-  let settled = 0;
-  /** Indexes of the events whose handlers were started (their claims are settled by the runs). */
-  const started = new Set<number>();
-  const stopStarting = () => lease.signal.aborted || ctx.drainSignal.aborted;
+  const runHandlerOf = (event: CloudEvent, k: number, handler: LoadedHandler) =>
+    runEventHandler(ctx, lease, event, handler.name, keys[k] as string, states[k] ?? 'busy');
 
-  const runEvent = async (event: CloudEvent, handlers: readonly string[]): Promise<boolean> => {
-    if (handlers.length === 0) {
+  const runEvent = async (i: number): Promise<boolean> => {
+    const event = events[i] as CloudEvent;
+    const route = routes[i] as readonly LoadedHandler[];
+    const first = keyStart[i] as number;
+    if (route.length === 0) {
       // No handler is interested: nothing to do, and nothing to retry.
       ctx.events.emit('event:done', { workerId: ctx.workerId, event, handler: undefined, outcome: 'ok', durationMs: 0 });
       ctx.logger.debug({ eventId: event.id, type: event.type }, 'no handler for this event type');
@@ -146,54 +157,37 @@ async function runEvents(ctx: BatchContext, events: readonly CloudEvent[], lease
     }
     ctx.inFlight.add(1);
     try {
-      const outcomes = await Promise.all(
-        handlers.map((handler) => {
-          const key = `${handler}:${event.id}`;
-          return runEventHandler(ctx, lease, event, handler, key, claimOf.get(key) ?? 'busy');
-        }),
-      );
+      if (route.length === 1) return (await runHandlerOf(event, first, route[0] as LoadedHandler)) !== 'failed';
+      const outcomes = await Promise.all(route.map((handler, j) => runHandlerOf(event, first + j, handler)));
       return outcomes.every((outcome) => outcome !== 'failed');
+    } catch (err) {
+      // Only a throwing listener of the event bus gets here; the event is retried, the batch goes on.
+      ctx.logger.error({ err, eventId: event.id }, 'processing an event failed unexpectedly: it is retried');
+      return false;
     } finally {
       ctx.inFlight.add(-1);
     }
   };
 
-  // Events of one subject form a chain in stream order; chains run side by side (CONTRACT
-  // --concurrency). After a failure the rest of its chain waits for the redelivery, so a later
-  // update never overtakes an earlier one that is being retried.
-  const chains = new Map<string, number[]>();
-  events.forEach((event, i) => {
-    const chain = chains.get(event.subject);
-    if (chain === undefined) chains.set(event.subject, [i]);
-    else chain.push(i);
+  const schedule = runScheduled({
+    count: events.length,
+    subjectOf: (i) => (events[i] as CloudEvent).subject,
+    concurrency: ctx.concurrency,
+    run: runEvent,
+    stopStarting: () => lease.signal.aborted || ctx.drainSignal.aborted,
   });
-  const runChain = async (indexes: number[]) => {
-    for (const i of indexes) {
-      if (stopStarting()) return;
-      const event = events[i] as CloudEvent;
-      const ok = await queue.add(() => {
-        if (stopStarting()) return Promise.resolve(false);
-        started.add(i);
-        return runEvent(event, routes[i] ?? []);
-      });
-      if (!ok) return;
-      settled++;
-    }
-  };
-  const all = Promise.all([...chains.values()].map(runChain));
   // Handler runs end by the deadline on their own; this bounds the wait if one cannot report.
+  let stragglerTimer: NodeJS.Timeout | undefined;
   const stragglers = new Promise<void>((resolve) => {
-    const onAbort = () => setTimeout(resolve, STRAGGLER_GRACE_MS);
+    const onAbort = () => (stragglerTimer = setTimeout(resolve, STRAGGLER_GRACE_MS));
     if (lease.signal.aborted) onAbort();
     else lease.signal.addEventListener('abort', onAbort, { once: true });
-    void all.finally(() => {
-      lease.signal.removeEventListener('abort', onAbort);
-      resolve();
-    });
+    void schedule.finished.finally(() => lease.signal.removeEventListener('abort', onAbort));
   });
-  await Promise.race([all, stragglers]);
-  releaseUnstarted(ctx, lease, events, routes, claimOf, started);
-  return settled;
+  await Promise.race([schedule.finished, stragglers]);
+  clearTimeout(stragglerTimer);
+  releaseUnstarted(ctx, lease, keys, keyStart, states, schedule.started);
+  return schedule.settled;
 }
 
 /**
@@ -205,23 +199,20 @@ async function runEvents(ctx: BatchContext, events: readonly CloudEvent[], lease
 function releaseUnstarted(
   ctx: BatchContext,
   lease: LeaseScope,
-  events: readonly CloudEvent[],
-  routes: ReadonlyArray<readonly string[]>,
-  claimOf: ReadonlyMap<string, ClaimState>,
-  started: ReadonlySet<number>,
+  keys: readonly string[],
+  keyStart: Int32Array,
+  states: readonly ClaimState[],
+  started: Uint8Array,
 ): void {
-  const keys: string[] = [];
-  events.forEach((event, i) => {
-    if (started.has(i)) return;
-    for (const handler of routes[i] ?? []) {
-      const key = `${handler}:${event.id}`;
-      if (claimOf.get(key) === 'new') keys.push(key);
-    }
-  });
-  if (keys.length === 0) return;
+  const unstarted: string[] = [];
+  for (let i = 0; i < started.length; i++) {
+    if (started[i] === 1) continue;
+    for (let k = keyStart[i] as number; k < (keyStart[i + 1] as number); k++) if (states[k] === 'new') unstarted.push(keys[k] as string);
+  }
+  if (unstarted.length === 0) return;
   lease.pendingWrites.push(
-    ctx.store.release(keys, lease.owner).catch((err: unknown) => {
-      ctx.logger.error({ err, keys: keys.length }, 'idempotency store: releasing the claims of unstarted events failed (they free at the lease expiry)');
+    ctx.store.release(unstarted, lease.owner).catch((err: unknown) => {
+      ctx.logger.error({ err, keys: unstarted.length }, 'idempotency store: releasing the claims of unstarted events failed (they free at the lease expiry)');
     }),
   );
 }

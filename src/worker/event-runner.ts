@@ -1,10 +1,11 @@
 import type { Logger } from 'pino';
 import type { DeadLetterRecord, DeadLetterSink } from '../dead-letter/sink.js';
-import type { DispatchError, Dispatcher } from '../dispatch/types.js';
+import type { DispatchError, Dispatcher, JobContext } from '../dispatch/types.js';
 import { ErrorCodes } from '../errors.js';
 import type { ClaimState, IdempotencyStore } from '../idempotency/store.js';
 import type { CloudEvent } from '../types.js';
 import type { EventOutcome, WorkerEmitter } from './events.js';
+import type { DoneMarkWriter } from './done-marks.js';
 import { sleep } from './timing.js';
 
 /** What one handler run for one event needs from the worker (a narrow view, STYLE 3). */
@@ -33,6 +34,10 @@ export interface LeaseScope {
   signal: AbortSignal;
   /** Store writes (done marks, releases) the ack must wait for. */
   pendingWrites: Promise<unknown>[];
+  /** Done marks, written a turn's worth at a time into `pendingWrites`. */
+  doneMarks: DoneMarkWriter;
+  /** The handler ctx of every run of the batch: one object, so a thread message carries it once. */
+  jobContext: JobContext;
 }
 
 /**
@@ -57,6 +62,7 @@ export class FirstFailures {
   }
 
   take(key: string): string | undefined {
+    if (this.#times.size === 0) return undefined;
     const at = this.#times.get(key);
     this.#times.delete(key);
     return at;
@@ -138,14 +144,11 @@ export async function runEventHandler(
   }
 
   const startedMs = performance.now();
-  const outcome = await ctx.dispatcher.dispatch(
-    { handler, event, ctx: { attempt: lease.attempt, generation: lease.generation, workerId: ctx.workerId, leaseId: lease.leaseId, deadlineMs: lease.deadlineMs } },
-    lease.signal,
-  );
+  const outcome = await ctx.dispatcher.dispatch({ handler, event, ctx: lease.jobContext }, lease.signal);
   const durationMs = performance.now() - startedMs;
 
   if (outcome.status === 'ok') {
-    track(ctx, lease, ctx.store.markDone([key]), 'mark done', key);
+    lease.doneMarks.add(key);
     ctx.firstFailures.take(key);
     emitDone(ctx, event, handler, 'ok', durationMs);
     return 'ok';
@@ -185,7 +188,7 @@ export async function runEventHandler(
     emitDone(ctx, event, handler, 'failed', durationMs, error);
     return 'failed';
   }
-  track(ctx, lease, ctx.store.markDone([key]), 'mark done', key);
+  lease.doneMarks.add(key);
   log.error(
     { eventId: event.id, type: event.type, handler, attempt: lease.attempt, reason: record.reason, err: error },
     `event ${event.id} dead-lettered for ${handler} (${record.reason}): ${error.message}`,

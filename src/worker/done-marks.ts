@@ -1,0 +1,43 @@
+import type { Logger } from 'pino';
+import type { IdempotencyStore } from '../idempotency/store.js';
+
+/**
+ * Done marks of one batch, written as events finish: the keys finished in the same turn of the event
+ * loop go to the store in one `markDone` call (one round trip to Redis or PostgreSQL, one SQLite
+ * group), within a turn of finishing, never held until the batch ends. Each write is added to
+ * `pendingWrites`, which the ack waits for: after an `ok` ack the events are gone.
+ */
+export class DoneMarkWriter {
+  readonly #store: Pick<IdempotencyStore, 'markDone'>;
+  readonly #logger: Logger;
+  readonly #pendingWrites: Promise<unknown>[];
+  #keys: string[] = [];
+  #scheduled = false;
+
+  constructor(store: Pick<IdempotencyStore, 'markDone'>, logger: Logger, pendingWrites: Promise<unknown>[]) {
+    this.#store = store;
+    this.#logger = logger;
+    this.#pendingWrites = pendingWrites;
+  }
+
+  add(key: string): void {
+    this.#keys.push(key);
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  /** Writes the keys gathered so far now (the batch calls it before waiting for its writes). */
+  flush(): void {
+    this.#scheduled = false;
+    if (this.#keys.length === 0) return;
+    const keys = this.#keys;
+    this.#keys = [];
+    this.#pendingWrites.push(
+      this.#store.markDone(keys).catch((err: unknown) => {
+        // Not marked: a redelivery re-runs these effects (at least once), it never skips them.
+        this.#logger.error({ err, keys: keys.length }, 'idempotency store: mark done failed');
+      }),
+    );
+  }
+}

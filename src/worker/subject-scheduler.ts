@@ -1,0 +1,73 @@
+/**
+ * Runs a batch's events: at most `concurrency` at once, the events of one subject one after another
+ * in stream order (a chain), different subjects side by side (CONTRACT --concurrency). After an
+ * event fails, the rest of its chain is not started: a later update never overtakes an earlier one
+ * that is being retried. A plain ready queue instead of a promise queue per event (p-queue's
+ * bookkeeping was a visible share of the worker's time per event, docs/benchmarks.md).
+ */
+export interface ScheduleOptions {
+  /** Number of events; they are identified by index. */
+  count: number;
+  subjectOf(index: number): string;
+  concurrency: number;
+  /** Runs one event; resolves true when it settled (ok, duplicate, dead-lettered). Must not reject. */
+  run(index: number): Promise<boolean>;
+  /** Checked before each start: true once no further event may start (deadline, drain). */
+  stopStarting(): boolean;
+}
+
+export interface Schedule {
+  /** Resolves once no event runs and none can start. */
+  finished: Promise<void>;
+  /** Events that settled so far. */
+  readonly settled: number;
+  /** Per index: 1 once the event was started. */
+  readonly started: Uint8Array;
+}
+
+export function runScheduled(options: ScheduleOptions): Schedule {
+  const { count, concurrency, run, stopStarting } = options;
+  // nextOfChain[i]: the index of the next event of i's subject, or -1.
+  const nextOfChain = new Int32Array(count).fill(-1);
+  const ready: number[] = [];
+  const lastOfSubject = new Map<string, number>();
+  for (let i = 0; i < count; i++) {
+    const subject = options.subjectOf(i);
+    const last = lastOfSubject.get(subject);
+    if (last === undefined) ready.push(i);
+    else nextOfChain[last] = i;
+    lastOfSubject.set(subject, i);
+  }
+
+  const started = new Uint8Array(count);
+  let head = 0;
+  let active = 0;
+  let settled = 0;
+  const finished = new Promise<void>((resolve) => {
+    const pump = () => {
+      while (active < concurrency && head < ready.length && !stopStarting()) {
+        const index = ready[head++] as number;
+        started[index] = 1;
+        active++;
+        void run(index).then((ok) => {
+          active--;
+          if (ok) {
+            settled++;
+            const next = nextOfChain[index] as number;
+            if (next !== -1) ready.push(next);
+          }
+          pump();
+        });
+      }
+      if (active === 0) resolve();
+    };
+    pump();
+  });
+  return {
+    finished,
+    get settled() {
+      return settled;
+    },
+    started,
+  };
+}
