@@ -51,7 +51,8 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       const entry = this.#live(key, nowMs);
       if (entry?.state === 'done') return 'done';
       if (entry !== undefined && entry.owner !== owner) return 'busy';
-      this.#put(key, { state: 'claimed', owner, expiresAtMs: nowMs + claimTtlMs });
+      if (entry !== undefined) entry.expiresAtMs = nowMs + claimTtlMs;
+      else this.#add(key, { state: 'claimed', owner, expiresAtMs: nowMs + claimTtlMs });
       return 'new';
     });
   }
@@ -59,7 +60,17 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   async markDone(keys: readonly string[]): Promise<void> {
     this.#assertOpen('markDone');
     const expiresAtMs = this.#now() + this.#doneTtlMs;
-    for (const key of keys) this.#put(key, { state: 'done', owner: '', expiresAtMs });
+    for (const key of keys) {
+      // Just claimed, so already near the recent end of the LRU order: updated in place.
+      const entry = this.#entries.get(key);
+      if (entry === undefined) {
+        this.#add(key, { state: 'done', owner: '', expiresAtMs });
+      } else {
+        entry.state = 'done';
+        entry.owner = '';
+        entry.expiresAtMs = expiresAtMs;
+      }
+    }
   }
 
   async release(keys: readonly string[], owner: string): Promise<void> {
@@ -85,8 +96,8 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     return entry;
   }
 
-  #put(key: string, entry: Entry): void {
-    this.#entries.delete(key);
+  /** Adds a key that has no entry (`#live` dropped it, or it never had one). */
+  #add(key: string, entry: Entry): void {
     this.#entries.set(key, entry);
     while (this.#entries.size > this.#maxEntries) {
       const oldest = this.#entries.keys().next();

@@ -12,7 +12,17 @@ export class LagTracker {
 
   /** A batch was leased. */
   observeEvents(events: readonly Pick<CloudEvent, 'sequence'>[]): void {
-    for (const event of events) this.observeSequence(event.sequence);
+    // A batch comes in stream order, but nothing here relies on it: the extremes are found by
+    // comparing the decimal strings, and only those two become BigInts.
+    let lowest: string | undefined;
+    let highest: string | undefined;
+    for (const { sequence } of events) {
+      if (typeof sequence !== 'string' || !DECIMAL.test(sequence)) continue;
+      if (lowest === undefined || compareDecimal(sequence, lowest) < 0) lowest = sequence;
+      if (highest === undefined || compareDecimal(sequence, highest) > 0) highest = sequence;
+    }
+    this.observeSequence(lowest);
+    if (highest !== lowest) this.observeSequence(highest);
   }
 
   observeSequence(sequence: string | undefined): void {
@@ -46,7 +56,20 @@ export class LagTracker {
   }
 }
 
+const DECIMAL = /^\d+$/;
+
 function parseSequence(sequence: string | null | undefined): bigint | undefined {
-  if (typeof sequence !== 'string' || !/^\d+$/.test(sequence)) return undefined;
+  if (typeof sequence !== 'string' || !DECIMAL.test(sequence)) return undefined;
   return BigInt(sequence);
+}
+
+/** Orders two decimal strings by value. */
+function compareDecimal(a: string, b: string): number {
+  const zeroPadded = (s: string) => s.length > 1 && s.charCodeAt(0) === 48;
+  if (zeroPadded(a) || zeroPadded(b)) {
+    const [x, y] = [BigInt(a), BigInt(b)];
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
+  if (a.length !== b.length) return a.length - b.length;
+  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -70,6 +70,28 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
     if (tracker.committed !== undefined) committed.set(destination, Number(tracker.committed));
   };
 
+  // Labelled children looked up once per label set: prom-client hashes the label object on every
+  // inc/observe otherwise, a visible cost at one call per event (docs/benchmarks.md).
+  const eventCounters = new Map<string, ReturnType<typeof events.labels>>();
+  const durationHistograms = new Map<string, ReturnType<typeof handlerDuration.labels>>();
+  const eventCounter = (type: string, outcome: string) => {
+    const id = `${outcome}\u0000${type}`;
+    let child = eventCounters.get(id);
+    if (child === undefined) {
+      child = events.labels({ type, outcome });
+      eventCounters.set(id, child);
+    }
+    return child;
+  };
+  const durationHistogram = (type: string) => {
+    let child = durationHistograms.get(type);
+    if (child === undefined) {
+      child = handlerDuration.labels({ type });
+      durationHistograms.set(type, child);
+    }
+    return child;
+  };
+
   const listeners: { [K in keyof WorkerEventMap]?: (...args: WorkerEventMap[K]) => void } = {
     'pull:done': (e) => pulls.inc({ status: e.status }),
     'batch:pulled': (e) => {
@@ -77,9 +99,9 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
       updateLag();
     },
     'event:done': (e) => {
-      events.inc({ type: e.event.type, outcome: e.outcome });
+      eventCounter(e.event.type, e.outcome).inc();
       // A duplicate never reached a handler: its zero time would flatten the histogram.
-      if (e.outcome !== 'duplicate' && e.handler !== undefined) handlerDuration.observe({ type: e.event.type }, e.durationMs / 1_000);
+      if (e.outcome !== 'duplicate' && e.handler !== undefined) durationHistogram(e.event.type).observe(e.durationMs / 1_000);
     },
     'inflight:changed': (e) => inFlight.set(e.inFlight),
     'ack:done': (e) => {

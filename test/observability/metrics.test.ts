@@ -89,6 +89,15 @@ describe('LagTracker', () => {
     expect(lag.lag).toBe(5n);
   });
 
+  it('takes the lowest and highest sequence of a batch in any order, zero-padded or not', () => {
+    const lag = new LagTracker();
+    lag.observeEvents([event('120'), event('99'), event('0100'), event('1000'), event('998')]);
+    // Seen 99..1000 before any commit.
+    expect(lag.lag).toBe(902n);
+    lag.observeAck({ committed: '0990' });
+    expect(lag.lag).toBe(10n);
+  });
+
   it('ignores malformed sequences', () => {
     const lag = new LagTracker();
     lag.observeEvents([event('abc'), event('-1'), event('1e3')]);
