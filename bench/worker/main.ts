@@ -101,12 +101,20 @@ async function runWorkers(em: EmulatorChild, configs: WorkerConfig[], events: nu
     // BENCH_PROFILE_DIR=dir writes a CPU profile of each worker process there.
     const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : [];
     const child = spawn(process.execPath, [...profile, entry, JSON.stringify(config)], {
-      env: { ...process.env, ...env, BENCH_RSS_EVERY: String(rssEvery) },
+      // BENCH_WORKER_NODE_OPTIONS: V8 flags for the worker processes only, e.g. the heap Node sizes
+      // itself in a container with a memory limit (docs/benchmarks.md, phase d).
+      env: {
+        ...process.env,
+        ...env,
+        BENCH_RSS_EVERY: String(rssEvery),
+        ...(process.env.BENCH_WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_WORKER_NODE_OPTIONS } : {}),
+      },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    return { child, exited: once(child, 'exit'), output: () => output };
+    // 'close', not 'exit': the last stdout chunk (STATS) can arrive after the process exited.
+    return { child, exited: once(child, 'close'), output: () => output };
   });
   const deadline = Date.now() + 60_000;
   while (!children.every((c) => c.output().includes('READY'))) {
@@ -128,7 +136,11 @@ async function runWorkers(em: EmulatorChild, configs: WorkerConfig[], events: nu
   await em.waitCaughtUp();
   for (const c of children) c.child.kill('SIGTERM');
   await Promise.all(children.map((c) => c.exited));
-  const stats = children.map((c) => JSON.parse(/STATS (.*)/.exec(c.output())![1]!) as WorkerStats);
+  const stats = children.map((c) => {
+    const line = /STATS (.*)/.exec(c.output());
+    if (line === null) throw new Error(`worker child ended (exit ${c.child.exitCode ?? c.child.signalCode}) without STATS; its output:\n${c.output()}`);
+    return JSON.parse(line[1]!) as WorkerStats;
+  });
   const first = Math.min(...stats.map((s) => s.firstPullMs ?? Infinity));
   const last = Math.max(...stats.map((s) => s.lastAckMs ?? 0));
   const done = stats.reduce((sum, s) => sum + s.events, 0);

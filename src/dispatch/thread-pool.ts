@@ -34,14 +34,17 @@ export interface ThreadDispatcherOptions {
 }
 
 /**
- * Pool sizing: enough threads to use every core, never more than the events that can be in flight
- * (`workers * concurrency`). Handlers are mostly I/O-bound, so one thread runs several tasks at once
- * instead of the pool growing to one thread per in-flight event (threads cost ~10 MB and a module
- * load each). Threads = min(inFlight, max(2, cores)); tasks per thread = ceil(inFlight / threads).
+ * Pool sizing: one thread per core except the one the main thread keeps busy (HTTP, JSON, the store,
+ * scheduling), never more than the events that can be in flight (`workers * concurrency`). Handlers
+ * are mostly I/O-bound, so one thread runs several tasks at once instead of the pool growing to one
+ * thread per in-flight event (a thread costs a V8 heap, 25-60 MB under load, and a module load).
+ * Measured on 2 cores (docs/benchmarks.md): one thread instead of two used less CPU per event and
+ * ~50 MB less RSS at the same throughput. Threads = min(inFlight, max(1, cores - 1)); tasks per
+ * thread = ceil(inFlight / threads).
  */
 export function poolSize(workers: number, concurrency: number, cores: number = availableParallelism()): { threads: number; tasksPerThread: number } {
   const inFlight = Math.max(1, workers * concurrency);
-  const threads = Math.max(1, Math.min(inFlight, Math.max(2, cores)));
+  const threads = Math.max(1, Math.min(inFlight, cores - 1));
   return { threads, tasksPerThread: Math.ceil(inFlight / threads) };
 }
 
@@ -196,9 +199,9 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
         for (const { taskId, outcome } of outcomes) running.get(taskId)?.(outcome);
         if (unsettled <= 0) port1.close();
       };
+      // Stays referenced until its last outcome arrived: after the task resolved, outcomes still on
+      // their way on the port are all that keeps a draining process alive.
       port1.on('message', settle);
-      // Never what keeps the process alive: the piscina task is (and a lost message only delays the close).
-      port1.unref();
       // The symbol-keyed queue options reach the balancer but not the thread (structured clone skips symbols).
       const task = { chunkId, jobs: chunk.map((j) => j.threadJob), port: port2, [queueOptionsSymbol]: { chunkId } } as ThreadTask;
       pool.run(task, { transferList: [port2] }).then(
