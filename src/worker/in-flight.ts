@@ -1,9 +1,15 @@
 import type { WorkerEmitter } from './events.js';
 
-/** Events in progress across every loop of the process (`durable_worker_in_flight_events`). */
+/**
+ * Events in progress across every loop of the process (`durable_worker_in_flight_events`). `count`
+ * is always exact; `inflight:changed` is emitted at most once per turn of the event loop with the
+ * count at that moment (two emits per event were a visible cost with fast handlers).
+ */
 export class InFlightCounter {
   readonly #events: WorkerEmitter;
   #count = 0;
+  #reported = 0;
+  #scheduled = false;
 
   constructor(events: WorkerEmitter) {
     this.#events = events;
@@ -16,6 +22,13 @@ export class InFlightCounter {
   add(delta: number): void {
     if (delta === 0) return;
     this.#count += delta;
-    this.#events.emit('inflight:changed', { inFlight: this.#count });
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      if (this.#count === this.#reported) return;
+      this.#reported = this.#count;
+      this.#events.emit('inflight:changed', { inFlight: this.#count });
+    });
   }
 }
