@@ -1,7 +1,7 @@
 /**
  * Worker throughput, overhead and memory against one emulator (a child process), in one run:
  *
- *   npm run bench:worker -- [--only a,b,c,d,e] [--events 60000] [--naive-events 8000] [--rss-events 500000] [--store sqlite|memory]
+ *   npm run bench:worker -- [--only a,b,c,d,e] [--events 60000] [--naive-events 8000] [--rss-events 500000] [--store sqlite|memory] [--repeat 3] [--warm-up 10000]
  *
  * a) events/s with a 2 ms async handler (4 workers, limit 100, concurrency 16) vs a naive loop
  *    (pull, await each event in turn, ack; 4 such loops)      target >= 8x
@@ -34,6 +34,8 @@ const { values } = parseArgs({
     'naive-events': { type: 'string', default: '8000' },
     'rss-events': { type: 'string', default: '500000' },
     store: { type: 'string', default: 'sqlite' },
+    repeat: { type: 'string', default: '3' },
+    'warm-up': { type: 'string', default: '10000' },
   },
 });
 if (!existsSync(fileURLToPath(new URL('../../dist/worker/start.js', import.meta.url)))) {
@@ -44,6 +46,10 @@ const only = new Set(values.only!.split(','));
 const EVENTS = Number(values.events);
 const NAIVE_EVENTS = Number(values['naive-events']);
 const RSS_EVENTS = Number(values['rss-events']);
+/** Phases a-c run this many rounds; figures are medians, each ratio taken within its round. */
+const REPEAT = Math.max(1, Number(values.repeat));
+/** Events each worker process (and the raw loops, once) handles before a measured phase. */
+const WARM_UP_EVENTS = Number(values['warm-up']);
 const dir = mkdtempSync(join(tmpdir(), 'dw-bench-worker-'));
 const storeUrl = (name: string) => (values.store === 'memory' ? 'memory' : `sqlite:${join(dir, `${name}.sqlite`)}`);
 
@@ -95,7 +101,7 @@ function workerConfig(url: string, name: string, overrides: Partial<WorkerConfig
 }
 
 /** Starts `configs.length` worker processes, appends `events` once all are ready, waits for the drain. */
-async function runWorkers(em: EmulatorChild, configs: WorkerConfig[], events: number, env: Record<string, string>, rssEvery = 0): Promise<Phase> {
+async function runWorkers(em: EmulatorChild, configs: WorkerConfig[], events: number, env: Record<string, string>, rssEvery = 0, warmUp = rssEvery > 0 ? 0 : WARM_UP_EVENTS): Promise<Phase> {
   const entry = fileURLToPath(new URL('./worker-child.mjs', import.meta.url));
   const children = configs.map((config) => {
     // BENCH_PROFILE_DIR=dir writes a CPU profile of each worker process there.
@@ -116,10 +122,21 @@ async function runWorkers(em: EmulatorChild, configs: WorkerConfig[], events: nu
     // 'close', not 'exit': the last stdout chunk (STATS) can arrive after the process exited.
     return { child, exited: once(child, 'close'), output: () => output };
   });
-  const deadline = Date.now() + 60_000;
-  while (!children.every((c) => c.output().includes('READY'))) {
-    if (Date.now() > deadline || children.some((c) => c.child.exitCode !== null)) throw new Error('worker child did not start');
-    await new Promise((r) => setTimeout(r, 20));
+  const waitForOutput = async (marker: string) => {
+    const deadline = Date.now() + 60_000;
+    while (!children.every((c) => c.output().includes(marker))) {
+      if (Date.now() > deadline || children.some((c) => c.child.exitCode !== null)) throw new Error(`worker child never printed ${marker}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  await waitForOutput('READY');
+  if (warmUp > 0) {
+    // Steady state, not start-up: the processes JIT-compile their hot paths on unmeasured events
+    // (the raw loops run in this long-lived process, warm after their own warm-up).
+    await em.append(warmUp);
+    await em.waitCaughtUp();
+    for (const c of children) c.child.kill('SIGUSR2');
+    await waitForOutput('RESET');
   }
   // Large runs are appended as the backlog shrinks, as a live stream would be (the emulator keeps
   // unconsumed events in memory).
@@ -172,41 +189,76 @@ const log = (label: string, value: unknown) => {
   console.error(`${label}: ${JSON.stringify(value)}`);
 };
 
+/** Runs `round` REPEAT times (the two cores are shared: one round can be unlucky). */
+async function repeat<T>(round: () => Promise<T>): Promise<T[]> {
+  const results: T[] = [];
+  for (let i = 0; i < REPEAT; i++) results.push(await round());
+  return results;
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((x, y) => x - y);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+};
+
+/** Per figure: the median over the rounds and every round's value (digits per figure, default 0). */
+function summarize<T extends Record<string, number>>(rounds: T[], digits: Partial<Record<keyof T, number>>): Record<string, unknown> {
+  const out: Record<string, unknown> = { rounds: rounds.length };
+  for (const key of Object.keys(rounds[0] ?? {})) {
+    const places = digits[key as keyof T] ?? 0;
+    const values = rounds.map((r) => r[key] as number);
+    out[key] = round(median(values), places);
+    if (rounds.length > 1) out[`${key}Rounds`] = values.map((v) => round(v, places));
+  }
+  return out;
+}
+
 const em = await EmulatorChild.start();
 try {
   if (only.has('a')) {
     const env = { BENCH_HANDLER_DELAY_MS: '2' };
-    await em.append(NAIVE_EVENTS);
-    const naive = await runLoops(em.url, { loops: 4, limit: 100, handlerDelayMs: 2, expected: NAIVE_EVENTS });
-    const none = await runWorkers(em, [workerConfig(em.url, 'a-none', { isolation: 'none' })], EVENTS, env);
-    const thread = await runWorkers(em, [workerConfig(em.url, 'a-thread', { isolation: 'thread' })], EVENTS, env);
-    log('a_2ms_handler', {
-      naiveEventsPerSecond: round(naive.eventsPerSecond),
-      frameworkNoneEventsPerSecond: round(none.eventsPerSecond),
-      frameworkThreadEventsPerSecond: round(thread.eventsPerSecond),
-      speedupNone: round(none.eventsPerSecond / naive.eventsPerSecond, 1),
-      speedupThread: round(thread.eventsPerSecond / naive.eventsPerSecond, 1),
+    const rounds = await repeat(async () => {
+      await em.append(NAIVE_EVENTS);
+      const naive = await runLoops(em.url, { loops: 4, limit: 100, handlerDelayMs: 2, expected: NAIVE_EVENTS });
+      const none = await runWorkers(em, [workerConfig(em.url, 'a-none', { isolation: 'none' })], EVENTS, env);
+      const thread = await runWorkers(em, [workerConfig(em.url, 'a-thread', { isolation: 'thread' })], EVENTS, env);
+      return {
+        naiveEventsPerSecond: naive.eventsPerSecond,
+        frameworkNoneEventsPerSecond: none.eventsPerSecond,
+        frameworkThreadEventsPerSecond: thread.eventsPerSecond,
+        speedupNone: none.eventsPerSecond / naive.eventsPerSecond,
+        speedupThread: thread.eventsPerSecond / naive.eventsPerSecond,
+      };
     });
+    log('a_2ms_handler', summarize(rounds, { speedupNone: 1, speedupThread: 1 }));
   }
   if (only.has('b') || only.has('c')) {
-    await em.append(EVENTS);
-    const raw = await runLoops(em.url, { loops: 4, limit: 100, handlerDelayMs: 0, expected: EVENTS });
-    const none = await runWorkers(em, [workerConfig(em.url, 'b-none', { isolation: 'none' })], EVENTS, {});
-    const thread = await runWorkers(em, [workerConfig(em.url, 'b-thread', { isolation: 'thread' })], EVENTS, {});
-    log('b_noop_handler', {
-      rawPullAckEventsPerSecond: round(raw.eventsPerSecond),
-      frameworkNoneEventsPerSecond: round(none.eventsPerSecond),
-      frameworkThreadEventsPerSecond: round(thread.eventsPerSecond),
-      fractionOfRawNone: round(none.eventsPerSecond / raw.eventsPerSecond, 2),
-      fractionOfRawThread: round(thread.eventsPerSecond / raw.eventsPerSecond, 2),
+    await em.append(WARM_UP_EVENTS);
+    await runLoops(em.url, { loops: 4, limit: 100, handlerDelayMs: 0, expected: WARM_UP_EVENTS });
+    const rounds = await repeat(async () => {
+      await em.append(EVENTS);
+      const raw = await runLoops(em.url, { loops: 4, limit: 100, handlerDelayMs: 0, expected: EVENTS });
+      const none = await runWorkers(em, [workerConfig(em.url, 'b-none', { isolation: 'none' })], EVENTS, {});
+      const thread = await runWorkers(em, [workerConfig(em.url, 'b-thread', { isolation: 'thread' })], EVENTS, {});
+      return {
+        rawPullAckEventsPerSecond: raw.eventsPerSecond,
+        frameworkNoneEventsPerSecond: none.eventsPerSecond,
+        frameworkThreadEventsPerSecond: thread.eventsPerSecond,
+        fractionOfRawNone: none.eventsPerSecond / raw.eventsPerSecond,
+        fractionOfRawThread: thread.eventsPerSecond / raw.eventsPerSecond,
+        cpuRawClientLoop: raw.cpuUsPerEvent,
+        cpuFrameworkNone: none.cpuUsPerEvent,
+        cpuFrameworkThread: thread.cpuUsPerEvent,
+        cpuOverheadNone: none.cpuUsPerEvent - raw.cpuUsPerEvent,
+        cpuOverheadThread: thread.cpuUsPerEvent - raw.cpuUsPerEvent,
+      };
     });
-    log('c_cpu_us_per_event', {
-      rawClientLoop: round(raw.cpuUsPerEvent, 1),
-      frameworkNone: round(none.cpuUsPerEvent, 1),
-      frameworkThread: round(thread.cpuUsPerEvent, 1),
-      overheadNone: round(none.cpuUsPerEvent - raw.cpuUsPerEvent, 1),
-      overheadThread: round(thread.cpuUsPerEvent - raw.cpuUsPerEvent, 1),
-    });
+    const summary = summarize(rounds, { fractionOfRawNone: 2, fractionOfRawThread: 2, cpuRawClientLoop: 1, cpuFrameworkNone: 1, cpuFrameworkThread: 1, cpuOverheadNone: 1, cpuOverheadThread: 1 });
+    const cpu = ([key]: [string, unknown]) => key.startsWith('cpu');
+    const entries = Object.entries(summary);
+    log('b_noop_handler', Object.fromEntries(entries.filter((e) => !cpu(e))));
+    log('c_cpu_us_per_event', Object.fromEntries(entries.filter((e) => cpu(e) || e[0] === 'rounds')));
   }
   if (only.has('d')) {
     const isolation = process.env.BENCH_RSS_ISOLATION === 'none' ? 'none' : 'thread';

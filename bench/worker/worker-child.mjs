@@ -2,7 +2,8 @@
  * One worker process of bench/worker: `startWorker` of the compiled worker (dist/, as the bin runs
  * it; plain JavaScript so no TypeScript loader runs in this process or its worker threads) with the
  * config given as JSON in argv[2]. Prints `READY` once started (idle, pulling), `RSS <events> <MiB>`
- * every BENCH_RSS_EVERY events, and on SIGTERM, after a clean close, `STATS <json>`: events done,
+ * every BENCH_RSS_EVERY events, `RESET` after SIGUSR2 (the parent's warm-up is over: counting restarts),
+ * and on SIGTERM, after a clean close, `STATS <json>`: events done,
  * the wall-clock span from its first leased batch to its last committed ack, and the process CPU
  * time (all threads) from that first batch to the SIGTERM.
  */
@@ -46,6 +47,15 @@ worker.events.on('event:done', (e) => {
 });
 worker.events.on('ack:done', (e) => {
   if (e.status === 'committed') lastAckMs = Date.now();
+});
+
+// The parent's warm-up is over: measure from the next batch on.
+process.on('SIGUSR2', () => {
+  events = 0;
+  firstPullMs = undefined;
+  lastAckMs = undefined;
+  cpuAtFirst = undefined;
+  process.stdout.write('RESET\n');
 });
 
 process.on('SIGTERM', () => {
