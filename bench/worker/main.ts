@@ -19,13 +19,14 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { WorkerConfig } from '../../src/config/types.js';
 import { EmulatorChild } from './emulator.js';
 import { runLoops } from './loops.js';
+import { inCgroup, memoryCgroup } from './memory-cgroup.js';
 
 const { values } = parseArgs({
   options: {
@@ -48,6 +49,9 @@ const NAIVE_EVENTS = Number(values['naive-events']);
 const RSS_EVENTS = Number(values['rss-events']);
 /** Phases a-c run this many rounds; figures are medians, each ratio taken within its round. */
 const REPEAT = Math.max(1, Number(values.repeat));
+/** BENCH_WORKER_MEMORY_LIMIT_MIB=512: worker processes run in a memory cgroup, as in a container with that limit. */
+const memoryLimitMiB = Number(process.env.BENCH_WORKER_MEMORY_LIMIT_MIB ?? 0);
+const cgroupProcs = memoryLimitMiB > 0 ? memoryCgroup('durable-worker-bench', memoryLimitMiB) : undefined;
 /** Events each worker process (and the raw loops, once) handles before a measured phase. */
 const WARM_UP_EVENTS = Number(values['warm-up']);
 const dir = mkdtempSync(join(tmpdir(), 'dw-bench-worker-'));
@@ -106,7 +110,8 @@ async function runWorkers(em: EmulatorChild, configs: WorkerConfig[], events: nu
   const children = configs.map((config) => {
     // BENCH_PROFILE_DIR=dir writes a CPU profile of each worker process there.
     const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : [];
-    const child = spawn(process.execPath, [...profile, entry, JSON.stringify(config)], {
+    const [command, args] = cgroupProcs === undefined ? [process.execPath, [...profile, entry, JSON.stringify(config)]] : inCgroup(cgroupProcs, process.execPath, [...profile, entry, JSON.stringify(config)]);
+    const child = spawn(command, args, {
       // BENCH_WORKER_NODE_OPTIONS: V8 flags for the worker processes only, e.g. the heap Node sizes
       // itself in a container with a memory limit (docs/benchmarks.md, phase d).
       env: {
@@ -183,6 +188,7 @@ const report: Record<string, unknown> = {
   cpuModel: cpus()[0]?.model,
   store: values.store,
   loadAverageAtStart: loadavg().map((l) => round(l, 2)),
+  workerMemoryLimitMiB: memoryLimitMiB > 0 ? memoryLimitMiB : `none (host: ${round(totalmem() / 2 ** 30, 1)} GiB)`,
 };
 const log = (label: string, value: unknown) => {
   report[label] = value;
