@@ -29,7 +29,7 @@ afterAll(async () => {
 function claimedRows(path: string): number {
   const db = new Database(path, { readonly: true });
   try {
-    return (db.prepare("SELECT count(*) AS n FROM durable_worker_idempotency WHERE state = 'claimed'").get() as { n: number }).n;
+    return (db.prepare('SELECT count(*) AS n FROM durable_worker_claims').get() as { n: number }).n;
   } finally {
     db.close();
   }

@@ -39,7 +39,7 @@ describe('sqlite store', () => {
     const peek = new Database(path, { readonly: true });
     try {
       expect(peek.pragma('journal_mode', { simple: true })).toBe('wal');
-      expect(peek.prepare('SELECT state FROM durable_worker_idempotency WHERE key = ?').pluck().get('h:1')).toBe('done');
+      expect(peek.prepare('SELECT count(*) FROM durable_worker_done WHERE key = ?').pluck().get('h:1')).toBe(1);
     } finally {
       peek.close();
     }
@@ -50,7 +50,7 @@ describe('sqlite store', () => {
     const store = await open({ path, groupCommitWindowMs: 50 });
     const peek = new Database(path, { readonly: true });
     try {
-      const count = () => peek.prepare("SELECT count(*) FROM durable_worker_idempotency WHERE state = 'done'").pluck().get();
+      const count = () => peek.prepare('SELECT count(*) FROM durable_worker_done').pluck().get();
       const settled: string[] = [];
       const first = store.markDone(['h:1', 'h:2']).then(() => settled.push('first'));
       const second = store.markDone(['h:3']).then(() => settled.push('second'));
@@ -107,10 +107,51 @@ describe('sqlite store', () => {
     await store.markDone(['h:1', 'h:2']);
     const peek = new Database(path, { readonly: true });
     try {
-      const count = () => peek.prepare('SELECT count(*) FROM durable_worker_idempotency').pluck().get() as number;
+      const count = () => peek.prepare('SELECT count(*) FROM durable_worker_done').pluck().get() as number;
       expect(count()).toBe(2);
       nowMs += 1_000;
       await eventually(async () => count() === 0, 5_000, 'the periodic sweep');
+    } finally {
+      peek.close();
+    }
+  });
+
+  it('migrates a schema-1 file: live claims and done marks carry over, and an older version can no longer open it', async () => {
+    const path = join(dir, `${randomUUID()}.sqlite`);
+    const nowMs = Date.now();
+    const legacySchema = `
+      CREATE TABLE IF NOT EXISTS durable_worker_idempotency (
+        prefix TEXT NOT NULL, key TEXT NOT NULL, state TEXT NOT NULL CHECK (state IN ('claimed', 'done')),
+        owner TEXT, expires_at INTEGER NOT NULL, PRIMARY KEY (prefix, key)
+      ) WITHOUT ROWID;
+      CREATE INDEX IF NOT EXISTS durable_worker_idempotency_expires_at ON durable_worker_idempotency (expires_at);`;
+    const legacy = new Database(path);
+    try {
+      legacy.pragma('journal_mode = WAL');
+      legacy.exec(legacySchema);
+      const insert = legacy.prepare('INSERT INTO durable_worker_idempotency VALUES (?, ?, ?, ?, ?)');
+      insert.run('p', 'h:done', 'done', null, nowMs + 60_000);
+      insert.run('p', 'h:claimed', 'claimed', 'a', nowMs + 60_000);
+      insert.run('p', 'h:expired', 'done', null, nowMs - 1);
+      insert.run('other', 'h:done', 'done', null, nowMs + 60_000);
+    } finally {
+      legacy.close();
+    }
+
+    const store = await open({ path });
+    expect(await store.claim(['h:done', 'h:claimed', 'h:expired'], 'b', 1_000)).toEqual(['done', 'busy', 'new']);
+    const other = await open({ path, prefix: 'other' });
+    expect(await other.claim(['h:done', 'h:claimed'], 'b', 1_000)).toEqual(['done', 'new']);
+    // Opening again finds nothing left to migrate.
+    const again = await open({ path });
+    expect(await again.claim(['h:done'], 'b', 1_000)).toEqual(['done']);
+
+    const peek = new Database(path);
+    try {
+      // The old name is now a read-only view in the old shape...
+      expect(peek.prepare('SELECT state FROM durable_worker_idempotency WHERE prefix = ? AND key = ?').pluck().get('p', 'h:done')).toBe('done');
+      // ...on which an older version's schema fails, so it stops at start instead of ignoring the marks.
+      expect(() => peek.exec(legacySchema)).toThrow(/view/);
     } finally {
       peek.close();
     }

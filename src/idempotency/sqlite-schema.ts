@@ -1,0 +1,77 @@
+import type BetterSqlite3 from 'better-sqlite3';
+
+/**
+ * The SQLite store's tables (schema 2). Claims and done marks live apart: a claim is short-lived
+ * (written by `claim`, deleted by `markDone` or `release`), so its table stays as small as the work
+ * in flight and a batch's claims share a few B-tree pages; the done table holds days of marks, and
+ * each of its rows is as short as it can be (no state, no owner, the prefix as a small integer).
+ * With random event ids every key written lands on its own page of a large table, so a write costs
+ * a WAL frame per key: schema 1 (`durable_worker_idempotency`, one table for both) paid that twice
+ * per key (claim, then done mark), plus a wider expires_at index entry, and again on release.
+ */
+export const SCHEMA = `
+CREATE TABLE IF NOT EXISTS durable_worker_prefixes (
+  id     INTEGER PRIMARY KEY,
+  prefix TEXT    NOT NULL UNIQUE
+);
+CREATE TABLE IF NOT EXISTS durable_worker_claims (
+  prefix_id  INTEGER NOT NULL,
+  key        TEXT    NOT NULL,
+  owner      TEXT    NOT NULL,
+  expires_at INTEGER NOT NULL,
+  PRIMARY KEY (prefix_id, key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS durable_worker_done (
+  prefix_id  INTEGER NOT NULL,
+  key        TEXT    NOT NULL,
+  expires_at INTEGER NOT NULL,
+  PRIMARY KEY (prefix_id, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS durable_worker_done_expires_at ON durable_worker_done (expires_at);
+`;
+
+/** Schema 1's table (versions before schema 2); migrated once, then replaced by a view of that name. */
+const LEGACY_TABLE = 'durable_worker_idempotency';
+
+/**
+ * Schema 1's shape over schema 2's tables, for people querying the file by hand. It also keeps an
+ * older durable-worker from opening a migrated file: its `CREATE INDEX ... ON durable_worker_idempotency`
+ * fails on a view (DW_ERR_STORE at start) instead of silently starting an empty table and re-running
+ * every effect recorded since the migration.
+ */
+const LEGACY_VIEW = `
+CREATE VIEW IF NOT EXISTS ${LEGACY_TABLE} (prefix, key, state, owner, expires_at) AS
+  SELECT p.prefix, c.key, 'claimed', c.owner, c.expires_at FROM durable_worker_claims c JOIN durable_worker_prefixes p ON p.id = c.prefix_id
+  UNION ALL
+  SELECT p.prefix, d.key, 'done', NULL, d.expires_at FROM durable_worker_done d JOIN durable_worker_prefixes p ON p.id = d.prefix_id;
+`;
+
+/**
+ * Creates the tables when absent and migrates a schema-1 file: its unexpired claims and done marks
+ * are copied, then the old table is dropped, all in one IMMEDIATE transaction (processes opening the
+ * file together serialise on it; the second finds the work done). Returns the id of `prefix`.
+ */
+export function prepareSchema(db: BetterSqlite3.Database, prefix: string, nowMs: number): number {
+  const migrate = db.transaction(() => {
+    db.exec(SCHEMA);
+    const legacy = db.prepare("SELECT type FROM sqlite_schema WHERE name = ?").pluck().get(LEGACY_TABLE);
+    if (legacy === 'table') {
+      db.prepare(`INSERT OR IGNORE INTO durable_worker_prefixes (prefix) SELECT DISTINCT prefix FROM ${LEGACY_TABLE}`).run();
+      db.prepare(
+        `INSERT OR REPLACE INTO durable_worker_done (prefix_id, key, expires_at)
+         SELECT p.id, o.key, o.expires_at FROM ${LEGACY_TABLE} o JOIN durable_worker_prefixes p ON p.prefix = o.prefix
+         WHERE o.state = 'done' AND o.expires_at > ?`,
+      ).run(nowMs);
+      db.prepare(
+        `INSERT OR REPLACE INTO durable_worker_claims (prefix_id, key, owner, expires_at)
+         SELECT p.id, o.key, o.owner, o.expires_at FROM ${LEGACY_TABLE} o JOIN durable_worker_prefixes p ON p.prefix = o.prefix
+         WHERE o.state = 'claimed' AND o.owner IS NOT NULL AND o.expires_at > ?`,
+      ).run(nowMs);
+      db.exec(`DROP TABLE ${LEGACY_TABLE}`); // drops its expires_at index too
+    }
+    if (legacy !== 'view') db.exec(LEGACY_VIEW);
+    db.prepare('INSERT OR IGNORE INTO durable_worker_prefixes (prefix) VALUES (?)').run(prefix);
+    return db.prepare('SELECT id FROM durable_worker_prefixes WHERE prefix = ?').pluck().get(prefix) as number;
+  });
+  return migrate.immediate();
+}
