@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
+import { WalCheckpointer } from './sqlite-checkpointer.js';
 import { prepareSchema } from './sqlite-schema.js';
 import type { ClaimState, IdempotencyStore } from './store.js';
 import { closedError, distinctKeys, storeError } from './store-error.js';
@@ -21,11 +22,28 @@ export interface SqliteStoreOptions {
   cleanupIntervalMs?: number;
   /** How long a write waits for another process's lock on the file, in ms (default 5,000). */
   busyTimeoutMs?: number;
-  /** Failures of background work (cleanup); the default ignores them. */
+  /**
+   * Keys written (claims, done marks, releases) between two WAL checkpoints, which run on a
+   * background thread (default 20,000: with random keys in a large file, ~16,000 WAL pages, ~64 MiB).
+   * 0 leaves checkpoints to SQLite on the calling thread (`wal_autocheckpoint`, 10,000 pages).
+   */
+  checkpointEveryKeys?: number;
+  /** Failures of background work (cleanup, checkpoints); the default ignores them. */
   onBackgroundError?: (err: Error) => void;
   /** Clock in ms (default `Date.now`). */
   now?: () => number;
 }
+
+/** SQLite's own checkpoints on the calling thread when none run in the background. */
+const FOREGROUND_AUTOCHECKPOINT_PAGES = 10_000;
+/**
+ * With background checkpoints, SQLite still checkpoints on the calling thread past this many WAL
+ * pages (~400 MiB): a safety net for a thread that cannot keep up, not a path taken normally.
+ */
+const FALLBACK_AUTOCHECKPOINT_PAGES = 100_000;
+
+/** What the WAL file is cut back to when it starts over (64 MiB). */
+const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
 interface ClaimRow {
   owner: string;
@@ -44,7 +62,8 @@ interface PendingGroup {
  * upgrade a read lock). WAL with synchronous=NORMAL makes commits cheap and survives a process crash
  * (not a power loss). Done marks are group-committed: the commits of a busy worker dominate its
  * cost, so marks arriving within a couple of milliseconds share one transaction. Claims and done
- * marks are kept in separate tables: see sqlite-schema.ts for why.
+ * marks are kept in separate tables and WAL checkpoints run on a background thread: see
+ * sqlite-schema.ts and sqlite-checkpointer.ts for why.
  */
 export class SqliteIdempotencyStore implements IdempotencyStore {
   readonly #db: BetterSqlite3.Database;
@@ -54,12 +73,14 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   readonly #now: () => number;
   readonly #onBackgroundError: (err: Error) => void;
   readonly #cleanupTimer: NodeJS.Timeout;
+  readonly #checkpointer: WalCheckpointer | undefined;
   readonly #claimBatch: (keys: readonly string[], owner: string, expiresAt: number, nowMs: number) => ClaimState[];
   readonly #markBatch: (keys: readonly string[], expiresAt: number) => void;
   readonly #releaseBatch: (keys: readonly string[], owner: string) => void;
   readonly #sweep: (nowMs: number) => number;
   #pending: PendingGroup | undefined;
   #closed = false;
+  #closing: Promise<void> | undefined;
 
   private constructor(db: BetterSqlite3.Database, prefixId: number, options: SqliteStoreOptions) {
     this.#db = db;
@@ -113,10 +134,41 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     });
     const sweepTx = db.transaction((nowMs: number) => deleteExpiredDone.run(nowMs).changes + deleteExpiredClaims.run(nowMs).changes);
 
-    this.#claimBatch = (keys, owner, expiresAt, nowMs) => claimTx.immediate(keys, owner, expiresAt, nowMs);
-    this.#markBatch = (keys, expiresAt) => markTx.immediate(keys, expiresAt);
-    this.#releaseBatch = (keys, owner) => releaseTx.immediate(keys, owner);
-    this.#sweep = (nowMs) => sweepTx.immediate(nowMs);
+    const everyKeys = options.checkpointEveryKeys ?? 20_000;
+    const walMode = db.pragma('journal_mode', { simple: true }) === 'wal';
+    this.#checkpointer =
+      walMode && everyKeys > 0
+        ? new WalCheckpointer({
+            path: options.path,
+            busyTimeoutMs: options.busyTimeoutMs ?? 5_000,
+            everyKeys,
+            onError: (err) => this.#onBackgroundError(storeError('sqlite', 'checkpoint', err)),
+            onGiveUp: () => {
+              if (!this.#closed) db.pragma(`wal_autocheckpoint = ${FOREGROUND_AUTOCHECKPOINT_PAGES}`);
+            },
+          })
+        : undefined;
+    const checkpointer = this.#checkpointer;
+    db.pragma(`wal_autocheckpoint = ${checkpointer === undefined ? FOREGROUND_AUTOCHECKPOINT_PAGES : FALLBACK_AUTOCHECKPOINT_PAGES}`);
+
+    this.#claimBatch = (keys, owner, expiresAt, nowMs) => {
+      const states = claimTx.immediate(keys, owner, expiresAt, nowMs);
+      checkpointer?.wrote(keys.length);
+      return states;
+    };
+    this.#markBatch = (keys, expiresAt) => {
+      markTx.immediate(keys, expiresAt);
+      checkpointer?.wrote(keys.length);
+    };
+    this.#releaseBatch = (keys, owner) => {
+      releaseTx.immediate(keys, owner);
+      checkpointer?.wrote(keys.length);
+    };
+    this.#sweep = (nowMs) => {
+      const deleted = sweepTx.immediate(nowMs);
+      checkpointer?.wrote(deleted);
+      return deleted;
+    };
 
     this.#cleanupTimer = setInterval(() => this.deleteExpired(), options.cleanupIntervalMs ?? 60_000);
     this.#cleanupTimer.unref();
@@ -130,11 +182,9 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
       db = new Database(options.path, { timeout: options.busyTimeoutMs ?? 5_000 });
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
-      // WAL + NORMAL pays its fsyncs at checkpoints. Event-id keys are random, so every batch dirties
-      // ~100+ pages and the default (a checkpoint per 1,000 WAL pages) checkpointed every few batches:
-      // measured in bench/worker, 10,000 pages (~40 MiB of WAL) cuts the store's time per event by
-      // ~40 % (claims + done marks ~70 -> ~43 µs). Same crash guarantees, fewer and larger checkpoints.
-      db.pragma('wal_autocheckpoint = 10000');
+      // A burst (or a checkpoint that had to wait) may grow the WAL file; once the WAL starts over,
+      // the commit that restarts it truncates the file back to this size.
+      db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
       const prefixId = prepareSchema(db, options.prefix, (options.now ?? Date.now)());
       return new SqliteIdempotencyStore(db, prefixId, options);
     } catch (err) {
@@ -145,6 +195,11 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
 
   async claim(keys: readonly string[], owner: string, claimTtlMs: number): Promise<ClaimState[]> {
     this.#assertOpen('claim');
+    const wait = this.#writable();
+    if (wait !== undefined) {
+      await wait;
+      this.#assertOpen('claim');
+    }
     // Marks this process already handed to markDone are committed first: a caller that reads its
     // own writes must see them, whatever the group window.
     this.#flush();
@@ -168,13 +223,18 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
       const group = (this.#pending ??= { keys: [], waiters: [], timer: undefined });
       group.keys.push(...keys);
       group.waiters.push({ resolve, reject });
-      if (group.keys.length >= this.#maxGroupKeys) this.#flush();
-      else group.timer ??= setTimeout(() => this.#flush(), this.#windowMs);
+      if (group.keys.length >= this.#maxGroupKeys) this.#flushWhenWritable();
+      else group.timer ??= setTimeout(() => this.#flushWhenWritable(), this.#windowMs);
     });
   }
 
   async release(keys: readonly string[], owner: string): Promise<void> {
     this.#assertOpen('release');
+    const wait = this.#writable();
+    if (wait !== undefined) {
+      await wait;
+      this.#assertOpen('release');
+    }
     this.#flush();
     try {
       this.#releaseBatch(keys, owner);
@@ -194,15 +254,37 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     }
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  close(): Promise<void> {
+    return (this.#closing ??= this.#close());
+  }
+
+  async #close(): Promise<void> {
     clearInterval(this.#cleanupTimer);
     try {
       this.#flush();
     } finally {
       this.#closed = true;
-      this.#db.close();
+      try {
+        // Before the last connection closes: SQLite then checkpoints and removes the WAL itself.
+        await this.#checkpointer?.close();
+      } catch (err) {
+        this.#onBackgroundError(storeError('sqlite', 'checkpoint', err));
+      } finally {
+        this.#db.close();
+      }
     }
+  }
+
+  /** Resolves at once, unless a background checkpoint holds the write lock: then once it let go. */
+  #writable(): Promise<string> | undefined {
+    return this.#checkpointer?.writable();
+  }
+
+  /** Commits the pending group now, or once a background checkpoint let go of the write lock. */
+  #flushWhenWritable(): void {
+    const wait = this.#writable();
+    if (wait === undefined) this.#flush();
+    else void wait.then(() => this.#flush());
   }
 
   /** Commits the pending group of done marks, then settles every caller in it. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -114,6 +114,40 @@ describe('sqlite store', () => {
     } finally {
       peek.close();
     }
+  });
+
+  it('checkpoints the WAL on a background thread once enough keys were written', async () => {
+    const path = join(dir, `${randomUUID()}.sqlite`);
+    const errors: Error[] = [];
+    const store = await open({ path, checkpointEveryKeys: 200, onBackgroundError: (err) => errors.push(err) });
+    // Until a checkpoint copies them, committed pages live in the WAL only: the file does not grow.
+    const sizeBefore = statSync(path).size;
+    for (let batch = 0; batch < 5; batch++) {
+      const keys = Array.from({ length: 100 }, () => `h:${randomUUID()}`);
+      await store.claim(keys, 'a', 60_000);
+      await store.markDone(keys);
+    }
+    await eventually(async () => statSync(path).size > sizeBefore, 5_000, 'a checkpoint to copy pages into the file');
+    expect(errors).toEqual([]);
+  });
+
+  it('keeps answering right while background checkpoints run, and the WAL starts over instead of growing', async () => {
+    const path = join(dir, `${randomUUID()}.sqlite`);
+    const errors: Error[] = [];
+    const store = await open({ path, checkpointEveryKeys: 100, onBackgroundError: (err) => errors.push(err) });
+    const other = await open({ path }); // a second connection writing to the same file meanwhile
+    const batches = Array.from({ length: 60 }, () => Array.from({ length: 100 }, () => `h:${randomUUID()}`));
+    let walPeakBytes = 0;
+    for (const [i, keys] of batches.entries()) {
+      expect(await store.claim(keys, 'a', 60_000)).toEqual(keys.map(() => 'new'));
+      await Promise.all(keys.map((key) => store.markDone([key])));
+      expect(await other.claim(keys, 'b', 60_000)).toEqual(keys.map(() => 'done'));
+      if (i % 10 === 0) await new Promise((resolve) => setTimeout(resolve, 20)); // let checkpoints finish
+      walPeakBytes = Math.max(walPeakBytes, statSync(`${path}-wal`).size);
+    }
+    // Without background checkpoints this run leaves a WAL of ~12 MiB (checkpointEveryKeys: 0).
+    expect(walPeakBytes).toBeLessThan(4 * 1024 * 1024);
+    expect(errors).toEqual([]);
   });
 
   it('migrates a schema-1 file: live claims and done marks carry over, and an older version can no longer open it', async () => {
