@@ -100,6 +100,30 @@ describe('sqlite store', () => {
     expect(await store.claim(['h:live'], 'b', 1_000)).toEqual(['busy']);
   });
 
+  it('deletes expired rows in bounded sweeps of 1,000', async () => {
+    let nowMs = 1_000_000;
+    const store = await open({ doneTtlMs: 10_000, now: () => nowMs });
+    await store.markDone(Array.from({ length: 2_500 }, (_, i) => `h:${i}`));
+    nowMs += 10_000;
+    expect([store.deleteExpired(), store.deleteExpired(), store.deleteExpired(), store.deleteExpired()]).toEqual([1_000, 1_000, 500, 0]);
+  });
+
+  it('sweeps more expired rows than one sweep holds on its own timer', async () => {
+    const path = join(dir, `${randomUUID()}.sqlite`);
+    let nowMs = 1_000_000;
+    const store = await open({ path, doneTtlMs: 1_000, cleanupIntervalMs: 20, now: () => nowMs });
+    await store.markDone(Array.from({ length: 2_500 }, (_, i) => `h:${i}`));
+    const peek = new Database(path, { readonly: true });
+    try {
+      const count = () => peek.prepare('SELECT count(*) FROM durable_worker_done').pluck().get() as number;
+      expect(count()).toBe(2_500);
+      nowMs += 1_000;
+      await eventually(async () => count() === 0, 5_000, 'the periodic sweeps');
+    } finally {
+      peek.close();
+    }
+  });
+
   it('sweeps expired rows on its own timer', async () => {
     const path = join(dir, `${randomUUID()}.sqlite`);
     let nowMs = 1_000_000;
