@@ -35,16 +35,16 @@ export interface ThreadDispatcherOptions {
 
 /**
  * Pool sizing: one thread per core except the one the main thread keeps busy (HTTP, JSON, the store,
- * scheduling), never more than the events that can be in flight (`workers * concurrency`). Handlers
- * are mostly I/O-bound, so one thread runs several tasks at once instead of the pool growing to one
- * thread per in-flight event (a thread costs a V8 heap, 25-60 MB under load, and a module load).
- * Measured on 2 cores (docs/benchmarks.md): one thread instead of two used less CPU per event and
- * ~50 MB less RSS at the same throughput. Threads = min(inFlight, max(1, cores - 1)); tasks per
- * thread = ceil(inFlight / threads).
+ * scheduling), but at least two, so that a handler blocking its thread never stalls every other
+ * handler until the blocked thread is found and replaced (deadline + grace + ping, seconds); and never
+ * more than the events that can be in flight (`workers * concurrency`). Handlers are mostly I/O-bound,
+ * so one thread runs several tasks at once instead of the pool growing to one thread per in-flight
+ * event (a thread costs a V8 heap, 25-60 MB under load, and a module load). Threads =
+ * min(inFlight, max(2, cores - 1)); tasks per thread = ceil(inFlight / threads).
  */
 export function poolSize(workers: number, concurrency: number, cores: number = availableParallelism()): { threads: number; tasksPerThread: number } {
   const inFlight = Math.max(1, workers * concurrency);
-  const threads = Math.max(1, Math.min(inFlight, cores - 1));
+  const threads = Math.max(1, Math.min(inFlight, Math.max(2, cores - 1)));
   return { threads, tasksPerThread: Math.ceil(inFlight / threads) };
 }
 

@@ -87,7 +87,8 @@ export async function processBatch(ctx: BatchContext, batch: LeaseBatch, pulledA
   }
 
   const allSettled = settledEvents === batch.events.length;
-  const hitDeadline = abort.signal.aborted && !ctx.forceSignal.aborted;
+  // The runs may have been cut by their own deadline timer a moment before the batch's fired.
+  const hitDeadline = !ctx.forceSignal.aborted && (abort.signal.aborted || (!allSettled && Date.now() >= deadlineMs));
   // Done marks and releases must be stored before the ack: after an `ok` the events are gone.
   lease.doneMarks.flush();
   await waitUntil(Promise.all(lease.pendingWrites), expiresAtMs - Date.now());
