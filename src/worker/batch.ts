@@ -152,8 +152,12 @@ async function runEvents(ctx: BatchContext, events: readonly CloudEvent[], lease
     const first = keyStart[i] as number;
     if (route.length === 0) {
       // No handler is interested: nothing to do, and nothing to retry.
-      ctx.events.emit('event:done', { workerId: ctx.workerId, event, handler: undefined, outcome: 'ok', durationMs: 0 });
       ctx.logger.debug({ eventId: event.id, type: event.type }, 'no handler for this event type');
+      try {
+        ctx.events.emit('event:done', { workerId: ctx.workerId, event, handler: undefined, outcome: 'ok', durationMs: 0 });
+      } catch (err) {
+        ctx.logger.error({ err, eventId: event.id }, 'an event:done listener threw');
+      }
       return true;
     }
     ctx.inFlight.add(1);

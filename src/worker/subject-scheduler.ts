@@ -10,7 +10,7 @@ export interface ScheduleOptions {
   count: number;
   subjectOf(index: number): string;
   concurrency: number;
-  /** Runs one event; resolves true when it settled (ok, duplicate, dead-lettered). Must not reject. */
+  /** Runs one event; resolves true when it settled (ok, duplicate, dead-lettered). Should not reject (a rejection counts as failed). */
   run(index: number): Promise<boolean>;
   /** Checked before each start: true once no further event may start (deadline, drain). */
   stopStarting(): boolean;
@@ -49,7 +49,7 @@ export function runScheduled(options: ScheduleOptions): Schedule {
         const index = ready[head++] as number;
         started[index] = 1;
         active++;
-        void run(index).then((ok) => {
+        const ended = (ok: boolean) => {
           active--;
           if (ok) {
             settled++;
@@ -57,7 +57,9 @@ export function runScheduled(options: ScheduleOptions): Schedule {
             if (next !== -1) ready.push(next);
           }
           pump();
-        });
+        };
+        // A run that rejects despite its contract counts as failed rather than stalling the batch.
+        run(index).then(ended, () => ended(false));
       }
       if (active === 0) resolve();
     };

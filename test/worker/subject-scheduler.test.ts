@@ -77,6 +77,20 @@ describe('runScheduled', () => {
     expect(schedule.settled).toBe(2);
   });
 
+  it('a run that rejects counts as failed and the rest of the batch goes on', async () => {
+    const subjects = ['a', 'a', 'b'];
+    const schedule = runScheduled({
+      count: 3,
+      subjectOf: (i) => subjects[i] as string,
+      concurrency: 1,
+      run: (i) => (i === 0 ? Promise.reject(new Error('listener threw')) : Promise.resolve(true)),
+      stopStarting: () => false,
+    });
+    await schedule.finished;
+    expect([...schedule.started]).toEqual([1, 0, 1]);
+    expect(schedule.settled).toBe(1);
+  });
+
   it('an empty batch is finished at once', async () => {
     const schedule = runScheduled({ count: 0, subjectOf: () => 'x', concurrency: 4, run: () => Promise.resolve(true), stopStarting: () => false });
     await schedule.finished;
