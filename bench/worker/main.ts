@@ -195,6 +195,13 @@ const log = (label: string, value: unknown) => {
   console.error(`${label}: ${JSON.stringify(value)}`);
 };
 
+/** One worker process with in-process handlers, then one with handler threads, on EVENTS events each. */
+async function runBothIsolations(phase: string, env: Record<string, string>): Promise<{ none: Phase; thread: Phase }> {
+  const none = await runWorkers(em, [workerConfig(em.url, `${phase}-none`, { isolation: 'none' })], EVENTS, env);
+  const thread = await runWorkers(em, [workerConfig(em.url, `${phase}-thread`, { isolation: 'thread' })], EVENTS, env);
+  return { none, thread };
+}
+
 /** Runs `round` REPEAT times (the two cores are shared: one round can be unlucky). */
 async function repeat<T>(round: () => Promise<T>): Promise<T[]> {
   const results: T[] = [];
@@ -227,8 +234,7 @@ try {
     const rounds = await repeat(async () => {
       await em.append(NAIVE_EVENTS);
       const naive = await runLoops(em.url, { loops: 4, limit: 100, handlerDelayMs: 2, expected: NAIVE_EVENTS });
-      const none = await runWorkers(em, [workerConfig(em.url, 'a-none', { isolation: 'none' })], EVENTS, env);
-      const thread = await runWorkers(em, [workerConfig(em.url, 'a-thread', { isolation: 'thread' })], EVENTS, env);
+      const { none, thread } = await runBothIsolations('a', env);
       return {
         naiveEventsPerSecond: naive.eventsPerSecond,
         frameworkNoneEventsPerSecond: none.eventsPerSecond,
@@ -245,8 +251,7 @@ try {
     const rounds = await repeat(async () => {
       await em.append(EVENTS);
       const raw = await runLoops(em.url, { loops: 4, limit: 100, handlerDelayMs: 0, expected: EVENTS });
-      const none = await runWorkers(em, [workerConfig(em.url, 'b-none', { isolation: 'none' })], EVENTS, {});
-      const thread = await runWorkers(em, [workerConfig(em.url, 'b-thread', { isolation: 'thread' })], EVENTS, {});
+      const { none, thread } = await runBothIsolations('b', {});
       return {
         rawPullAckEventsPerSecond: raw.eventsPerSecond,
         frameworkNoneEventsPerSecond: none.eventsPerSecond,

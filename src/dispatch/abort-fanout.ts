@@ -1,3 +1,5 @@
+import type { Clock } from './run-handler.js';
+
 /**
  * One `abort` listener per signal, however many runs wait on it. A batch signal is watched by every
  * handler run of the batch; `addEventListener`/`removeEventListener` per run cost more than the
@@ -39,14 +41,7 @@ interface DeadlineEntry {
 }
 
 /** Per clock (tests run handlers on a fake one): deadline in ms -> the runs waiting for it. */
-const deadlinesByClock = new WeakMap<DeadlineClock, Map<number, DeadlineEntry>>();
-
-/** The part of a clock that deadlines need (see run-handler.ts `Clock`). */
-export interface DeadlineClock {
-  now(): number;
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
+const deadlinesByClock = new WeakMap<Clock, Map<number, DeadlineEntry>>();
 
 /**
  * Calls `callback` at `deadlineMs` on `clock`; returns the cancel. Every run of a batch has the same
@@ -55,7 +50,7 @@ export interface DeadlineClock {
  * so the timers alive stay about one per batch in progress; an empty entry's timer is unref'd so it
  * never keeps a finished process alive.
  */
-export function atDeadline(clock: DeadlineClock, deadlineMs: number, callback: () => void): () => void {
+export function atDeadline(clock: Clock, deadlineMs: number, callback: () => void): () => void {
   let entries = deadlinesByClock.get(clock);
   if (entries === undefined) {
     entries = new Map();
