@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { MessageChannel } from 'node:worker_threads';
+import { MessageChannel, type ResourceLimits } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import { Piscina, queueOptionsSymbol } from 'piscina';
@@ -31,6 +31,8 @@ export interface ThreadDispatcherOptions {
   graceMs?: number;
   /** How long a thread has to answer a liveness ping before it is terminated. Default 2000 ms. */
   pingTimeoutMs?: number;
+  /** V8 heap limits of each thread (Node's `Worker` `resourceLimits`); default: Node's. */
+  resourceLimits?: ResourceLimits | undefined;
 }
 
 /**
@@ -124,6 +126,7 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
     atomics: 'disabled',
     workerData,
     recordTiming: false,
+    ...(options.resourceLimits === undefined ? {} : { resourceLimits: options.resourceLimits }),
   });
   pool.on('error', (err: unknown) => logger.error({ err }, 'worker thread pool error'));
 
