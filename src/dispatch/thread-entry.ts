@@ -15,7 +15,7 @@ import type { LoadedHandler } from '../handlers/loader.js';
 import { createLogger } from '../observability/logger.js';
 import { runHandler } from './run-handler.js';
 import type { ChannelMessage, ThreadJob, ThreadJobOutcome, ThreadTask, ThreadWorkerData } from './thread-protocol.js';
-import type { DispatchOutcome } from './types.js';
+import type { DispatchOutcome, DispatchResult } from './types.js';
 
 const data = workerData as ThreadWorkerData;
 
@@ -27,7 +27,9 @@ const aborts = new Map<number, (reason: unknown) => void>();
 const channel = new BroadcastChannel(data.channelName);
 channel.onmessage = (message: unknown) => {
   const payload = (message as { data: ChannelMessage }).data;
-  if (payload.type === 'abort') aborts.get(payload.taskId)?.({ code: payload.code });
+  if (payload.type === 'abort') {
+    if (!dropQueued(payload.taskId)) aborts.get(payload.taskId)?.({ code: payload.code });
+  } else if (payload.type === 'stop-lane') stopLane(payload.laneId);
   else if (payload.type === 'ping') channel.postMessage({ type: 'pong', nonce: payload.nonce, threadId } satisfies ChannelMessage);
 };
 // The channel must not keep an idle thread alive: piscina owns the thread's lifetime.
@@ -49,28 +51,176 @@ function runJob(handlers: Map<string, LoadedHandler>, { taskId, job }: ThreadJob
   return runHandler(handler, job, { abortOn, logger: childLogger, defaultTimeoutMs: data.defaultTimeoutMs });
 }
 
+/** A chunk being run: reports each job's outcome once (see runTask). */
+interface ChunkRun {
+  handlers: Map<string, LoadedHandler>;
+  report(done: ThreadJobOutcome): void;
+  started: Uint8Array | undefined;
+}
+
+/** The runs of one event waiting in a lane; `indexes` are the jobs' positions in their chunk. */
+interface QueuedUnit {
+  unit: number;
+  jobs: ThreadJob[];
+  indexes: number[];
+  chunk: ChunkRun;
+}
+
+/** A batch's runs in this thread (see BatchLane): events running, and those waiting for a slot. */
+interface LaneState {
+  id: number;
+  limit: number;
+  /** Unit (event) -> its runs still going. */
+  running: Map<number, number>;
+  queue: QueuedUnit[];
+}
+
+const lanes = new Map<number, LaneState>();
 /**
- * Runs a chunk's jobs concurrently. Outcomes go back on the chunk's port as they finish, batched per
- * turn of this thread's event loop (fast handlers finish together: one message for all of them);
- * those of the last turn travel with the task's result instead, so a chunk of fast jobs costs no
- * port message at all. Each outcome is sent exactly once.
+ * Lanes stopped (drain, the batch deadline): chunks of theirs still on the way start nothing. The
+ * latest ones only: a chunk arrives moments after its lane was stopped, not thousands of lanes later.
+ */
+const stoppedLanes = new Set<number>();
+const STOPPED_LANES_KEPT = 1_024;
+/** Task id -> its lane, while it waits there (an abort then drops it instead of aborting a run). */
+const queuedTasks = new Map<number, LaneState>();
+
+const UNSTARTED: DispatchResult = Object.freeze({ status: 'unstarted' });
+
+function startJob(chunk: ChunkRun, threadJob: ThreadJob, index: number, onEnd: () => void): void {
+  // Before the handler can run (and perhaps kill the thread): the main thread reads this after a crash.
+  if (chunk.started !== undefined) Atomics.store(chunk.started, index, 1);
+  void runJob(chunk.handlers, threadJob).then((outcome) => {
+    chunk.report({ taskId: threadJob.taskId, outcome });
+    onEnd();
+  });
+}
+
+function startUnit(lane: LaneState, queued: QueuedUnit): void {
+  // A run whose batch deadline passed while it waited never starts: the batch requeues it.
+  if (Date.now() >= (queued.jobs[0] as ThreadJob).job.ctx.deadlineMs) {
+    for (const threadJob of queued.jobs) queued.chunk.report({ taskId: threadJob.taskId, outcome: UNSTARTED });
+    return;
+  }
+  lane.running.set(queued.unit, (lane.running.get(queued.unit) ?? 0) + queued.jobs.length);
+  const onEnd = () => {
+    const left = (lane.running.get(queued.unit) as number) - 1;
+    if (left > 0) lane.running.set(queued.unit, left);
+    else lane.running.delete(queued.unit);
+    pumpLane(lane);
+  };
+  queued.jobs.forEach((threadJob, j) => startJob(queued.chunk, threadJob, queued.indexes[j] as number, onEnd));
+}
+
+function pumpLane(lane: LaneState): void {
+  while (lane.queue.length > 0 && lane.running.size < lane.limit) {
+    const next = lane.queue.shift() as QueuedUnit;
+    for (const threadJob of next.jobs) queuedTasks.delete(threadJob.taskId);
+    startUnit(lane, next);
+  }
+  if (lane.running.size === 0 && lane.queue.length === 0) lanes.delete(lane.id);
+}
+
+/** Admits a lane chunk's units in order: each starts now if its event has a slot, else waits. */
+function admit(laneId: number, limit: number, chunk: ChunkRun, jobs: readonly ThreadJob[]): void {
+  if (stoppedLanes.has(laneId)) {
+    for (const threadJob of jobs) chunk.report({ taskId: threadJob.taskId, outcome: UNSTARTED });
+    return;
+  }
+  let lane = lanes.get(laneId);
+  if (lane === undefined) {
+    lane = { id: laneId, limit, running: new Map(), queue: [] };
+    lanes.set(laneId, lane);
+  }
+  // The runs of one event are dispatched in one go, so they sit side by side in the chunk.
+  for (let i = 0; i < jobs.length; ) {
+    const unit = (jobs[i] as ThreadJob).unit ?? -1 - i;
+    const queued: QueuedUnit = { unit, jobs: [], indexes: [], chunk };
+    for (; i < jobs.length && ((jobs[i] as ThreadJob).unit ?? -1 - i) === unit; i++) {
+      queued.jobs.push(jobs[i] as ThreadJob);
+      queued.indexes.push(i);
+    }
+    if (lane.queue.length === 0 && (lane.running.size < lane.limit || lane.running.has(unit))) startUnit(lane, queued);
+    else {
+      lane.queue.push(queued);
+      for (const threadJob of queued.jobs) queuedTasks.set(threadJob.taskId, lane);
+    }
+  }
+  if (lane.running.size === 0 && lane.queue.length === 0) lanes.delete(laneId);
+}
+
+/** An abort for a run still waiting in its lane: it ends `unstarted`. False when it is not waiting. */
+function dropQueued(taskId: number): boolean {
+  const lane = queuedTasks.get(taskId);
+  if (lane === undefined) return false;
+  queuedTasks.delete(taskId);
+  for (let u = 0; u < lane.queue.length; u++) {
+    const queued = lane.queue[u] as QueuedUnit;
+    const j = queued.jobs.findIndex((threadJob) => threadJob.taskId === taskId);
+    if (j === -1) continue;
+    queued.jobs.splice(j, 1);
+    queued.indexes.splice(j, 1);
+    if (queued.jobs.length === 0) lane.queue.splice(u, 1);
+    queued.chunk.report({ taskId, outcome: UNSTARTED });
+    break;
+  }
+  pumpLane(lane);
+  return true;
+}
+
+function stopLane(laneId: number): void {
+  stoppedLanes.add(laneId);
+  if (stoppedLanes.size > STOPPED_LANES_KEPT) stoppedLanes.delete(stoppedLanes.values().next().value as number);
+  const lane = lanes.get(laneId);
+  if (lane === undefined) return;
+  const dropped = lane.queue;
+  lane.queue = [];
+  for (const queued of dropped) {
+    for (const threadJob of queued.jobs) {
+      queuedTasks.delete(threadJob.taskId);
+      queued.chunk.report({ taskId: threadJob.taskId, outcome: UNSTARTED });
+    }
+  }
+  if (lane.running.size === 0) lanes.delete(laneId);
+}
+
+/**
+ * Runs a chunk's jobs: all at once, or for a lane's chunk as the lane's limit allows (runs that wait
+ * start here as others end, with no round trip through the main thread). Outcomes go back on the
+ * chunk's port as they finish, batched per turn of this thread's event loop (fast handlers finish
+ * together: one message for all of them); those of the last turn travel with the task's result
+ * instead, so a chunk of fast jobs costs no port message at all. Each outcome is sent exactly once.
  */
 export default async function runTask(task: ThreadTask): Promise<ThreadJobOutcome[]> {
   const handlers = await handlersPromise;
   if (!('jobs' in task)) return [];
-  const { port } = task;
+  const { port, jobs } = task;
   let unsent: ThreadJobOutcome[] = [];
   let flush: NodeJS.Immediate | undefined;
-  const report = (done: ThreadJobOutcome) => {
-    unsent.push(done);
-    flush ??= setImmediate(() => {
-      flush = undefined;
-      port.postMessage(unsent);
-      unsent = [];
-    });
+  let reported = 0;
+  let allReported!: () => void;
+  const done = new Promise<void>((resolve) => (allReported = resolve));
+  const chunk: ChunkRun = {
+    handlers,
+    started: task.lane?.started,
+    report(outcome) {
+      unsent.push(outcome);
+      if (++reported === jobs.length) {
+        allReported();
+        return;
+      }
+      flush ??= setImmediate(() => {
+        flush = undefined;
+        port.postMessage(unsent);
+        unsent = [];
+      });
+    },
   };
   try {
-    await Promise.all(task.jobs.map(async (threadJob) => report({ taskId: threadJob.taskId, outcome: await runJob(handlers, threadJob) })));
+    if (jobs.length === 0) return [];
+    if (task.lane === undefined) jobs.forEach((threadJob, i) => startJob(chunk, threadJob, i, () => {}));
+    else admit(task.lane.id, task.lane.limit, chunk, jobs);
+    await done;
     return unsent;
   } finally {
     if (flush !== undefined) clearImmediate(flush);

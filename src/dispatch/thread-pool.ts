@@ -7,8 +7,8 @@ import { ErrorCodes } from '../errors.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import { atDeadline, whenAborted } from './abort-fanout.js';
 import { effectiveDeadlineMs, systemClock } from './run-handler.js';
-import type { ChannelMessage, ThreadJob, ThreadJobOutcome, ThreadTask, ThreadWorkerData } from './thread-protocol.js';
-import type { Dispatcher, DispatchJob, DispatchOutcome } from './types.js';
+import type { ChannelMessage, ThreadJob, ThreadJobOutcome, ThreadLane, ThreadTask, ThreadWorkerData } from './thread-protocol.js';
+import type { BatchLane, Dispatcher, DispatchJob, DispatchResult } from './types.js';
 
 type PiscinaLoadBalancer = NonNullable<NonNullable<ConstructorParameters<typeof Piscina>[0]>['loadBalancer']>;
 
@@ -72,6 +72,15 @@ export interface ThreadDispatcher extends Dispatcher {
   warmUp(): Promise<void>;
 }
 
+const UNSTARTED: DispatchResult = Object.freeze({ status: 'unstarted' });
+
+function noop(): void {}
+
+/** A lane job whose thread never called its handler (its started flag is still 0). */
+function neverStarted(job: { started?: Uint8Array | undefined; index?: number | undefined }): boolean {
+  return job.started !== undefined && Atomics.load(job.started, job.index as number) === 0;
+}
+
 export function createThreadDispatcher(options: ThreadDispatcherOptions): ThreadDispatcher {
   const logger = options.logger;
   const graceMs = options.graceMs ?? 1_000;
@@ -91,12 +100,26 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
   const chunkOf = new Map<number, number>();
   /** Threads that missed a deadline: no new task goes there until a ping clears or ends them. */
   const suspects = new Set<number>();
+  /**
+   * Lane -> the thread running its runs: a lane's limit is enforced by one thread, so every chunk of
+   * the lane goes there (a suspect or dead thread gives the lane to another).
+   */
+  const laneThread = new Map<number, number>();
 
   /**
    * piscina's least-busy choice, minus suspect threads, remembering which thread got which task so a
    * blocked thread can be named and terminated without a per-task message.
    */
   const balancer: PiscinaLoadBalancer = (task, threads) => {
+    const ours = (task as unknown as Record<symbol, { chunkId?: number; laneId?: number } | null>)[queueOptionsSymbol];
+    const pinned = ours?.laneId === undefined ? undefined : laneThread.get(ours.laneId);
+    if (pinned !== undefined && !suspects.has(pinned)) {
+      const thread = threads.find((t) => t.id === pinned);
+      if (thread !== undefined) {
+        if (ours?.chunkId !== undefined) assigned.set(ours.chunkId, thread.id);
+        return thread;
+      }
+    }
     let candidate: (typeof threads)[number] | null = null;
     let lowest = options.tasksPerThread;
     for (const thread of threads) {
@@ -110,8 +133,8 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
         lowest = thread.currentUsage;
       }
     }
-    const ours = (task as unknown as Record<symbol, { chunkId?: number } | null>)[queueOptionsSymbol];
     if (candidate !== null && ours?.chunkId !== undefined) assigned.set(ours.chunkId, candidate.id);
+    if (candidate !== null && ours?.laneId !== undefined) laneThread.set(ours.laneId, candidate.id);
     return candidate;
   };
 
@@ -167,15 +190,76 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
     await thread.terminate();
   };
 
+  /** A job between dispatch and its outcome. */
+  interface PendingJob {
+    threadJob: ThreadJob;
+    finish: (outcome: DispatchResult) => void;
+    lane: BatchLane | undefined;
+    /** Once sent in a lane's chunk: that chunk's started flags, and the job's index in it. */
+    started?: Uint8Array;
+    index?: number;
+  }
   /** Jobs dispatched since the last flush, and the settle function of every job still running. */
-  let pending: { threadJob: ThreadJob; finish: (outcome: DispatchOutcome) => void }[] = [];
+  let pending: PendingJob[] = [];
   let flushScheduled = false;
-  const running = new Map<number, (outcome: DispatchOutcome) => void>();
+  const running = new Map<number, (outcome: DispatchResult) => void>();
+  /** Per lane with runs not settled: how many, the drain watch, and whether the lane was stopped. */
+  const lanes = new Map<number, { unsettled: number; unwatchStop: () => void; stopped: boolean }>();
+  /** Nothing more of the lane starts: its waiting runs end unstarted, in the thread and on their way. */
+  const stopLane = (laneId: number) => {
+    const state = lanes.get(laneId);
+    if (state === undefined || state.stopped) return;
+    state.stopped = true;
+    channel.postMessage({ type: 'stop-lane', laneId } satisfies ChannelMessage);
+  };
+
+  const sendChunk = (chunk: readonly PendingJob[], lane: ThreadLane | undefined) => {
+    const chunkId = nextChunkId++;
+    for (const { threadJob } of chunk) chunkOf.set(threadJob.taskId, chunkId);
+    const { port1, port2 } = new MessageChannel();
+    // Each outcome comes once: on the port as it finishes, or with the task's result (the last
+    // turn's). The port stays open until every job of the chunk settled, whichever came first.
+    let unsettled = chunk.length;
+    const settle = (outcomes: readonly ThreadJobOutcome[]) => {
+      // A job already failed by the watchdog or an abort still reports once: count it too.
+      unsettled -= outcomes.length;
+      for (const { taskId, outcome } of outcomes) running.get(taskId)?.(outcome);
+      if (unsettled <= 0) port1.close();
+    };
+    // Stays referenced until its last outcome arrived: after the task resolved, outcomes still on
+    // their way on the port are all that keeps a draining process alive.
+    port1.on('message', settle);
+    // The symbol-keyed queue options reach the balancer but not the thread (structured clone skips symbols).
+    const task = {
+      chunkId,
+      jobs: chunk.map((j) => j.threadJob),
+      port: port2,
+      ...(lane === undefined ? {} : { lane }),
+      [queueOptionsSymbol]: { chunkId, laneId: lane?.id },
+    } as ThreadTask;
+    pool.run(task, { transferList: [port2] }).then(
+      (outcomes: ThreadJobOutcome[]) => settle(outcomes),
+      (err: unknown) => {
+        // Piscina rejects the task of a thread that exited (process.exit) or crashed: every job of
+        // the chunk that had not reported fails, except those still waiting in the lane (unstarted).
+        const message = err instanceof Error ? err.message : String(err);
+        for (const job of chunk) {
+          job.finish(
+            neverStarted(job)
+              ? UNSTARTED
+              : { status: 'failed', error: { message: `worker thread running ${job.threadJob.job.handler} died: ${message}`, code: ErrorCodes.HANDLER_CRASH } },
+          );
+        }
+        port1.close();
+      },
+    ).finally(() => assigned.delete(chunkId));
+  };
 
   /**
    * Sends the jobs dispatched in this turn of the event loop as one piscina task per thread instead
    * of one per event: the message round trip (structured clone, thread wake-up, piscina bookkeeping)
-   * was the largest cost per event of thread isolation (docs/benchmarks.md).
+   * was the largest cost per event of thread isolation (docs/benchmarks.md). A lane's jobs go in a
+   * chunk of their own, to the lane's thread.
    */
   const flush = () => {
     flushScheduled = false;
@@ -185,54 +269,66 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
       for (const { finish } of jobs) finish({ status: 'failed', error: { message: 'the worker thread pool is closed', code: ErrorCodes.ABORTED } });
       return;
     }
+    const laneless: PendingJob[] = [];
+    const byLane = new Map<number, { lane: BatchLane; jobs: PendingJob[] }>();
+    for (const job of jobs) {
+      if (job.lane === undefined) laneless.push(job);
+      else {
+        let group = byLane.get(job.lane.id);
+        if (group === undefined) byLane.set(job.lane.id, (group = { lane: job.lane, jobs: [] }));
+        group.jobs.push(job);
+      }
+    }
+    for (const { lane, jobs: laneJobs } of byLane.values()) {
+      const started = new Uint8Array(new SharedArrayBuffer(laneJobs.length));
+      laneJobs.forEach((job, index) => {
+        job.started = started;
+        job.index = index;
+      });
+      sendChunk(laneJobs, { id: lane.id, limit: lane.limit, started });
+    }
+    if (laneless.length === 0) return;
     // Every message costs a fixed ~50-100 µs (thread wake-up, a MessagePort, piscina's bookkeeping):
     // a turn's jobs are split over the threads only when each share is worth a message.
-    const chunks = Math.max(1, Math.min(options.threads, Math.floor(jobs.length / MIN_JOBS_PER_CHUNK)));
-    for (let c = 0; c < chunks; c++) {
-      const chunk = chunks === 1 ? jobs : jobs.filter((_, i) => i % chunks === c);
-      const chunkId = nextChunkId++;
-      for (const { threadJob } of chunk) chunkOf.set(threadJob.taskId, chunkId);
-      const { port1, port2 } = new MessageChannel();
-      // Each outcome comes once: on the port as it finishes, or with the task's result (the last
-      // turn's). The port stays open until every job of the chunk settled, whichever came first.
-      let unsettled = chunk.length;
-      const settle = (outcomes: readonly ThreadJobOutcome[]) => {
-        // A job already failed by the watchdog or an abort still reports once: count it too.
-        unsettled -= outcomes.length;
-        for (const { taskId, outcome } of outcomes) running.get(taskId)?.(outcome);
-        if (unsettled <= 0) port1.close();
-      };
-      // Stays referenced until its last outcome arrived: after the task resolved, outcomes still on
-      // their way on the port are all that keeps a draining process alive.
-      port1.on('message', settle);
-      // The symbol-keyed queue options reach the balancer but not the thread (structured clone skips symbols).
-      const task = { chunkId, jobs: chunk.map((j) => j.threadJob), port: port2, [queueOptionsSymbol]: { chunkId } } as ThreadTask;
-      pool.run(task, { transferList: [port2] }).then(
-        (outcomes: ThreadJobOutcome[]) => settle(outcomes),
-        (err: unknown) => {
-          // Piscina rejects the task of a thread that exited (process.exit) or crashed: every job of
-          // the chunk that had not reported fails.
-          const message = err instanceof Error ? err.message : String(err);
-          for (const { threadJob, finish } of chunk) {
-            finish({ status: 'failed', error: { message: `worker thread running ${threadJob.job.handler} died: ${message}`, code: ErrorCodes.HANDLER_CRASH } });
-          }
-          port1.close();
-        },
-      ).finally(() => assigned.delete(chunkId));
+    const chunks = Math.max(1, Math.min(options.threads, Math.floor(laneless.length / MIN_JOBS_PER_CHUNK)));
+    for (let c = 0; c < chunks; c++) sendChunk(chunks === 1 ? laneless : laneless.filter((_, i) => i % chunks === c), undefined);
+  };
+
+  /** Tracks a lane's unsettled runs; returns whether the lane was already full (the run will wait). */
+  const enterLane = (lane: BatchLane): boolean => {
+    let state = lanes.get(lane.id);
+    if (state === undefined) {
+      const laneId = lane.id;
+      state = { unsettled: 0, unwatchStop: noop, stopped: false };
+      lanes.set(laneId, state);
+      state.unwatchStop = whenAborted(lane.stop, () => stopLane(laneId));
     }
+    return state.unsettled++ >= lane.limit;
+  };
+  const leaveLane = (lane: BatchLane) => {
+    const state = lanes.get(lane.id);
+    if (state === undefined || --state.unsettled > 0) return;
+    state.unwatchStop();
+    lanes.delete(lane.id);
+    laneThread.delete(lane.id);
   };
 
   return {
-    dispatch(job: DispatchJob, signal: AbortSignal): Promise<DispatchOutcome> {
+    queuesRuns: true,
+    dispatch(job: DispatchJob, signal: AbortSignal, lane?: BatchLane, unit?: number): Promise<DispatchResult> {
       const handler = byName.get(job.handler);
       if (handler === undefined) return Promise.resolve({ status: 'failed', error: { message: `unknown handler ${job.handler}` } });
       if (signal.aborted) return Promise.resolve({ status: 'failed', error: { message: `handler ${job.handler} was aborted before it started`, code: ErrorCodes.ABORTED } });
       const taskId = nextTaskId++;
-      const deadlineMs = effectiveDeadlineMs(handler, job, Date.now(), options.defaultTimeoutMs);
-      return new Promise<DispatchOutcome>((resolve) => {
+      // A run that will wait in its lane starts at a time only the thread knows: until then it is
+      // bounded by the batch deadline alone.
+      const waits = lane !== undefined && enterLane(lane);
+      const deadlineMs = waits ? job.ctx.deadlineMs : effectiveDeadlineMs(handler, job, Date.now(), options.defaultTimeoutMs);
+      return new Promise<DispatchResult>((resolve) => {
         let settled = false;
         let graceTimer: NodeJS.Timeout | undefined;
-        const finish = (outcome: DispatchOutcome) => {
+        const entry: PendingJob = { threadJob: unit === undefined ? { taskId, job } : { taskId, job, unit }, finish: (outcome) => finish(outcome), lane };
+        const finish = (outcome: DispatchResult) => {
           if (settled) return;
           settled = true;
           running.delete(taskId);
@@ -240,24 +336,30 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
           unwatchDeadline();
           unwatchSignal();
           clearTimeout(graceTimer);
+          if (lane !== undefined) leaveLane(lane);
           resolve(outcome);
         };
         // The thread enforces the deadline itself; this only fires when the thread cannot answer.
         // One timer for every job with the same deadline (a batch), not one per job.
         const unwatchDeadline = atDeadline(systemClock, deadlineMs + graceMs, () => {
+          if (neverStarted(entry)) return finish(UNSTARTED);
           void suspectThreadOf(taskId);
           finish({ status: 'failed', error: { message: `handler ${job.handler} did not return by its deadline (worker thread blocked)`, code: ErrorCodes.HANDLER_TIMEOUT } });
         });
         const unwatchSignal = whenAborted(signal, (reason) => {
+          // The batch's signal (deadline, shutdown): first stop the lane, so that the runs waiting
+          // behind this one do not start in the moment before their own abort arrives.
+          if (lane !== undefined) stopLane(lane.id);
           const code = (reason as { code?: unknown } | undefined)?.code;
           channel.postMessage({ type: 'abort', taskId, code: typeof code === 'string' ? code : undefined } satisfies ChannelMessage);
           graceTimer = setTimeout(() => {
+            if (neverStarted(entry)) return finish(UNSTARTED);
             void suspectThreadOf(taskId);
             finish({ status: 'failed', error: { message: `handler ${job.handler} was aborted (shutdown)`, code: ErrorCodes.ABORTED } });
           }, graceMs);
         });
         running.set(taskId, finish);
-        pending.push({ threadJob: { taskId, job }, finish });
+        pending.push(entry);
         if (!flushScheduled) {
           flushScheduled = true;
           setImmediate(flush);

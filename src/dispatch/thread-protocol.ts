@@ -1,5 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
-import type { DispatchJob, DispatchOutcome } from './types.js';
+import type { DispatchJob, DispatchResult } from './types.js';
 
 /** `workerData` of every thread of the pool. */
 export interface ThreadWorkerData {
@@ -15,12 +15,25 @@ export interface ThreadWorkerData {
 export interface ThreadJob {
   taskId: number;
   job: DispatchJob;
+  /** In a lane's chunk: the event the run belongs to (the runs of one event start together). */
+  unit?: number;
+}
+
+/** A chunk's lane (see BatchLane): the thread runs at most `limit` of its events at once. */
+export interface ThreadLane {
+  id: number;
+  limit: number;
+  /**
+   * Per job of the chunk, set to 1 by the thread just before it calls the handler: if the thread
+   * dies, the main thread tells the runs it started (failed) from those it never started (unstarted).
+   */
+  started: Uint8Array;
 }
 
 /** What a thread reports for one job. */
 export interface ThreadJobOutcome {
   taskId: number;
-  outcome: DispatchOutcome;
+  outcome: DispatchResult;
 }
 
 /**
@@ -28,10 +41,15 @@ export interface ThreadJobOutcome {
  * thread's event loop (one message instead of one per event). The thread reports outcomes on `port`
  * as they finish, a turn's worth per message, and resolves the task with every outcome of the chunk.
  */
-export type ThreadTask = { chunkId: number; jobs: ThreadJob[]; port: MessagePort } | { chunkId: number; warmUp: true };
+export type ThreadTask = { chunkId: number; jobs: ThreadJob[]; port: MessagePort; lane?: ThreadLane } | { chunkId: number; warmUp: true };
 
 /**
  * Messages on the pool's BroadcastChannel: the main thread aborts a task or pings; threads answer
  * pings (a thread that cannot answer has a blocked event loop).
  */
-export type ChannelMessage = { type: 'abort'; taskId: number; /** The abort reason's code (deadline or shutdown). */ code?: string | undefined } | { type: 'ping'; nonce: number } | { type: 'pong'; nonce: number; threadId: number };
+export type ChannelMessage =
+  | { type: 'abort'; taskId: number; /** The abort reason's code (deadline or shutdown). */ code?: string | undefined }
+  /** Drain: a lane's runs not started yet end `unstarted`, now and when they arrive later. */
+  | { type: 'stop-lane'; laneId: number }
+  | { type: 'ping'; nonce: number }
+  | { type: 'pong'; nonce: number; threadId: number };

@@ -28,11 +28,36 @@ export interface DispatchError {
 export type DispatchOutcome = { status: 'ok' } | { status: 'failed' | 'permanent'; error: DispatchError };
 
 /**
+ * What a dispatcher reports. `unstarted`: a dispatcher that queues runs (see
+ * {@link Dispatcher.queuesRuns}) dropped the run before the handler was called (drain, the
+ * deadline, or its thread died first): not a failure, the event was not tried.
+ */
+export type DispatchResult = DispatchOutcome | { status: 'unstarted' };
+
+/**
+ * The runs of one batch in one worker, for a dispatcher that queues them: at most `limit` events
+ * (`--concurrency`) run at once, in the order dispatched; the runs of one event (`unit`) start
+ * together. Once `stop` aborts (drain), runs not started yet end `unstarted`.
+ */
+export interface BatchLane {
+  readonly id: number;
+  readonly limit: number;
+  readonly stop: AbortSignal;
+}
+
+/**
  * Runs handlers: in-process (`--isolation none`) or in piscina worker threads (`--isolation thread`).
  * `dispatch` never rejects: every failure, timeout, abort or crash becomes an outcome.
  */
 export interface Dispatcher {
-  dispatch(job: DispatchJob, signal: AbortSignal): Promise<DispatchOutcome>;
+  /**
+   * True when the dispatcher enforces a lane's limit itself: the batch then hands it every run that
+   * may start (not only `--concurrency` of them), so a thread starts the next run as soon as one
+   * ends instead of waiting for a round trip through the main thread.
+   */
+  readonly queuesRuns?: boolean;
+  /** `lane` and `unit` (the event's index in the batch) only matter to a dispatcher that queues runs. */
+  dispatch(job: DispatchJob, signal: AbortSignal, lane?: BatchLane, unit?: number): Promise<DispatchResult>;
   /** Idempotent. Ends handler runs still going (a thread pool terminates its threads). */
   close(): Promise<void>;
 }

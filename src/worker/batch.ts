@@ -5,11 +5,12 @@ import type { LoadedHandler } from '../handlers/loader.js';
 import type { Router } from '../handlers/router.js';
 import type { ClaimState } from '../idempotency/store.js';
 import type { AckStatus, CloudEvent, LeaseBatch } from '../types.js';
+import type { EventOutcome } from './events.js';
 import { acknowledgeBatch } from './ack.js';
 import { DoneMarkWriter } from './done-marks.js';
 import { runEventHandler, type EventRunnerContext, type LeaseScope } from './event-runner.js';
 import type { InFlightCounter } from './in-flight.js';
-import { runScheduled } from './subject-scheduler.js';
+import { runScheduled, type RunEnd } from './subject-scheduler.js';
 import { RateLimiter, safetyMarginMs } from './timing.js';
 
 /** What a batch needs from the worker, beyond running one event (STYLE 3: a narrow view). */
@@ -39,6 +40,8 @@ export const NEAR_DEADLINE_FRACTION = 0.8;
 
 /** How long after the batch deadline we still wait for handler runs to report before acking failed. */
 const STRAGGLER_GRACE_MS = 250;
+
+let nextLaneId = 1;
 
 /**
  * Processes one leased batch: claim every `<handler>:<event id>` key in one store call, run the
@@ -76,6 +79,7 @@ export async function processBatch(ctx: BatchContext, batch: LeaseBatch, pulledA
     pendingWrites,
     doneMarks: new DoneMarkWriter(ctx.store, log, pendingWrites),
     jobContext: { attempt: batch.attempt, generation: batch.generation, workerId: ctx.workerId, leaseId: batch.leaseId, deadlineMs },
+    lane: ctx.dispatcher.queuesRuns === true ? { id: nextLaneId++, limit: ctx.concurrency, stop: ctx.drainSignal } : undefined,
   };
 
   let settledEvents = 0;
@@ -143,10 +147,10 @@ async function runEvents(ctx: BatchContext, events: readonly CloudEvent[], lease
     }
   }
 
-  const runHandlerOf = (event: CloudEvent, k: number, handler: LoadedHandler) =>
-    runEventHandler(ctx, lease, event, handler.name, keys[k] as string, states[k] ?? 'busy');
+  const runHandlerOf = (event: CloudEvent, i: number, k: number, handler: LoadedHandler) =>
+    runEventHandler(ctx, lease, event, i, handler.name, keys[k] as string, states[k] ?? 'busy');
 
-  const runEvent = async (i: number): Promise<boolean> => {
+  const runEvent = async (i: number): Promise<RunEnd> => {
     const event = events[i] as CloudEvent;
     const route = routes[i] as readonly LoadedHandler[];
     const first = keyStart[i] as number;
@@ -158,19 +162,25 @@ async function runEvents(ctx: BatchContext, events: readonly CloudEvent[], lease
       } catch (err) {
         ctx.logger.error({ err, eventId: event.id }, 'an event:done listener threw');
       }
-      return true;
+      return 'settled';
     }
-    ctx.inFlight.add(1);
     try {
-      if (route.length === 1) return (await runHandlerOf(event, first, route[0] as LoadedHandler)) !== 'failed';
-      const outcomes = await Promise.all(route.map((handler, j) => runHandlerOf(event, first + j, handler)));
-      return outcomes.every((outcome) => outcome !== 'failed');
+      if (route.length === 1) {
+        const outcome = await runHandlerOf(event, i, first, route[0] as LoadedHandler);
+        if (outcome === 'unstarted' && states[first] !== 'new') releaseKeys(ctx, lease, [keys[first] as string]);
+        return endOf(outcome);
+      }
+      const outcomes = await Promise.all(route.map((handler, j) => runHandlerOf(event, i, first + j, handler)));
+      if (!outcomes.includes('unstarted')) return outcomes.includes('failed') ? 'failed' : 'settled';
+      // Claims of the batch are released with the ack (releaseUnstarted), except those taken while
+      // waiting, and those of an event whose other handlers did run (it is retried as a whole).
+      const allUnstarted = outcomes.every((outcome) => outcome === 'unstarted');
+      releaseKeys(ctx, lease, outcomes.flatMap((outcome, j) => (outcome === 'unstarted' && (!allUnstarted || states[first + j] !== 'new') ? [keys[first + j] as string] : [])));
+      return allUnstarted ? 'unstarted' : 'failed';
     } catch (err) {
       // Only a throwing listener of the event bus gets here; the event is retried, the batch goes on.
       ctx.logger.error({ err, eventId: event.id }, 'processing an event failed unexpectedly: it is retried');
-      return false;
-    } finally {
-      ctx.inFlight.add(-1);
+      return 'failed';
     }
   };
 
@@ -178,8 +188,11 @@ async function runEvents(ctx: BatchContext, events: readonly CloudEvent[], lease
     count: events.length,
     subjectOf: (i) => (events[i] as CloudEvent).subject,
     concurrency: ctx.concurrency,
+    // A dispatcher with lanes gets every event that may start and keeps --concurrency itself.
+    window: lease.lane === undefined ? ctx.concurrency : events.length,
     run: runEvent,
     stopStarting: () => lease.signal.aborted || ctx.drainSignal.aborted,
+    onInProgress: (delta) => ctx.inFlight.add(delta),
   });
   // Handler runs end by the deadline on their own; this bounds the wait if one cannot report.
   let stragglerTimer: NodeJS.Timeout | undefined;
@@ -214,10 +227,19 @@ function releaseUnstarted(
     if (started[i] === 1) continue;
     for (let k = keyStart[i] as number; k < (keyStart[i + 1] as number); k++) if (states[k] === 'new') unstarted.push(keys[k] as string);
   }
-  if (unstarted.length === 0) return;
+  releaseKeys(ctx, lease, unstarted);
+}
+
+function releaseKeys(ctx: BatchContext, lease: LeaseScope, keys: string[]): void {
+  if (keys.length === 0) return;
   lease.pendingWrites.push(
-    ctx.store.release(unstarted, lease.owner).catch((err: unknown) => {
-      ctx.logger.error({ err, keys: unstarted.length }, 'idempotency store: releasing the claims of unstarted events failed (they free at the lease expiry)');
+    ctx.store.release(keys, lease.owner).catch((err: unknown) => {
+      ctx.logger.error({ err, keys: keys.length }, 'idempotency store: releasing the claims of unstarted events failed (they free at the lease expiry)');
     }),
   );
+}
+
+function endOf(outcome: EventOutcome | 'unstarted'): RunEnd {
+  if (outcome === 'unstarted') return 'unstarted';
+  return outcome === 'failed' ? 'failed' : 'settled';
 }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { DeadLetterRecord, DeadLetterSink } from '../dead-letter/sink.js';
-import type { DispatchError, Dispatcher, JobContext } from '../dispatch/types.js';
+import type { BatchLane, DispatchError, Dispatcher, JobContext } from '../dispatch/types.js';
 import { ErrorCodes } from '../errors.js';
 import type { ClaimState, IdempotencyStore } from '../idempotency/store.js';
 import type { CloudEvent } from '../types.js';
@@ -38,6 +38,8 @@ export interface LeaseScope {
   doneMarks: DoneMarkWriter;
   /** The handler ctx of every run of the batch: one object, so a thread message carries it once. */
   jobContext: JobContext;
+  /** When the dispatcher queues runs: the batch's lane (it enforces `--concurrency`). */
+  lane: BatchLane | undefined;
 }
 
 /**
@@ -110,7 +112,8 @@ function emitDone(ctx: EventRunnerContext, event: CloudEvent, handler: string, o
 }
 
 /**
- * Runs one handler for one event and records the outcome in the store:
+ * Runs one handler for one event and records the outcome in the store (`unstarted`: the dispatcher
+ * dropped the run before it started; nothing is recorded):
  * ok -> done mark; failed -> claim released (retried on redelivery); PermanentError, or a failure at
  * attempt >= maxAttempts -> dead-letter record, then done mark (CONTRACT --max-attempts). A shutdown
  * abort is never dead-lettered: the handler did not fail, the process stopped.
@@ -119,10 +122,12 @@ export async function runEventHandler(
   ctx: EventRunnerContext,
   lease: LeaseScope,
   event: CloudEvent,
+  /** The event's index in the batch. */
+  unit: number,
   handler: string,
   key: string,
   claimed: ClaimState,
-): Promise<EventOutcome> {
+): Promise<EventOutcome | 'unstarted'> {
   const log = ctx.logger;
   let state = claimed;
   if (state === 'busy') {
@@ -144,8 +149,10 @@ export async function runEventHandler(
   }
 
   const startedMs = performance.now();
-  const outcome = await ctx.dispatcher.dispatch({ handler, event, ctx: lease.jobContext }, lease.signal);
+  const outcome = await ctx.dispatcher.dispatch({ handler, event, ctx: lease.jobContext }, lease.signal, lease.lane, unit);
   const durationMs = performance.now() - startedMs;
+  // Dropped by the dispatcher before the handler ran: the claim is the batch's to release.
+  if (outcome.status === 'unstarted') return 'unstarted';
 
   if (outcome.status === 'ok') {
     lease.doneMarks.add(key);

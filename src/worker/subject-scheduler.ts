@@ -5,15 +5,27 @@
  * that is being retried. A plain ready queue instead of a promise queue per event (p-queue's
  * bookkeeping was a visible share of the worker's time per event, docs/benchmarks.md).
  */
+/** How a run ended: settled (ok, duplicate, dead-lettered), failed, or dropped before it started. */
+export type RunEnd = 'settled' | 'failed' | 'unstarted';
+
 export interface ScheduleOptions {
   /** Number of events; they are identified by index. */
   count: number;
   subjectOf(index: number): string;
+  /** Events in progress at once. */
   concurrency: number;
-  /** Runs one event; resolves true when it settled (ok, duplicate, dead-lettered). Should not reject (a rejection counts as failed). */
-  run(index: number): Promise<boolean>;
+  /**
+   * Events handed to `run` at once (default `concurrency`). Larger when the dispatcher queues runs
+   * and enforces `concurrency` itself (a thread pool's lanes): then `run` resolves `unstarted` for
+   * an event the dispatcher dropped before it started.
+   */
+  window?: number;
+  /** Runs one event. Should not reject (a rejection counts as failed). */
+  run(index: number): Promise<RunEnd>;
   /** Checked before each start: true once no further event may start (deadline, drain). */
   stopStarting(): boolean;
+  /** Events in progress changed by `delta` (at most `concurrency` count, however large the window). */
+  onInProgress?(delta: number): void;
 }
 
 export interface Schedule {
@@ -21,12 +33,13 @@ export interface Schedule {
   finished: Promise<void>;
   /** Events that settled so far. */
   readonly settled: number;
-  /** Per index: 1 once the event was started. */
+  /** Per index: 1 once the event was handed to `run` and did not end `unstarted`. */
   readonly started: Uint8Array;
 }
 
 export function runScheduled(options: ScheduleOptions): Schedule {
-  const { count, concurrency, run, stopStarting } = options;
+  const { count, concurrency, run, stopStarting, onInProgress } = options;
+  const window = Math.max(concurrency, options.window ?? concurrency);
   // nextOfChain[i]: the index of the next event of i's subject, or -1.
   const nextOfChain = new Int32Array(count).fill(-1);
   const ready: number[] = [];
@@ -43,23 +56,30 @@ export function runScheduled(options: ScheduleOptions): Schedule {
   let head = 0;
   let active = 0;
   let settled = 0;
+  // Past `concurrency`, handed-over events wait in the dispatcher: not in progress yet.
+  const changeActive = (delta: number) => {
+    const before = Math.min(active, concurrency);
+    active += delta;
+    const change = Math.min(active, concurrency) - before;
+    if (change !== 0) onInProgress?.(change);
+  };
   const finished = new Promise<void>((resolve) => {
     const pump = () => {
-      while (active < concurrency && head < ready.length && !stopStarting()) {
+      while (active < window && head < ready.length && !stopStarting()) {
         const index = ready[head++] as number;
         started[index] = 1;
-        active++;
-        const ended = (ok: boolean) => {
-          active--;
-          if (ok) {
+        changeActive(1);
+        const ended = (end: RunEnd) => {
+          changeActive(-1);
+          if (end === 'settled') {
             settled++;
             const next = nextOfChain[index] as number;
             if (next !== -1) ready.push(next);
-          }
+          } else if (end === 'unstarted') started[index] = 0;
           pump();
         };
         // A run that rejects despite its contract counts as failed rather than stalling the batch.
-        run(index).then(ended, () => ended(false));
+        run(index).then(ended, () => ended('failed'));
       }
       if (active === 0) resolve();
     };

@@ -46,7 +46,7 @@ for (const isolation of ['none', 'thread'] as const) {
     it('throw = failed with message and stack; PermanentError (by code) = permanent', async () => {
       const failed = await dispatcher.dispatch(job('behave', 'behave.x', { behaviour: 'fail' }), never);
       expect(failed).toMatchObject({ status: 'failed', error: { message: expect.stringContaining('always fails') } });
-      expect(failed.status !== 'ok' && failed.error.stack).toContain('behave.ts');
+      expect(failed.status === 'failed' && failed.error.stack).toContain('behave.ts');
       const permanent = await dispatcher.dispatch(job('behave', 'behave.x', { behaviour: 'permanent' }), never);
       expect(permanent).toMatchObject({ status: 'permanent', error: { code: 'DW_ERR_PERMANENT', message: expect.stringContaining('cannot ever succeed') } });
     });
@@ -102,6 +102,72 @@ for (const isolation of ['none', 'thread'] as const) {
         expect(a).toEqual({ status: 'ok' });
         expect(b).toEqual({ status: 'ok' });
         expect(c).toMatchObject({ status: 'failed', error: { code: 'DW_ERR_HANDLER_CRASH' } });
+      });
+
+      describe('lanes (a batch whose --concurrency the thread keeps)', () => {
+        let nextLane = 1000;
+        const lane = (limit: number, stop: AbortSignal = never) => ({ id: nextLane++, limit, stop });
+        /** In-progress counts recorded by `sleep-counting` runs as they started, in start order. */
+        const startCounts = (record: string) =>
+          readFileSync(record, 'utf8')
+            .trim()
+            .split('\n')
+            .filter((line) => line.startsWith('start '))
+            .map((line) => Number(line.split(' ')[2]));
+
+        it('runs at most `limit` events at once, the next as soon as one ends, in dispatch order', async () => {
+          const record = join(dir, 'lane-limit.log');
+          const l = lane(2);
+          const jobs = Array.from({ length: 6 }, () => job('behave', 'behave.x', { behaviour: 'sleep-counting', sleepMs: 150, record }));
+          const outcomes = await Promise.all(jobs.map((j, i) => dispatcher.dispatch(j, never, l, i)));
+          expect(outcomes).toEqual(Array.from({ length: 6 }, () => ({ status: 'ok' })));
+          expect(Math.max(...startCounts(record))).toBe(2);
+          const order = readFileSync(record, 'utf8')
+            .trim()
+            .split('\n')
+            .filter((line) => line.startsWith('start '))
+            .map((line) => line.split(' ')[1]);
+          expect(order).toEqual(jobs.map((j) => j.event.id));
+        });
+
+        it('the runs of one event start together, as one slot', async () => {
+          const record = join(dir, 'lane-unit.log');
+          const l = lane(1);
+          const outcomes = await Promise.all(
+            [0, 0, 1].map((unit) => dispatcher.dispatch(job('behave', 'behave.x', { behaviour: 'sleep-counting', sleepMs: 150, record }), never, l, unit)),
+          );
+          expect(outcomes.map((o) => o.status)).toEqual(['ok', 'ok', 'ok']);
+          // Unit 0's two runs side by side, then unit 1 alone.
+          expect(startCounts(record)).toEqual([1, 2, 1]);
+        });
+
+        it('a drain (stop) drops the runs still waiting as unstarted; the running one finishes', async () => {
+          const stop = new AbortController();
+          const l = lane(1, stop.signal);
+          const results = Array.from({ length: 3 }, (_, i) => dispatcher.dispatch(job('behave', 'behave.x', { behaviour: 'sleep', sleepMs: 300 }), never, l, i));
+          setTimeout(() => stop.abort(), 100);
+          expect((await Promise.all(results)).map((o) => o.status)).toEqual(['ok', 'unstarted', 'unstarted']);
+        });
+
+        it('a deadline abort ends the running run as failed and the waiting ones as unstarted', async () => {
+          const batch = new AbortController();
+          const l = lane(1);
+          const results = Array.from({ length: 3 }, (_, i) => dispatcher.dispatch(job('behave', 'behave.x', { behaviour: 'sleep', sleepMs: 5_000 }), batch.signal, l, i));
+          setTimeout(() => batch.abort(Object.assign(new Error('batch deadline'), { code: 'DW_ERR_HANDLER_TIMEOUT' })), 100);
+          const outcomes = await Promise.all(results);
+          expect(outcomes[0]).toMatchObject({ status: 'failed', error: { code: 'DW_ERR_HANDLER_TIMEOUT' } });
+          expect(outcomes.slice(1)).toEqual([{ status: 'unstarted' }, { status: 'unstarted' }]);
+        });
+
+        it('when its thread dies, the run that was going fails and the runs still waiting are unstarted', async () => {
+          const l = lane(1);
+          const results = await Promise.all([
+            dispatcher.dispatch(job('behave', 'behave.x', { behaviour: 'exit-after-sleep', sleepMs: 100 }), never, l, 0),
+            dispatcher.dispatch(job('behave', 'behave.ok', { behaviour: 'ok' }), never, l, 1),
+          ]);
+          expect(results[0]).toMatchObject({ status: 'failed', error: { code: 'DW_ERR_HANDLER_CRASH' } });
+          expect(results[1]).toEqual({ status: 'unstarted' });
+        });
       });
 
       it('a handler that blocks its thread past the deadline fails and the thread is replaced', async () => {

@@ -1,28 +1,28 @@
 import { describe, expect, it } from 'vitest';
-import { runScheduled } from '../../src/worker/subject-scheduler.js';
+import { runScheduled, type RunEnd } from '../../src/worker/subject-scheduler.js';
 
 /** A run that finishes when the test says so. */
 function controllableRuns() {
-  const pending = new Map<number, (ok: boolean) => void>();
+  const pending = new Map<number, (end: RunEnd) => void>();
   const startedOrder: number[] = [];
   let active = 0;
   let maxActive = 0;
   return {
     run: (index: number) =>
-      new Promise<boolean>((resolve) => {
+      new Promise<RunEnd>((resolve) => {
         startedOrder.push(index);
         active++;
         maxActive = Math.max(maxActive, active);
-        pending.set(index, (ok) => {
+        pending.set(index, (end) => {
           active--;
           pending.delete(index);
-          resolve(ok);
+          resolve(end);
         });
       }),
-    finish: async (index: number, ok = true) => {
+    finish: async (index: number, end: RunEnd = 'settled') => {
       const done = pending.get(index);
       if (done === undefined) throw new Error(`event ${index} is not running`);
-      done(ok);
+      done(end);
       // Let the scheduler start what follows.
       await new Promise((resolve) => setImmediate(resolve));
     },
@@ -58,7 +58,7 @@ describe('runScheduled', () => {
     const subjects = ['a', 'a', 'a', 'b'];
     const runs = controllableRuns();
     const schedule = runScheduled({ count: 4, subjectOf: (i) => subjects[i] as string, concurrency: 4, run: runs.run, stopStarting: () => false });
-    await runs.finish(0, false);
+    await runs.finish(0, 'failed');
     await runs.finish(3);
     await schedule.finished;
     expect(schedule.settled).toBe(1);
@@ -83,7 +83,7 @@ describe('runScheduled', () => {
       count: 3,
       subjectOf: (i) => subjects[i] as string,
       concurrency: 1,
-      run: (i) => (i === 0 ? Promise.reject(new Error('listener threw')) : Promise.resolve(true)),
+      run: (i) => (i === 0 ? Promise.reject(new Error('listener threw')) : Promise.resolve('settled')),
       stopStarting: () => false,
     });
     await schedule.finished;
@@ -92,8 +92,48 @@ describe('runScheduled', () => {
   });
 
   it('an empty batch is finished at once', async () => {
-    const schedule = runScheduled({ count: 0, subjectOf: () => 'x', concurrency: 4, run: () => Promise.resolve(true), stopStarting: () => false });
+    const schedule = runScheduled({ count: 0, subjectOf: () => 'x', concurrency: 4, run: () => Promise.resolve('settled'), stopStarting: () => false });
     await schedule.finished;
     expect(schedule.settled).toBe(0);
+  });
+
+  it('with a window hands over more events than the concurrency but counts at most the concurrency in progress', async () => {
+    const subjects = ['a', 'b', 'c', 'a', 'd'];
+    const runs = controllableRuns();
+    let inProgress = 0;
+    let maxInProgress = 0;
+    const schedule = runScheduled({
+      count: subjects.length,
+      subjectOf: (i) => subjects[i] as string,
+      concurrency: 2,
+      window: 10,
+      run: runs.run,
+      stopStarting: () => false,
+      onInProgress: (delta) => {
+        inProgress += delta;
+        maxInProgress = Math.max(maxInProgress, inProgress);
+      },
+    });
+    // Every chain head at once; event 3 waits for event 0 (same subject) as before.
+    expect(runs.running()).toEqual([0, 1, 2, 4]);
+    expect(inProgress).toBe(2);
+    await runs.finish(0);
+    expect(runs.running()).toEqual([1, 2, 3, 4]);
+    for (const i of [1, 2, 3, 4]) await runs.finish(i);
+    await schedule.finished;
+    expect(schedule.settled).toBe(5);
+    expect(maxInProgress).toBe(2);
+    expect(inProgress).toBe(0);
+  });
+
+  it('an event the dispatcher dropped before it started is not started, and its subject stops there', async () => {
+    const subjects = ['a', 'a', 'b'];
+    const runs = controllableRuns();
+    const schedule = runScheduled({ count: 3, subjectOf: (i) => subjects[i] as string, concurrency: 1, window: 3, run: runs.run, stopStarting: () => false });
+    await runs.finish(0, 'unstarted');
+    await runs.finish(2);
+    await schedule.finished;
+    expect(schedule.settled).toBe(1);
+    expect([...schedule.started]).toEqual([0, 0, 1]);
   });
 });
