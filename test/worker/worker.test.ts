@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
@@ -94,6 +95,26 @@ for (const isolation of ['none', 'thread'] as const) {
       expect(records(record).length).toBe(3);
       const state = consumerState(emulator, destination);
       expect(state.committed).toBe(state.head);
+    });
+
+    it('never runs more than --concurrency events at once, however many the batch holds', async () => {
+      const dir = tempDir('concurrency');
+      const record = join(dir, 'effects.log');
+      const destination = await createConsumer(emulator);
+      appendBehave(emulator, 60, () => ({ behaviour: 'sleep-counting', sleepMs: 20, record }));
+      const inFlight: number[] = [];
+      const worker = await startWorker(workerConfig(emulator, destination, dir, { isolation, exitWhenIdle: true, limit: 60, concurrency: 4 }), { logger: silent, timings: FAST });
+      running.push(worker);
+      worker.events.on('inflight:changed', (e) => inFlight.push(e.inFlight));
+      expect((await worker.done).reason).toBe('idle');
+      // `sleep-counting` writes how many of its runs were going when it started (one worker, one lane).
+      const counts = readFileSync(record, 'utf8')
+        .split('\n')
+        .filter((line) => line.startsWith('start '))
+        .map((line) => Number(line.split(' ')[2]));
+      expect(counts.length).toBe(60);
+      expect(Math.max(...counts)).toBe(4);
+      expect(Math.max(...inFlight)).toBeLessThanOrEqual(4);
     });
 
     it('keeps events of one subject in stream order under concurrency', async () => {
