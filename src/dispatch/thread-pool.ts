@@ -101,8 +101,10 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
   /** Threads that missed a deadline: no new task goes there until a ping clears or ends them. */
   const suspects = new Set<number>();
   /**
-   * Lane -> the thread running its runs: a lane's limit is enforced by one thread, so every chunk of
-   * the lane goes there (a suspect or dead thread gives the lane to another).
+   * Shard of a lane -> the thread running it. A lane is split into one shard per thread (each keeps
+   * its share of the limit, see flush) so that CPU-bound handlers of a single worker still use every
+   * thread; each shard's limit is kept by one thread, so every chunk of a shard goes there (a
+   * suspect or dead thread gives the shard to another).
    */
   const laneThread = new Map<number, number>();
 
@@ -203,14 +205,25 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
   let pending: PendingJob[] = [];
   let flushScheduled = false;
   const running = new Map<number, (outcome: DispatchResult) => void>();
-  /** Per lane with runs not settled: how many, the drain watch, and whether the lane was stopped. */
-  const lanes = new Map<number, { unsettled: number; unwatchStop: () => void; stopped: boolean }>();
+  /** A lane's share on one thread: the lane id the thread knows, and its part of the limit. */
+  interface Shard {
+    id: number;
+    limit: number;
+  }
+  /** Per lane with runs not settled: how many, the drain watch, its shards once sent, whether stopped. */
+  const lanes = new Map<number, { unsettled: number; unwatchStop: () => void; shards: Shard[] | undefined; stopped: boolean }>();
+  let nextShardId = 1;
   /** Nothing more of the lane starts: its waiting runs end unstarted, in the thread and on their way. */
   const stopLane = (laneId: number) => {
     const state = lanes.get(laneId);
     if (state === undefined || state.stopped) return;
     state.stopped = true;
-    channel.postMessage({ type: 'stop-lane', laneId } satisfies ChannelMessage);
+    for (const shard of state.shards ?? []) channel.postMessage({ type: 'stop-lane', laneId: shard.id } satisfies ChannelMessage);
+  };
+  /** One shard per thread (at most one per slot of the limit), the limit split between them. */
+  const shardsFor = (limit: number): Shard[] => {
+    const count = Math.max(1, Math.min(options.threads, limit));
+    return Array.from({ length: count }, (_, s) => ({ id: nextShardId++, limit: Math.floor(limit / count) + (s < limit % count ? 1 : 0) }));
   };
 
   const sendChunk = (chunk: readonly PendingJob[], lane: ThreadLane | undefined) => {
@@ -280,12 +293,27 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
       }
     }
     for (const { lane, jobs: laneJobs } of byLane.values()) {
-      const started = new Uint8Array(new SharedArrayBuffer(laneJobs.length));
-      laneJobs.forEach((job, index) => {
-        job.started = started;
-        job.index = index;
+      const state = lanes.get(lane.id);
+      if (state === undefined || state.stopped) {
+        // Stopped in the same turn it was dispatched: never sent, never started.
+        for (const { finish } of laneJobs) finish(UNSTARTED);
+        continue;
+      }
+      state.shards ??= shardsFor(lane.limit);
+      const shards = state.shards;
+      // An event's runs share a unit, hence a shard; consecutive events alternate between shards.
+      const byShard = shards.map((): PendingJob[] => []);
+      for (const job of laneJobs) byShard[(job.threadJob.unit ?? 0) % shards.length]?.push(job);
+      byShard.forEach((shardJobs, s) => {
+        if (shardJobs.length === 0) return;
+        const started = new Uint8Array(new SharedArrayBuffer(shardJobs.length));
+        shardJobs.forEach((job, index) => {
+          job.started = started;
+          job.index = index;
+        });
+        const shard = shards[s] as Shard;
+        sendChunk(shardJobs, { id: shard.id, limit: shard.limit, started });
       });
-      sendChunk(laneJobs, { id: lane.id, limit: lane.limit, started });
     }
     if (laneless.length === 0) return;
     // Every message costs a fixed ~50-100 µs (thread wake-up, a MessagePort, piscina's bookkeeping):
@@ -299,7 +327,7 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
     let state = lanes.get(lane.id);
     if (state === undefined) {
       const laneId = lane.id;
-      state = { unsettled: 0, unwatchStop: noop, stopped: false };
+      state = { unsettled: 0, unwatchStop: noop, shards: undefined, stopped: false };
       lanes.set(laneId, state);
       state.unwatchStop = whenAborted(lane.stop, () => stopLane(laneId));
     }
@@ -310,7 +338,7 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
     if (state === undefined || --state.unsettled > 0) return;
     state.unwatchStop();
     lanes.delete(lane.id);
-    laneThread.delete(lane.id);
+    for (const shard of state.shards ?? []) laneThread.delete(shard.id);
   };
 
   return {
