@@ -90,8 +90,10 @@ const UNSTARTED: DispatchResult = Object.freeze({ status: 'unstarted' });
 function startJob(chunk: ChunkRun, threadJob: ThreadJob, index: number, onEnd: () => void): void {
   // Before the handler can run (and perhaps kill the thread): the main thread reads this after a crash.
   if (chunk.started !== undefined) Atomics.store(chunk.started, index, 1);
+  const startedAt = performance.now();
   void runJob(chunk.handlers, threadJob).then((outcome) => {
-    chunk.report({ taskId: threadJob.taskId, outcome });
+    // Timed here: on the main thread the time a run waited in its lane would count as handler time.
+    chunk.report({ taskId: threadJob.taskId, outcome: { ...outcome, durationMs: performance.now() - startedAt } });
     onEnd();
   });
 }

@@ -32,7 +32,7 @@ export type DispatchOutcome = { status: 'ok' } | { status: 'failed' | 'permanent
  * {@link Dispatcher.queuesRuns}) dropped the run before the handler was called (drain, the
  * deadline, or its thread died first): not a failure, the event was not tried.
  */
-export type DispatchResult = DispatchOutcome | { status: 'unstarted' };
+export type DispatchResult = (DispatchOutcome & { /** How long the handler ran, when the dispatcher timed it itself (a queued run waits before it starts). */ durationMs?: number }) | { status: 'unstarted' };
 
 /**
  * The runs of one batch in one worker, for a dispatcher that queues them: at most `limit` events

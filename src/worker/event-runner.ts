@@ -150,9 +150,9 @@ export async function runEventHandler(
 
   const startedMs = performance.now();
   const outcome = await ctx.dispatcher.dispatch({ handler, event, ctx: lease.jobContext }, lease.signal, lease.lane, unit);
-  const durationMs = performance.now() - startedMs;
   // Dropped by the dispatcher before the handler ran: the claim is the batch's to release.
   if (outcome.status === 'unstarted') return 'unstarted';
+  const durationMs = outcome.durationMs ?? performance.now() - startedMs;
 
   if (outcome.status === 'ok') {
     lease.doneMarks.add(key);
