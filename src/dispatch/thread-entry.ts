@@ -14,7 +14,7 @@ import { loadHandlerSet } from '../handlers/handler-set.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import { createLogger } from '../observability/logger.js';
 import { runHandler } from './run-handler.js';
-import type { ChannelMessage, ThreadJob, ThreadJobOutcome, ThreadTask, ThreadWorkerData } from './thread-protocol.js';
+import type { ChannelMessage, ThreadJob, ThreadJobOutcome, ThreadJobStart, ThreadTask, ThreadWorkerData } from './thread-protocol.js';
 import type { DispatchOutcome, DispatchResult } from './types.js';
 
 const data = workerData as ThreadWorkerData;
@@ -55,6 +55,8 @@ function runJob(handlers: Map<string, LoadedHandler>, { taskId, job }: ThreadJob
 interface ChunkRun {
   handlers: Map<string, LoadedHandler>;
   report(done: ThreadJobOutcome): void;
+  /** Tells the main thread at once that a run which waited has started (see ThreadJobStart). */
+  noticeStart(taskId: number): void;
   started: Uint8Array | undefined;
 }
 
@@ -73,6 +75,17 @@ interface LaneState {
   /** Unit (event) -> its runs still going. */
   running: Map<number, number>;
   queue: QueuedUnit[];
+  pumpScheduled: boolean;
+}
+
+/**
+ * Chunks with outcomes not posted yet. They are posted before any handler starts: a handler that
+ * blocks its thread for good would otherwise hold back outcomes of runs that did finish, and the
+ * main thread would fail those runs too.
+ */
+const unposted = new Set<() => void>();
+function postUnposted(): void {
+  for (const post of unposted) post();
 }
 
 const lanes = new Map<number, LaneState>();
@@ -90,6 +103,7 @@ const UNSTARTED: DispatchResult = Object.freeze({ status: 'unstarted' });
 function startJob(chunk: ChunkRun, threadJob: ThreadJob, index: number, onEnd: () => void): void {
   // Before the handler can run (and perhaps kill the thread): the main thread reads this after a crash.
   if (chunk.started !== undefined) Atomics.store(chunk.started, index, 1);
+  if (threadJob.noticeStart === true) chunk.noticeStart(threadJob.taskId);
   const startedAt = performance.now();
   void runJob(chunk.handlers, threadJob).then((outcome) => {
     // Timed here: on the main thread the time a run waited in its lane would count as handler time.
@@ -114,7 +128,21 @@ function startUnit(lane: LaneState, queued: QueuedUnit): void {
   queued.jobs.forEach((threadJob, j) => startJob(queued.chunk, threadJob, queued.indexes[j] as number, onEnd));
 }
 
+/**
+ * Starts waiting units as slots free up, in a later turn: the outcomes that freed the slots are
+ * posted first (see unposted), and fast runs ending together start their successors together.
+ */
 function pumpLane(lane: LaneState): void {
+  if (lane.pumpScheduled) return;
+  lane.pumpScheduled = true;
+  setImmediate(() => {
+    lane.pumpScheduled = false;
+    postUnposted();
+    startWaiting(lane);
+  });
+}
+
+function startWaiting(lane: LaneState): void {
   while (lane.queue.length > 0 && lane.running.size < lane.limit) {
     const next = lane.queue.shift() as QueuedUnit;
     for (const threadJob of next.jobs) queuedTasks.delete(threadJob.taskId);
@@ -131,7 +159,7 @@ function admit(laneId: number, limit: number, chunk: ChunkRun, jobs: readonly Th
   }
   let lane = lanes.get(laneId);
   if (lane === undefined) {
-    lane = { id: laneId, limit, running: new Map(), queue: [] };
+    lane = { id: laneId, limit, running: new Map(), queue: [], pumpScheduled: false };
     lanes.set(laneId, lane);
   }
   // The runs of one event are dispatched in one go, so they sit side by side in the chunk.
@@ -198,34 +226,46 @@ export default async function runTask(task: ThreadTask): Promise<ThreadJobOutcom
   if (!('jobs' in task)) return [];
   const { port, jobs } = task;
   let unsent: ThreadJobOutcome[] = [];
-  let flush: NodeJS.Immediate | undefined;
+  let timer: NodeJS.Immediate | undefined;
+  const post = () => {
+    if (timer !== undefined) clearImmediate(timer);
+    timer = undefined;
+    unposted.delete(post);
+    if (unsent.length === 0) return;
+    port.postMessage(unsent);
+    unsent = [];
+  };
   let reported = 0;
   let allReported!: () => void;
   const done = new Promise<void>((resolve) => (allReported = resolve));
   const chunk: ChunkRun = {
     handlers,
     started: task.lane?.started,
+    noticeStart(taskId) {
+      // Now, not with the turn's outcomes: the handler about to run may block this thread for good.
+      port.postMessage({ startedTaskId: taskId, atMs: Date.now() } satisfies ThreadJobStart);
+    },
     report(outcome) {
       unsent.push(outcome);
       if (++reported === jobs.length) {
         allReported();
         return;
       }
-      flush ??= setImmediate(() => {
-        flush = undefined;
-        port.postMessage(unsent);
-        unsent = [];
-      });
+      if (timer !== undefined) return;
+      timer = setImmediate(post);
+      unposted.add(post);
     },
   };
   try {
     if (jobs.length === 0) return [];
+    postUnposted();
     if (task.lane === undefined) jobs.forEach((threadJob, i) => startJob(chunk, threadJob, i, () => {}));
     else admit(task.lane.id, task.lane.limit, chunk, jobs);
     await done;
     return unsent;
   } finally {
-    if (flush !== undefined) clearImmediate(flush);
+    if (timer !== undefined) clearImmediate(timer);
+    unposted.delete(post);
     port.close();
   }
 }

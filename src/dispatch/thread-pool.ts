@@ -7,7 +7,7 @@ import { ErrorCodes } from '../errors.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import { atDeadline, whenAborted } from './abort-fanout.js';
 import { effectiveDeadlineMs, systemClock } from './run-handler.js';
-import type { ChannelMessage, ThreadJob, ThreadJobOutcome, ThreadLane, ThreadTask, ThreadWorkerData } from './thread-protocol.js';
+import type { ChannelMessage, ThreadJob, ThreadJobOutcome, ThreadJobStart, ThreadLane, ThreadTask, ThreadWorkerData } from './thread-protocol.js';
 import type { BatchLane, Dispatcher, DispatchJob, DispatchResult } from './types.js';
 
 type PiscinaLoadBalancer = NonNullable<NonNullable<ConstructorParameters<typeof Piscina>[0]>['loadBalancer']>;
@@ -197,18 +197,22 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
     threadJob: ThreadJob;
     finish: (outcome: DispatchResult) => void;
     lane: BatchLane | undefined;
-    /** Once sent in a lane's chunk: that chunk's started flags, and the job's index in it. */
+    /** Once sent in a lane's chunk: that chunk's started flags, the job's index in it, its shard. */
     started?: Uint8Array;
     index?: number;
+    shard?: Shard;
   }
   /** Jobs dispatched since the last flush, and the settle function of every job still running. */
   let pending: PendingJob[] = [];
   let flushScheduled = false;
   const running = new Map<number, (outcome: DispatchResult) => void>();
-  /** A lane's share on one thread: the lane id the thread knows, and its part of the limit. */
+  /** Runs that wait in a lane and have a timeout of their own: re-arms their watchdog at their start. */
+  const startedLate = new Map<number, (atMs: number) => void>();
+  /** A lane's share on one thread: the lane id the thread knows, its part of the limit, its runs not settled. */
   interface Shard {
     id: number;
     limit: number;
+    unsettled: number;
   }
   /** Per lane with runs not settled: how many, the drain watch, its shards once sent, whether stopped. */
   const lanes = new Map<number, { unsettled: number; unwatchStop: () => void; shards: Shard[] | undefined; stopped: boolean }>();
@@ -223,7 +227,7 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
   /** One shard per thread (at most one per slot of the limit), the limit split between them. */
   const shardsFor = (limit: number): Shard[] => {
     const count = Math.max(1, Math.min(options.threads, limit));
-    return Array.from({ length: count }, (_, s) => ({ id: nextShardId++, limit: Math.floor(limit / count) + (s < limit % count ? 1 : 0) }));
+    return Array.from({ length: count }, (_, s) => ({ id: nextShardId++, limit: Math.floor(limit / count) + (s < limit % count ? 1 : 0), unsettled: 0 }));
   };
 
   const sendChunk = (chunk: readonly PendingJob[], lane: ThreadLane | undefined) => {
@@ -241,7 +245,10 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
     };
     // Stays referenced until its last outcome arrived: after the task resolved, outcomes still on
     // their way on the port are all that keeps a draining process alive.
-    port1.on('message', settle);
+    port1.on('message', (message: readonly ThreadJobOutcome[] | ThreadJobStart) => {
+      if (Array.isArray(message)) settle(message);
+      else startedLate.get((message as ThreadJobStart).startedTaskId)?.((message as ThreadJobStart).atMs);
+    });
     // The symbol-keyed queue options reach the balancer but not the thread (structured clone skips symbols).
     const task = {
       chunkId,
@@ -312,6 +319,15 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
           job.index = index;
         });
         const shard = shards[s] as Shard;
+        for (const job of shardJobs) {
+          job.shard = shard;
+          // Fewer runs unsettled than the shard's limit: the thread has room (it runs no more than
+          // we have sent and not heard back from), so the run starts now and is watched from now.
+          // Otherwise only the thread knows when it starts: it says so if the watch depends on it.
+          const taskId = job.threadJob.taskId;
+          if (shard.unsettled++ < shard.limit) startedLate.get(taskId)?.(Date.now());
+          else if (startedLate.has(taskId)) job.threadJob.noticeStart = true;
+        }
         sendChunk(shardJobs, { id: shard.id, limit: shard.limit, started });
       });
     }
@@ -322,8 +338,8 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
     for (let c = 0; c < chunks; c++) sendChunk(chunks === 1 ? laneless : laneless.filter((_, i) => i % chunks === c), undefined);
   };
 
-  /** Tracks a lane's unsettled runs; returns whether the lane was already full (the run will wait). */
-  const enterLane = (lane: BatchLane): boolean => {
+  /** Tracks a lane's unsettled runs (and watches its stop signal while it has any). */
+  const enterLane = (lane: BatchLane): void => {
     let state = lanes.get(lane.id);
     if (state === undefined) {
       const laneId = lane.id;
@@ -331,7 +347,7 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
       lanes.set(laneId, state);
       state.unwatchStop = whenAborted(lane.stop, () => stopLane(laneId));
     }
-    return state.unsettled++ >= lane.limit;
+    state.unsettled++;
   };
   const leaveLane = (lane: BatchLane) => {
     const state = lanes.get(lane.id);
@@ -348,10 +364,10 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
       if (handler === undefined) return Promise.resolve({ status: 'failed', error: { message: `unknown handler ${job.handler}` } });
       if (signal.aborted) return Promise.resolve({ status: 'failed', error: { message: `handler ${job.handler} was aborted before it started`, code: ErrorCodes.ABORTED } });
       const taskId = nextTaskId++;
-      // A run that will wait in its lane starts at a time only the thread knows: until then it is
-      // bounded by the batch deadline alone.
-      const waits = lane !== undefined && enterLane(lane);
-      const deadlineMs = waits ? job.ctx.deadlineMs : effectiveDeadlineMs(handler, job, Date.now(), options.defaultTimeoutMs);
+      // A lane's run may wait there: until it is known to have started, it is bounded by the batch
+      // deadline alone (see flush and ThreadJobStart).
+      if (lane !== undefined) enterLane(lane);
+      const deadlineMs = lane !== undefined ? job.ctx.deadlineMs : effectiveDeadlineMs(handler, job, Date.now(), options.defaultTimeoutMs);
       return new Promise<DispatchResult>((resolve) => {
         let settled = false;
         let graceTimer: NodeJS.Timeout | undefined;
@@ -360,20 +376,30 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
           if (settled) return;
           settled = true;
           running.delete(taskId);
+          startedLate.delete(taskId);
           chunkOf.delete(taskId);
           unwatchDeadline();
           unwatchSignal();
           clearTimeout(graceTimer);
           if (lane !== undefined) leaveLane(lane);
+          if (entry.shard !== undefined) entry.shard.unsettled--;
           resolve(outcome);
         };
         // The thread enforces the deadline itself; this only fires when the thread cannot answer.
         // One timer for every job with the same deadline (a batch), not one per job.
-        const unwatchDeadline = atDeadline(systemClock, deadlineMs + graceMs, () => {
+        const onMissedDeadline = () => {
           if (neverStarted(entry)) return finish(UNSTARTED);
           void suspectThreadOf(taskId);
           finish({ status: 'failed', error: { message: `handler ${job.handler} did not return by its deadline (worker thread blocked)`, code: ErrorCodes.HANDLER_TIMEOUT } });
-        });
+        };
+        let unwatchDeadline = atDeadline(systemClock, deadlineMs + graceMs, onMissedDeadline);
+        if (lane !== undefined && (handler.timeoutMs ?? options.defaultTimeoutMs) !== undefined) {
+          startedLate.set(taskId, (atMs) => {
+            startedLate.delete(taskId);
+            unwatchDeadline();
+            unwatchDeadline = atDeadline(systemClock, effectiveDeadlineMs(handler, job, atMs, options.defaultTimeoutMs) + graceMs, onMissedDeadline);
+          });
+        }
         const unwatchSignal = whenAborted(signal, (reason) => {
           // The batch's signal (deadline, shutdown): first stop the lane, so that the runs waiting
           // behind this one do not start in the moment before their own abort arrives.

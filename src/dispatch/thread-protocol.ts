@@ -17,6 +17,8 @@ export interface ThreadJob {
   job: DispatchJob;
   /** In a lane's chunk: the event the run belongs to (the runs of one event start together). */
   unit?: number;
+  /** Send a ThreadJobStart when it starts (the main thread could not tell when it would). */
+  noticeStart?: true;
 }
 
 /** A chunk's lane (see BatchLane): the thread runs at most `limit` of its events at once. */
@@ -37,9 +39,21 @@ export interface ThreadJobOutcome {
 }
 
 /**
+ * Sent on a chunk's port the moment a run asked for it (`noticeStart`) starts: a run of a handler
+ * with a timeout of its own that the main thread expected to wait in its lane. The main thread then
+ * watches it from its true start (a run that blocks its thread is found at its timeout, not at the
+ * batch deadline). Other runs need no notice.
+ */
+export interface ThreadJobStart {
+  startedTaskId: number;
+  atMs: number;
+}
+
+/**
  * The payload of one piscina task: a chunk of the jobs dispatched in the same turn of the main
  * thread's event loop (one message instead of one per event). The thread reports outcomes on `port`
- * as they finish, a turn's worth per message, and resolves the task with every outcome of the chunk.
+ * as they finish, a turn's worth per message (an array), and resolves the task with every outcome of
+ * the chunk; a {@link ThreadJobStart} may come between.
  */
 export type ThreadTask = { chunkId: number; jobs: ThreadJob[]; port: MessagePort; lane?: ThreadLane } | { chunkId: number; warmUp: true };
 

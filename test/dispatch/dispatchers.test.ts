@@ -159,6 +159,25 @@ for (const isolation of ['none', 'thread'] as const) {
           expect(outcomes.slice(2)).toEqual([{ status: 'unstarted' }, { status: 'unstarted' }, { status: 'unstarted' }]);
         });
 
+        it('a run that waited, then blocks its thread past its own timeout, is found at that timeout, not at the batch deadline', async () => {
+          const handlers = await loadHandlers(HANDLERS);
+          const timed = await createDispatcher({ isolation, handlers, handlersDir: HANDLERS, forward: undefined, logger, logLevel: 'silent', workers: 1, concurrency: 1, defaultTimeoutMs: 300 });
+          try {
+            const l = lane(1);
+            const started = Date.now();
+            const [first, blocking] = await Promise.all([
+              timed.dispatch(job('behave', 'behave.x', { behaviour: 'sleep', sleepMs: 100 }, { deadlineInMs: 60_000 }), never, l, 0),
+              timed.dispatch(job('behave', 'behave.x', { behaviour: 'block', sleepMs: 60_000 }, { deadlineInMs: 60_000 }), never, l, 1),
+            ]);
+            expect(first).toMatchObject({ status: 'ok' });
+            expect(blocking).toMatchObject({ status: 'failed', error: { code: 'DW_ERR_HANDLER_TIMEOUT' } });
+            // 100 ms wait + 300 ms timeout + 1 s grace; the batch deadline is a minute away.
+            expect(Date.now() - started).toBeLessThan(10_000);
+          } finally {
+            await timed.close();
+          }
+        });
+
         it('when its thread dies, the run that was going fails and the runs still waiting are unstarted', async () => {
           const l = lane(1);
           const results = await Promise.all([
