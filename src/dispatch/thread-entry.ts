@@ -55,7 +55,7 @@ function runJob(handlers: Map<string, LoadedHandler>, { taskId, job }: ThreadJob
 interface ChunkRun {
   handlers: Map<string, LoadedHandler>;
   report(done: ThreadJobOutcome): void;
-  /** Tells the main thread at once that a run which waited has started (see ThreadJobStart). */
+  /** Tells the main thread at once that a run it asked about has started (see ThreadJobStart). */
   noticeStart(taskId: number): void;
   started: Uint8Array | undefined;
 }
