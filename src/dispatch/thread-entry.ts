@@ -14,7 +14,7 @@ import { loadHandlerSet } from '../handlers/handler-set.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import { createLogger } from '../observability/logger.js';
 import { runHandler } from './run-handler.js';
-import type { ChannelMessage, ThreadJob, ThreadJobOutcome, ThreadJobStart, ThreadTask, ThreadWorkerData } from './thread-protocol.js';
+import { RUN_FAILED, RUN_OK, RUN_PERMANENT, RUN_RUNNING, type ChannelMessage, type ThreadJob, type ThreadJobOutcome, type ThreadJobStart, type ThreadTask, type ThreadWorkerData } from './thread-protocol.js';
 import type { DispatchOutcome, DispatchResult } from './types.js';
 
 const data = workerData as ThreadWorkerData;
@@ -57,7 +57,7 @@ interface ChunkRun {
   report(done: ThreadJobOutcome): void;
   /** Tells the main thread at once that a run it asked about has started (see ThreadJobStart). */
   noticeStart(taskId: number): void;
-  started: Uint8Array | undefined;
+  states: Uint8Array | undefined;
 }
 
 /** The runs of one event waiting in a lane; `indexes` are the jobs' positions in their chunk. */
@@ -75,13 +75,12 @@ interface LaneState {
   /** Unit (event) -> its runs still going. */
   running: Map<number, number>;
   queue: QueuedUnit[];
-  pumpScheduled: boolean;
 }
 
 /**
- * Chunks with outcomes not posted yet. They are posted before any handler starts: a handler that
- * blocks its thread for good would otherwise hold back outcomes of runs that did finish, and the
- * main thread would fail those runs too.
+ * Chunks with outcomes not posted yet. A new chunk posts them before its handlers start: a handler
+ * that blocks its thread for good would otherwise hold back outcomes of runs that did finish (for a
+ * lane's runs the main thread can fall back on their states, but not on their error messages).
  */
 const unposted = new Set<() => void>();
 function postUnposted(): void {
@@ -101,11 +100,14 @@ const queuedTasks = new Map<number, LaneState>();
 const UNSTARTED: DispatchResult = Object.freeze({ status: 'unstarted' });
 
 function startJob(chunk: ChunkRun, threadJob: ThreadJob, index: number, onEnd: () => void): void {
-  // Before the handler can run (and perhaps kill the thread): the main thread reads this after a crash.
-  if (chunk.started !== undefined) Atomics.store(chunk.started, index, 1);
+  // Before the handler can run (and perhaps kill or block the thread): the main thread reads the
+  // states when outcomes do not come.
+  const states = chunk.states;
+  if (states !== undefined) Atomics.store(states, index, RUN_RUNNING);
   if (threadJob.noticeStart === true) chunk.noticeStart(threadJob.taskId);
   const startedAt = performance.now();
   void runJob(chunk.handlers, threadJob).then((outcome) => {
+    if (states !== undefined) Atomics.store(states, index, outcome.status === 'ok' ? RUN_OK : outcome.status === 'permanent' ? RUN_PERMANENT : RUN_FAILED);
     // Timed here: on the main thread the time a run waited in its lane would count as handler time.
     chunk.report({ taskId: threadJob.taskId, outcome: { ...outcome, durationMs: performance.now() - startedAt } });
     onEnd();
@@ -129,20 +131,11 @@ function startUnit(lane: LaneState, queued: QueuedUnit): void {
 }
 
 /**
- * Starts waiting units as slots free up, in a later turn: the outcomes that freed the slots are
- * posted first (see unposted), and fast runs ending together start their successors together.
+ * Starts waiting units as slots free up, at once. Outcomes of runs that ended this turn are posted
+ * with the turn (a message per turn, not per run); should a unit started now block the thread for
+ * good, the main thread still learns how those runs ended from their states (ThreadLane.states).
  */
 function pumpLane(lane: LaneState): void {
-  if (lane.pumpScheduled) return;
-  lane.pumpScheduled = true;
-  setImmediate(() => {
-    lane.pumpScheduled = false;
-    postUnposted();
-    startWaiting(lane);
-  });
-}
-
-function startWaiting(lane: LaneState): void {
   while (lane.queue.length > 0 && lane.running.size < lane.limit) {
     const next = lane.queue.shift() as QueuedUnit;
     for (const threadJob of next.jobs) queuedTasks.delete(threadJob.taskId);
@@ -159,7 +152,7 @@ function admit(laneId: number, limit: number, chunk: ChunkRun, jobs: readonly Th
   }
   let lane = lanes.get(laneId);
   if (lane === undefined) {
-    lane = { id: laneId, limit, running: new Map(), queue: [], pumpScheduled: false };
+    lane = { id: laneId, limit, running: new Map(), queue: [] };
     lanes.set(laneId, lane);
   }
   // The runs of one event are dispatched in one go, so they sit side by side in the chunk.
@@ -240,7 +233,7 @@ export default async function runTask(task: ThreadTask): Promise<ThreadJobOutcom
   const done = new Promise<void>((resolve) => (allReported = resolve));
   const chunk: ChunkRun = {
     handlers,
-    started: task.lane?.started,
+    states: task.lane?.states,
     noticeStart(taskId) {
       // Now, not with the turn's outcomes: the handler about to run may block this thread for good.
       port.postMessage({ startedTaskId: taskId, atMs: Date.now() } satisfies ThreadJobStart);

@@ -7,7 +7,7 @@ import { ErrorCodes } from '../errors.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import { atDeadline, whenAborted } from './abort-fanout.js';
 import { effectiveDeadlineMs, systemClock } from './run-handler.js';
-import type { ChannelMessage, ThreadJob, ThreadJobOutcome, ThreadJobStart, ThreadLane, ThreadTask, ThreadWorkerData } from './thread-protocol.js';
+import { RUN_FAILED, RUN_OK, RUN_PERMANENT, RUN_WAITING, type ChannelMessage, type ThreadJob, type ThreadJobOutcome, type ThreadJobStart, type ThreadLane, type ThreadTask, type ThreadWorkerData } from './thread-protocol.js';
 import type { BatchLane, Dispatcher, DispatchJob, DispatchResult } from './types.js';
 
 type PiscinaLoadBalancer = NonNullable<NonNullable<ConstructorParameters<typeof Piscina>[0]>['loadBalancer']>;
@@ -76,9 +76,24 @@ const UNSTARTED: DispatchResult = Object.freeze({ status: 'unstarted' });
 
 function noop(): void {}
 
-/** A lane job whose thread never called its handler (its started flag is still 0). */
-function neverStarted(job: { started?: Uint8Array | undefined; index?: number | undefined }): boolean {
-  return job.started !== undefined && Atomics.load(job.started, job.index as number) === 0;
+/**
+ * What the thread recorded of a lane job whose outcome did not come (ThreadLane.states): unstarted,
+ * or how it ended; undefined while it runs, and for a job outside a lane.
+ */
+function recordedOutcome(job: { states?: Uint8Array | undefined; index?: number | undefined }, handler: string): DispatchResult | undefined {
+  if (job.states === undefined) return undefined;
+  switch (Atomics.load(job.states, job.index as number)) {
+    case RUN_WAITING:
+      return UNSTARTED;
+    case RUN_OK:
+      return { status: 'ok' };
+    case RUN_FAILED:
+      return { status: 'failed', error: { message: `handler ${handler} failed (the error was lost with its worker thread)` } };
+    case RUN_PERMANENT:
+      return { status: 'permanent', error: { message: `handler ${handler} failed permanently (the error was lost with its worker thread)`, code: ErrorCodes.PERMANENT } };
+    default:
+      return undefined;
+  }
 }
 
 export function createThreadDispatcher(options: ThreadDispatcherOptions): ThreadDispatcher {
@@ -197,8 +212,8 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
     threadJob: ThreadJob;
     finish: (outcome: DispatchResult) => void;
     lane: BatchLane | undefined;
-    /** Once sent in a lane's chunk: that chunk's started flags, the job's index in it, its shard. */
-    started?: Uint8Array;
+    /** Once sent in a lane's chunk: that chunk's run states, the job's index in it, its shard. */
+    states?: Uint8Array;
     index?: number;
     shard?: Shard;
   }
@@ -261,14 +276,11 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
       (outcomes: ThreadJobOutcome[]) => settle(outcomes),
       (err: unknown) => {
         // Piscina rejects the task of a thread that exited (process.exit) or crashed: every job of
-        // the chunk that had not reported fails, except those still waiting in the lane (unstarted).
+        // the chunk that had not reported fails, except those its lane's states account for.
         const message = err instanceof Error ? err.message : String(err);
         for (const job of chunk) {
-          job.finish(
-            neverStarted(job)
-              ? UNSTARTED
-              : { status: 'failed', error: { message: `worker thread running ${job.threadJob.job.handler} died: ${message}`, code: ErrorCodes.HANDLER_CRASH } },
-          );
+          const handler = job.threadJob.job.handler;
+          job.finish(recordedOutcome(job, handler) ?? { status: 'failed', error: { message: `worker thread running ${handler} died: ${message}`, code: ErrorCodes.HANDLER_CRASH } });
         }
         port1.close();
       },
@@ -313,9 +325,9 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
       for (const job of laneJobs) byShard[(job.threadJob.unit ?? 0) % shards.length]?.push(job);
       byShard.forEach((shardJobs, s) => {
         if (shardJobs.length === 0) return;
-        const started = new Uint8Array(new SharedArrayBuffer(shardJobs.length));
+        const states = new Uint8Array(new SharedArrayBuffer(shardJobs.length));
         shardJobs.forEach((job, index) => {
-          job.started = started;
+          job.states = states;
           job.index = index;
         });
         const shard = shards[s] as Shard;
@@ -328,7 +340,7 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
           if (shard.unsettled++ < shard.limit) startedLate.get(taskId)?.(Date.now());
           else if (startedLate.has(taskId)) job.threadJob.noticeStart = true;
         }
-        sendChunk(shardJobs, { id: shard.id, limit: shard.limit, started });
+        sendChunk(shardJobs, { id: shard.id, limit: shard.limit, states });
       });
     }
     if (laneless.length === 0) return;
@@ -388,7 +400,8 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
         // The thread enforces the deadline itself; this only fires when the thread cannot answer.
         // One timer for every job with the same deadline (a batch), not one per job.
         const onMissedDeadline = () => {
-          if (neverStarted(entry)) return finish(UNSTARTED);
+          const recorded = recordedOutcome(entry, job.handler);
+          if (recorded !== undefined) return finish(recorded);
           void suspectThreadOf(taskId);
           finish({ status: 'failed', error: { message: `handler ${job.handler} did not return by its deadline (worker thread blocked)`, code: ErrorCodes.HANDLER_TIMEOUT } });
         };
@@ -407,7 +420,8 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
           const code = (reason as { code?: unknown } | undefined)?.code;
           channel.postMessage({ type: 'abort', taskId, code: typeof code === 'string' ? code : undefined } satisfies ChannelMessage);
           graceTimer = setTimeout(() => {
-            if (neverStarted(entry)) return finish(UNSTARTED);
+            const recorded = recordedOutcome(entry, job.handler);
+            if (recorded !== undefined) return finish(recorded);
             void suspectThreadOf(taskId);
             finish({ status: 'failed', error: { message: `handler ${job.handler} was aborted (shutdown)`, code: ErrorCodes.ABORTED } });
           }, graceMs);

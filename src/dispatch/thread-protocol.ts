@@ -21,15 +21,26 @@ export interface ThreadJob {
   noticeStart?: true;
 }
 
+/**
+ * Values of ThreadLane.states: what the thread recorded of a run, readable by the main thread when
+ * the run's outcome never arrives (its thread died, or a later run blocks it for good).
+ */
+export const RUN_WAITING = 0;
+export const RUN_RUNNING = 1;
+export const RUN_OK = 2;
+export const RUN_FAILED = 3;
+export const RUN_PERMANENT = 4;
+
 /** A chunk's lane (see BatchLane): the thread runs at most `limit` of its events at once. */
 export interface ThreadLane {
   id: number;
   limit: number;
   /**
-   * Per job of the chunk, set to 1 by the thread just before it calls the handler: if the thread
-   * dies, the main thread tells the runs it started (failed) from those it never started (unstarted).
+   * Per job of the chunk, in shared memory: RUN_RUNNING set just before the thread calls the handler,
+   * then how it ended, set before the outcome is posted. After a thread died or stopped answering,
+   * the main thread tells runs never started (unstarted) and runs that ended from those it cut.
    */
-  started: Uint8Array;
+  states: Uint8Array;
 }
 
 /** What a thread reports for one job. */
