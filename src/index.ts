@@ -19,13 +19,15 @@ export type {
   TypedIngestResponse,
 } from './types.js';
 
-// The worker, programmatically: the `run` options in camelCase, validated like the CLI's.
-export { startWorkerFromOptions as startWorker } from './worker/public.js';
+// The worker, programmatically: the `run` options in camelCase, validated like the CLI's. It (like
+// startEmulator) loads its modules at the first call: handler modules import this entry in every
+// worker thread (src/lazy-entry-points.ts).
+export { startWorker } from './lazy-entry-points.js';
 export type { RunningWorker, StartWorkerOptions, WorkerEnd } from './worker/start.js';
 export type { RunOptionsInput as WorkerOptions } from './config/options.js';
 
 // The platform emulator, for offline development and tests.
-export { startEmulator } from './emulator/index.js';
+export { startEmulator } from './lazy-entry-points.js';
 export type { EmulatorOptions, RunningEmulator, EmulatorConfig, FaultOptions } from './emulator/index.js';
 
 // The typed platform client.

@@ -1,7 +1,8 @@
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { gunzipSync } from 'node:zlib';
 import type { IncomingHttpHeaders } from 'node:http';
 import { NetworkError, isAbortError } from './errors.js';
+import { loadUndici, resolveDispatcher, type HttpDispatcher } from './lazy-undici.js';
 
 /**
  * One HTTP exchange through undici, with the boundary classification of STYLE 7: the caller's
@@ -26,7 +27,8 @@ export interface RawResponse {
   text: string;
 }
 
-export async function exchange(dispatcher: Dispatcher, init: RawExchange): Promise<RawResponse> {
+export async function exchange(dispatcher: HttpDispatcher, init: RawExchange): Promise<RawResponse> {
+  const { request } = await loadUndici();
   const callerSignal = init.signal;
   callerSignal?.throwIfAborted();
   // One controller per exchange, linked by hand to the caller's signal and to our deadline, and
@@ -42,7 +44,7 @@ export async function exchange(dispatcher: Dispatcher, init: RawExchange): Promi
   deadline.unref();
   try {
     const response = await request(init.url, {
-      dispatcher,
+      dispatcher: await resolveDispatcher(dispatcher),
       method: init.method as Dispatcher.HttpMethod,
       headers: init.headers,
       body: init.body ?? null,

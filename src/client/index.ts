@@ -1,4 +1,4 @@
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { ConfigError } from '../errors.js';
 import type {
   AckRequest,
@@ -16,6 +16,7 @@ import type {
 import type { ConsumerApi, PullResult } from './consumer-api.js';
 import { acknowledge, pull, setPaused } from './consumers.js';
 import { AuthError } from './errors.js';
+import { OwnAgent, type HttpDispatcher } from './lazy-undici.js';
 import { checkUrl } from './options.js';
 import { getAccessCatalog, type AccessCatalogItem } from './resources/catalog.js';
 import { LegacyImportApi } from './resources/legacy-import.js';
@@ -79,7 +80,8 @@ export function createClient(options: ClientOptions): PlatformClient {
   const baseUrl = checkUrl('baseUrl', options.baseUrl);
   const authUrl = options.authUrl === undefined ? baseUrl : checkUrl('authUrl', options.authUrl);
   const ownsDispatcher = options.dispatcher === undefined;
-  const dispatcher = options.dispatcher ?? new Agent({ connections: checkConnections(options.connections), keepAliveTimeout: 10_000 });
+  // Our own Agent is created, and undici loaded, at the first request (src/client/lazy-undici.ts).
+  const dispatcher: HttpDispatcher = options.dispatcher ?? new OwnAgent({ connections: checkConnections(options.connections), keepAliveTimeout: 10_000 });
   const userAgent = options.userAgent ?? 'durable-worker';
   const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
   if (!Number.isFinite(requestTimeoutMs) || requestTimeoutMs <= 0) {
@@ -127,7 +129,7 @@ export function createClient(options: ClientOptions): PlatformClient {
 function createTokenProvider(
   options: ClientOptions,
   authUrl: string,
-  dispatcher: Dispatcher,
+  dispatcher: HttpDispatcher,
   userAgent: string,
 ): ClientCredentialsTokenProvider | undefined {
   const hasClientCredentials = options.clientId !== undefined || options.clientSecret !== undefined;

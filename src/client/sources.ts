@@ -1,4 +1,4 @@
-import { validateTypedIngest } from '../ingest/index.js';
+import type { validateTypedIngest } from '../ingest/validate.js';
 import type {
   SourceEntry,
   SourceEntryList,
@@ -49,7 +49,10 @@ export async function ingest(
   const path = pathOf`/sources/${requireId('sourceId', sourceId)}`;
   let body: unknown = request;
   if (options.validate !== false) {
-    const result = validateTypedIngest(request, options.configured, options.limits);
+    // Imported here, not with the client: the rules pull in zod, which a worker thread that only
+    // imports `defineHandler` from the package entry should not load (src/client/lazy-undici.ts).
+    const rules = await import('../ingest/validate.js');
+    const result = rules.validateTypedIngest(request, options.configured, options.limits);
     if (!result.ok) throw new IngestValidationError(result.errors);
     body = strictIngestBody(request);
   }

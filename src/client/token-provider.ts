@@ -1,7 +1,7 @@
-import type { Dispatcher } from 'undici';
 import type { IssuerError } from '../types.js';
 import { AuthError, retryAfterMs } from './errors.js';
 import { exchange, joinUrl, parseJsonText } from './http.js';
+import type { HttpDispatcher } from './lazy-undici.js';
 import { SingleFlightToken } from './token-cache.js';
 
 /**
@@ -40,7 +40,7 @@ export interface ClientCredentialsOptions {
   audience: string;
   /** Space-delimited scopes; omitted means every tenant scope enabled for the application. */
   scope?: string | undefined;
-  dispatcher: Dispatcher;
+  dispatcher: HttpDispatcher;
   userAgent?: string | undefined;
   /** Deadline of one token request, in ms. Default 10_000. */
   requestTimeoutMs?: number | undefined;

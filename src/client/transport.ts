@@ -1,8 +1,8 @@
-import type { Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ProblemDetails } from '../types.js';
 import { ApiError, retryAfterMs } from './errors.js';
 import { exchange, joinUrl, parseJsonText, type RawResponse } from './http.js';
+import type { HttpDispatcher } from './lazy-undici.js';
 import { NO_RETRY, withRetry, type RetryPolicy } from './retry.js';
 import type { AppliedCredential, Credential } from './token-provider.js';
 
@@ -44,7 +44,7 @@ export interface Send {
 
 export interface TransportOptions {
   baseUrl: string;
-  dispatcher: Dispatcher;
+  dispatcher: HttpDispatcher;
   /** Undefined: requests go without a credential (public destinations). */
   credential: Credential | undefined;
   retryPolicy: RetryPolicy;

@@ -1,6 +1,7 @@
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { ConfigError } from '../../errors.js';
 import { AuthError } from '../errors.js';
+import { OwnAgent, type HttpDispatcher } from '../lazy-undici.js';
 import { checkUrl } from '../options.js';
 import { resolveRetryPolicy, type RetryPolicy } from '../retry.js';
 import type { CallOptions } from '../sources.js';
@@ -79,7 +80,8 @@ export function createDestinationClient(options: DestinationClientOptions): Dest
     throw new ConfigError((err as Error).message, 'retry');
   }
   const ownsDispatcher = options.dispatcher === undefined;
-  const dispatcher = options.dispatcher ?? new Agent({ connections: 8, keepAliveTimeout: 10_000 });
+  // Created, and undici loaded, at the first request (src/client/lazy-undici.ts).
+  const dispatcher: HttpDispatcher = options.dispatcher ?? new OwnAgent({ connections: 8, keepAliveTimeout: 10_000 });
   const userAgent = options.userAgent ?? 'durable-worker';
 
   const hasClientCredentials = options.clientId !== undefined || options.clientSecret !== undefined;

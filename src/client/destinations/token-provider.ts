@@ -1,7 +1,7 @@
-import type { Dispatcher } from 'undici';
 import { setTimeout as sleepMs } from 'node:timers/promises';
 import { AuthError, isAbortError, retryAfterMs } from '../errors.js';
 import { exchange, joinUrl, parseJsonText } from '../http.js';
+import type { HttpDispatcher } from '../lazy-undici.js';
 import { SingleFlightToken, type RefreshableToken } from '../token-cache.js';
 import { pathOf } from '../transport.js';
 import type { AppliedCredential, Credential } from '../token-provider.js';
@@ -14,7 +14,7 @@ export interface DestinationTokenOptions {
   clientId: string;
   /** The secret of the registered application, or a function read at each token request. */
   clientSecret: string | (() => string | Promise<string>);
-  dispatcher: Dispatcher;
+  dispatcher: HttpDispatcher;
   userAgent?: string | undefined;
   /** Deadline of one token request, ms. Default 10_000. */
   requestTimeoutMs?: number | undefined;

@@ -1,0 +1,31 @@
+/**
+ * The package entry's heavy entry points, each loading its modules at its first call. Handler
+ * modules import `defineHandler` from the entry, and with `--isolation thread` every worker thread
+ * evaluates it: importing the worker and the emulator with it cost each thread ~10 MB of live heap
+ * (zod, pino, piscina, prom-client, the emulator's routes) for code the thread never runs
+ * (docs/benchmarks.md, phase d). Both are async, so loading on call changes nothing for callers.
+ */
+import type { RunOptionsInput } from './config/options.js';
+import type { EmulatorOptions, RunningEmulator } from './emulator/index.js';
+import type { RunningWorker, StartWorkerOptions } from './worker/start.js';
+
+/**
+ * Programmatic start: the `run` options in camelCase (`baseUrl`, `destination`, `handlers`,
+ * `workers`, `visibility`...), validated and defaulted exactly like the CLI's (no environment is
+ * read). Throws ConfigError naming the option for a bad value.
+ *
+ * ```ts
+ * const worker = await startWorker({ baseUrl, tenant, clientId, clientSecret, destination: 'my-consumer' });
+ * process.on('SIGTERM', () => void worker.close());
+ * ```
+ */
+export async function startWorker(options: RunOptionsInput, extra: StartWorkerOptions = {}): Promise<RunningWorker> {
+  const { startWorkerFromOptions } = await import('./worker/public.js');
+  return startWorkerFromOptions(options, extra);
+}
+
+/** Starts the platform emulator: public API, issuer and seeding endpoints on one origin. */
+export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
+  const emulator = await import('./emulator/index.js');
+  return emulator.startEmulator(options);
+}
