@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { HandlerLoadError, type LoadedHandler } from '../handlers/loader.js';
 import { createInProcessDispatcher } from './in-process.js';
+import { handlerThreadResourceLimits } from './thread-heap.js';
 import { createThreadDispatcher, poolSize } from './thread-pool.js';
 import type { Dispatcher } from './types.js';
 
@@ -26,8 +27,10 @@ export async function createDispatcher(options: CreateDispatcherOptions): Promis
     return createInProcessDispatcher({ handlers: options.handlers, logger: options.logger, defaultTimeoutMs: options.defaultTimeoutMs });
   }
   const { threads, tasksPerThread } = poolSize(options.workers, options.concurrency);
-  options.logger.debug({ threads, tasksPerThread }, 'starting worker thread pool');
-  const dispatcher = createThreadDispatcher({ ...options, threads, tasksPerThread });
+  // The young generation bounded on a big host (src/dispatch/thread-heap.ts).
+  const resourceLimits = handlerThreadResourceLimits();
+  options.logger.debug({ threads, tasksPerThread, resourceLimits }, 'starting worker thread pool');
+  const dispatcher = createThreadDispatcher({ ...options, threads, tasksPerThread, resourceLimits });
   try {
     await dispatcher.warmUp();
   } catch (err) {

@@ -2,6 +2,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { loadWorkerConfig } from '../../config/load.js';
 import { createLogger } from '../../observability/logger.js';
 import type { CliContext } from '../context.js';
+import { sizeRunHeaps } from '../heap-sizing.js';
 import { pickRunFlags, withRunOptions } from '../run-options.js';
 import { runWorkerProcess } from '../worker-process.js';
 
@@ -21,7 +22,14 @@ export function runCommand(context: CliContext, setExitCode: (code: number) => v
     handler: async (argv) => {
       const config = loadWorkerConfig({ flags: pickRunFlags(argv), env: context.env, cwd: context.cwd });
       const logger = createLogger({ level: config.logLevel, ...(context.stdout === process.stdout ? {} : { destination: context.stdout }) });
-      setExitCode(await runWorkerProcess(config, logger, context));
+      // `run` owns its process: bound V8's young generations before the worker starts threads.
+      const { stop, ...heapSizing } = sizeRunHeaps();
+      logger.debug({ heapSizing }, 'heap sizing');
+      try {
+        setExitCode(await runWorkerProcess(config, logger, context));
+      } finally {
+        stop();
+      }
     },
   };
 }

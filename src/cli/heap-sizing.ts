@@ -1,0 +1,74 @@
+import { PerformanceObserver, constants } from 'node:perf_hooks';
+import v8 from 'node:v8';
+import type { Worker } from 'node:worker_threads';
+import { HANDLER_THREAD_YOUNG_GENERATION_MB } from '../dispatch/thread-heap.js';
+
+const MiB = 1024 * 1024;
+
+/**
+ * The main thread's largest semi-space under `durable-worker run`, MiB. V8 lets it grow to 16 MiB
+ * (two of them: 32 MiB resident) on any host with 16 GB or more. At 8 MiB the benchmark's worker
+ * spent as much CPU per event as with V8's sizing (within its noise); at 4 MiB its main thread spent
+ * ~30 % more time in scavenges for 8 MiB less (docs/benchmarks.md, phase d).
+ */
+export const MAIN_SEMI_SPACE_MIB = 8;
+
+/** The semi-space a handler thread may grow to (V8 makes a young generation three semi-spaces' worth). */
+const HANDLER_THREAD_SEMI_SPACE_MIB = HANDLER_THREAD_YOUNG_GENERATION_MB / 3;
+
+/**
+ * Bounds the young generations of `durable-worker run`'s own process, which Node sizes from the
+ * machine's memory (docs/benchmarks.md, phase d). Does nothing when the user sized them with node
+ * flags (NODE_OPTIONS or the node command line). V8 fixes an isolate's limits when it creates it, so
+ * for the main thread, already running, this works through the one flag V8 reads at run time
+ * (see {@link capMainYoungGeneration}); worker threads started afterwards begin at the semi-space
+ * size handler threads may grow to (src/dispatch/thread-heap.ts), so that a growth factor of 1 set
+ * for the main thread never holds them smaller.
+ * Returns what it did, for the log, and a function that stops it.
+ */
+export function sizeRunHeaps(
+  execArgv: readonly string[] = process.execArgv,
+  nodeOptions: string = process.env.NODE_OPTIONS ?? '',
+): { applied: boolean; mainSemiSpaceMiB?: number; threadSemiSpaceMiB?: number; stop: () => void } {
+  if (/--(?:max|min)[-_]semi[-_]space[-_]size|--semi[-_]space[-_]growth[-_]factor/.test([...execArgv, nodeOptions].join(' '))) {
+    return { applied: false, stop: () => {} };
+  }
+  v8.setFlagsFromString(`--min-semi-space-size=${HANDLER_THREAD_SEMI_SPACE_MIB}`);
+  const stop = capMainYoungGeneration(MAIN_SEMI_SPACE_MIB);
+  return { applied: true, mainSemiSpaceMiB: MAIN_SEMI_SPACE_MIB, threadSemiSpaceMiB: HANDLER_THREAD_SEMI_SPACE_MIB, stop };
+}
+
+/**
+ * Caps this thread's young generation at run time. What V8 reads at run time is
+ * `--semi-space-growth-factor`: after a scavenge with enough survivors the new space grows by that
+ * factor (2), so a factor of 1 stops it where it is. Found by experiment (Node 20, V8 11.3): the
+ * flag is process-wide, and creating any isolate (a worker thread) resets a factor below 2 to 2
+ * (V8's `Heap::ConfigureHeap`). So the factor is set after every scavenge of this thread and once
+ * each new worker thread runs: 1 when one more doubling would pass the cap, else 2. The semi-space
+ * then stops at the largest doubling of its first size within the cap. Returns a function that
+ * stops doing so.
+ */
+export function capMainYoungGeneration(semiSpaceMiB: number): () => void {
+  const capBytes = semiSpaceMiB * MiB;
+  let factor = 0;
+  const enforce = () => {
+    const newSpace = v8.getHeapSpaceStatistics().find((space) => space.space_name === 'new_space');
+    // One semi-space's capacity: what is allocated in it plus what is left.
+    const semiSpaceBytes = newSpace === undefined ? 0 : newSpace.space_used_size + newSpace.space_available_size;
+    const wanted = semiSpaceBytes * 2 > capBytes ? 1 : 2;
+    // 1 is set again each time: a worker thread started since may have reset it to 2.
+    if (wanted === 1 || wanted !== factor) v8.setFlagsFromString(`--semi-space-growth-factor=${wanted}`);
+    factor = wanted;
+  };
+  const observer = new PerformanceObserver((list) => {
+    if (list.getEntries().some((entry) => (entry as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR)) enforce();
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  const onWorker = (worker: Worker) => worker.once('online', enforce);
+  process.on('worker', onWorker);
+  enforce();
+  return () => {
+    observer.disconnect();
+    process.off('worker', onWorker);
+  };
+}

@@ -1,0 +1,42 @@
+import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import v8 from 'node:v8';
+import { describe, expect, it } from 'vitest';
+import { sizeRunHeaps } from '../../src/cli/heap-sizing.js';
+import { HANDLER_THREAD_YOUNG_GENERATION_MB, handlerThreadResourceLimits } from '../../src/dispatch/thread-heap.js';
+import { REPO_ROOT } from './cli-process.js';
+
+const TSX = pathToFileURL(createRequire(join(REPO_ROOT, 'package.json')).resolve('tsx')).href;
+const PROBE = join(REPO_ROOT, 'test', 'fixtures', 'heap-sizing', 'young-generation-probe.ts');
+const MiB = 1024 * 1024;
+
+/** The main thread's new space (both semi-spaces, MiB) after the probe's allocations, in its own process. */
+async function probeNewSpaceMiB(capMiB: number): Promise<number> {
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', TSX, PROBE, String(capMiB)], { cwd: REPO_ROOT });
+  return (JSON.parse(stdout) as { newSpaceMiB: number }).newSpaceMiB;
+}
+
+describe('heap sizing of `durable-worker run` (docs/benchmarks.md, phase d)', () => {
+  it('caps the main thread young generation at run time, also after a worker thread started', async () => {
+    // Without the cap V8 grows it to 2 x 16 MiB on this size of host; the probe's allocations get it there.
+    const [uncapped, capped] = await Promise.all([probeNewSpaceMiB(0), probeNewSpaceMiB(4)]);
+    expect(capped).toBeLessThanOrEqual(2 * 4);
+    // On a small host V8's own limit may be below the cap already.
+    if (v8.getHeapStatistics().heap_size_limit >= 2048 * MiB) expect(uncapped).toBeGreaterThan(capped);
+  });
+
+  it('leaves the heaps alone when the user sized them with node flags', () => {
+    const result = sizeRunHeaps(['--max-semi-space-size=2'], '');
+    expect(result.applied).toBe(false);
+    expect(sizeRunHeaps([], '--max-old-space-size=128 --max-semi-space-size=1').applied).toBe(false);
+  });
+
+  it('bounds the handler threads young generation only where Node would make it larger', () => {
+    expect(handlerThreadResourceLimits(4144 * MiB)).toEqual({ maxYoungGenerationSizeMb: HANDLER_THREAD_YOUNG_GENERATION_MB });
+    // A 512 MiB container: Node gives a 259 MiB heap limit and 3 MB young generations already.
+    expect(handlerThreadResourceLimits(259 * MiB)).toBeUndefined();
+  });
+});
