@@ -36,7 +36,9 @@ describe('heap sizing of `durable-worker run` (docs/benchmarks.md, phase d)', ()
 
   it('bounds the handler threads young generation only where Node would make it larger', () => {
     expect(handlerThreadResourceLimits(4144 * MiB)).toEqual({ maxYoungGenerationSizeMb: HANDLER_THREAD_YOUNG_GENERATION_MB });
-    // A 512 MiB container: Node gives a 259 MiB heap limit and 3 MB young generations already.
+    // A 512 MiB container: Node gives a 259 MiB heap limit and 3 MB young generations already;
+    // a 6 GB host 1.5 GiB and 18 MB.
     expect(handlerThreadResourceLimits(259 * MiB)).toBeUndefined();
+    expect(handlerThreadResourceLimits(1536 * MiB)).toBeUndefined();
   });
 });
