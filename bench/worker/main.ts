@@ -274,7 +274,7 @@ try {
   if (only.has('d')) {
     const isolation = process.env.BENCH_RSS_ISOLATION === 'none' ? 'none' : 'thread';
     const rss = await runWorkers(em, [workerConfig(em.url, `d-${isolation}`, { isolation })], RSS_EVENTS, {}, 50_000);
-    log('d_rss', { isolation, events: rss.events, eventsPerSecond: round(rss.eventsPerSecond), samples: rss.rssSamples, afterClose: rss.processes[0]?.rssMiB });
+    log('d_rss', { isolation, events: rss.events, eventsPerSecond: round(rss.eventsPerSecond), cpuUsPerEvent: round(rss.cpuUsPerEvent, 1), samples: rss.rssSamples, afterClose: rss.processes[0]?.rssMiB });
   }
   if (only.has('e')) {
     const redis = process.env.REDIS_URL;

@@ -1,14 +1,23 @@
 /**
  * One worker process of bench/worker: `startWorker` of the compiled worker (dist/, as the bin runs
  * it; plain JavaScript so no TypeScript loader runs in this process or its worker threads) with the
- * config given as JSON in argv[2]. Prints `READY` once started (idle, pulling), `RSS <events> <MiB>`
- * every BENCH_RSS_EVERY events, `RESET` after SIGUSR2 (the parent's warm-up is over: counting restarts),
- * and on SIGTERM, after a clean close, `STATS <json>`: events done,
- * the wall-clock span from its first leased batch to its last committed ack, and the process CPU
- * time (all threads) from that first batch to the SIGTERM.
+ * config given as JSON in argv[2], after the heap sizing `durable-worker run` applies. Prints `READY`
+ * once started (idle, pulling), `RSS <events> <MiB>` every BENCH_RSS_EVERY events (with
+ * BENCH_HEAP_DETAIL=1 also RSS by kind and each thread's heap spaces and collections), `RESET` after
+ * SIGUSR2 (the parent's warm-up is over: counting restarts), and on SIGTERM, after a clean close,
+ * `STATS <json>`: events done, the wall-clock span from its first leased batch to its last committed
+ * ack, and the process CPU time (all threads) from that first batch to the SIGTERM.
  */
+import v8 from 'node:v8';
 import pino from 'pino';
+import { sizeRunHeaps } from '../../dist/cli/heap-sizing.js';
 import { startWorker } from '../../dist/worker/start.js';
+import { countCollections, heapSpaces, rssKinds, threadHeaps } from './heap-report.mjs';
+
+// BENCH_V8_FLAGS: V8 flags set at run time, before the worker starts (flags NODE_OPTIONS refuses).
+if (process.env.BENCH_V8_FLAGS) v8.setFlagsFromString(process.env.BENCH_V8_FLAGS);
+// As `durable-worker run` does before it starts the worker (BENCH_HEAP_SIZING=off: V8's own sizing).
+if (process.env.BENCH_HEAP_SIZING !== 'off') sizeRunHeaps();
 
 /** @type {import('../../src/config/types.js').WorkerConfig} */
 const config = JSON.parse(process.argv[2] ?? '{}');
@@ -25,10 +34,21 @@ const worker = await startWorker(config, {
 function memory() {
   const m = process.memoryUsage();
   const mib = (n) => (n / 1048576).toFixed(1);
-  return `${mib(m.rss)} MiB (heap ${mib(m.heapUsed)}/${mib(m.heapTotal)}, external ${mib(m.external)})`;
+  return `${mib(m.rss)} MiB (heap ${mib(m.heapUsed)}/${mib(m.heapTotal)}, external ${mib(m.external)}, arrayBuffers ${mib(m.arrayBuffers)})`;
+}
+
+/** memory() plus the main thread's heap spaces and every handler thread's (BENCH_HEAP_DETAIL=1). */
+async function memoryDetail() {
+  const summary = memory();
+  if (process.env.BENCH_HEAP_DETAIL !== '1') return summary;
+  return [summary, rssKinds(), `main: ${heapSpaces()} ${collections?.summary()}`, ...(await threadHeaps())].join(' | ');
 }
 
 let events = 0;
+/** The main thread's collections since the warm-up ended, with BENCH_HEAP_DETAIL=1. */
+const collections = process.env.BENCH_HEAP_DETAIL === '1' ? countCollections() : undefined;
+/** RSS lines still waiting for the handler threads' answers: SIGTERM lets them finish first. */
+const reports = new Set();
 /** @type {number | undefined} */
 let firstPullMs;
 /** @type {number | undefined} */
@@ -43,7 +63,12 @@ worker.events.on('batch:pulled', () => {
 worker.events.on('event:done', (e) => {
   if (e.outcome !== 'ok' && e.outcome !== 'duplicate') return;
   events++;
-  if (rssEvery > 0 && events % rssEvery === 0) process.stdout.write(`RSS ${events} ${memory()}\n`);
+  if (rssEvery > 0 && events % rssEvery === 0) {
+    const sample = events;
+    const report = memoryDetail().then((detail) => void process.stdout.write(`RSS ${sample} ${detail}\n`));
+    reports.add(report);
+    void report.finally(() => reports.delete(report));
+  }
 });
 worker.events.on('ack:done', (e) => {
   if (e.status === 'committed') lastAckMs = Date.now();
@@ -55,6 +80,7 @@ process.on('SIGUSR2', () => {
   firstPullMs = undefined;
   lastAckMs = undefined;
   cpuAtFirst = undefined;
+  collections?.reset();
   process.stdout.write('RESET\n');
 });
 
@@ -62,9 +88,9 @@ process.on('SIGTERM', () => {
   // CPU from the first batch to now: the run plus the few idle pulls until the parent saw the drain.
   const used = process.cpuUsage(cpuAtFirst);
   const cpuUs = used.user + used.system;
-  void worker.close().then(() => {
+  void Promise.all(reports).then(() => worker.close()).then(() => {
     const stats = { events, firstPullMs, lastAckMs, cpuUs, rssMiB: Number((process.memoryUsage().rss / 1048576).toFixed(1)) };
     process.stdout.write(`STATS ${JSON.stringify(stats)}\n`, () => process.exit(0));
   });
 });
-process.stdout.write(`READY ${memory()}\n`);
+process.stdout.write(`READY ${await memoryDetail()}\n`);
