@@ -6,7 +6,8 @@ describe('durable-worker emulator', () => {
     const cli = new CliProcess(['emulator', '--port', '0']);
     try {
       const [, url] = await cli.waitForOutput(/emulator listening on (http:\/\/127\.0\.0\.1:\d+)/);
-      expect(cli.stdout).toContain('dev-client / dev-secret');
+      // The next log line: it may come in a chunk of its own.
+      await cli.waitForOutput(/default credentials: tenant dev-tenant, client dev-client \/ dev-secret/);
       const res = await fetch(`${url}/oauth2/token`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
