@@ -24,7 +24,8 @@ describe('durable-worker dev', () => {
     );
     try {
       const [, url] = await cli.waitForOutput(/emulator listening on (http:\/\/127\.0\.0\.1:\d+)/);
-      expect(cli.stdout).toContain(`curl -s -X POST ${url}/oauth2/token`);
+      // Written after that log line, possibly in a chunk of its own.
+      await cli.waitForOutput(new RegExp(`curl -s -X POST ${url!.replace(/[.]/g, '\\.')}/oauth2/token`));
       await poll(() => existsSync(record) && readFileSync(record, 'utf8').includes('product-'));
       cli.kill('SIGTERM');
       const result = await cli.exited;
