@@ -399,12 +399,16 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
         };
         // The thread enforces the deadline itself; this only fires when the thread cannot answer.
         // One timer for every job with the same deadline (a batch), not one per job.
-        const onMissedDeadline = () => {
+        // The thread did not answer in time: what it recorded of the run stands; else the run fails
+        // and its thread is suspected of being blocked.
+        const giveUp = (failure: DispatchResult) => {
           const recorded = recordedOutcome(entry, job.handler);
           if (recorded !== undefined) return finish(recorded);
           void suspectThreadOf(taskId);
-          finish({ status: 'failed', error: { message: `handler ${job.handler} did not return by its deadline (worker thread blocked)`, code: ErrorCodes.HANDLER_TIMEOUT } });
+          finish(failure);
         };
+        const onMissedDeadline = () =>
+          giveUp({ status: 'failed', error: { message: `handler ${job.handler} did not return by its deadline (worker thread blocked)`, code: ErrorCodes.HANDLER_TIMEOUT } });
         let unwatchDeadline = atDeadline(systemClock, deadlineMs + graceMs, onMissedDeadline);
         if (lane !== undefined && (handler.timeoutMs ?? options.defaultTimeoutMs) !== undefined) {
           startedLate.set(taskId, (atMs) => {
@@ -419,12 +423,7 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
           if (lane !== undefined) stopLane(lane.id);
           const code = (reason as { code?: unknown } | undefined)?.code;
           channel.postMessage({ type: 'abort', taskId, code: typeof code === 'string' ? code : undefined } satisfies ChannelMessage);
-          graceTimer = setTimeout(() => {
-            const recorded = recordedOutcome(entry, job.handler);
-            if (recorded !== undefined) return finish(recorded);
-            void suspectThreadOf(taskId);
-            finish({ status: 'failed', error: { message: `handler ${job.handler} was aborted (shutdown)`, code: ErrorCodes.ABORTED } });
-          }, graceMs);
+          graceTimer = setTimeout(() => giveUp({ status: 'failed', error: { message: `handler ${job.handler} was aborted (shutdown)`, code: ErrorCodes.ABORTED } }), graceMs);
         });
         running.set(taskId, finish);
         pending.push(entry);

@@ -150,6 +150,16 @@ async function runEvents(ctx: BatchContext, events: readonly CloudEvent[], lease
   const runHandlerOf = (event: CloudEvent, i: number, k: number, handler: LoadedHandler) =>
     runEventHandler(ctx, lease, event, i, handler.name, keys[k] as string, states[k] ?? 'busy');
 
+  /** How an event ends from its handlers' outcomes (its keys start at `first`). */
+  const endOfEvent = (first: number, outcomes: readonly (EventOutcome | 'unstarted')[]): RunEnd => {
+    if (!outcomes.includes('unstarted')) return outcomes.includes('failed') ? 'failed' : 'settled';
+    // Claims of the batch are released with the ack (releaseUnstarted), except those taken while
+    // waiting, and those of an event whose other handlers did run (it is retried as a whole).
+    const allUnstarted = outcomes.every((outcome) => outcome === 'unstarted');
+    releaseKeys(ctx, lease, outcomes.flatMap((outcome, j) => (outcome === 'unstarted' && (!allUnstarted || states[first + j] !== 'new') ? [keys[first + j] as string] : [])));
+    return allUnstarted ? 'unstarted' : 'failed';
+  };
+
   const runEvent = async (i: number): Promise<RunEnd> => {
     const event = events[i] as CloudEvent;
     const route = routes[i] as readonly LoadedHandler[];
@@ -165,18 +175,8 @@ async function runEvents(ctx: BatchContext, events: readonly CloudEvent[], lease
       return 'settled';
     }
     try {
-      if (route.length === 1) {
-        const outcome = await runHandlerOf(event, i, first, route[0] as LoadedHandler);
-        if (outcome === 'unstarted' && states[first] !== 'new') releaseKeys(ctx, lease, [keys[first] as string]);
-        return endOf(outcome);
-      }
-      const outcomes = await Promise.all(route.map((handler, j) => runHandlerOf(event, i, first + j, handler)));
-      if (!outcomes.includes('unstarted')) return outcomes.includes('failed') ? 'failed' : 'settled';
-      // Claims of the batch are released with the ack (releaseUnstarted), except those taken while
-      // waiting, and those of an event whose other handlers did run (it is retried as a whole).
-      const allUnstarted = outcomes.every((outcome) => outcome === 'unstarted');
-      releaseKeys(ctx, lease, outcomes.flatMap((outcome, j) => (outcome === 'unstarted' && (!allUnstarted || states[first + j] !== 'new') ? [keys[first + j] as string] : [])));
-      return allUnstarted ? 'unstarted' : 'failed';
+      if (route.length === 1) return endOfEvent(first, [await runHandlerOf(event, i, first, route[0] as LoadedHandler)]);
+      return endOfEvent(first, await Promise.all(route.map((handler, j) => runHandlerOf(event, i, first + j, handler))));
     } catch (err) {
       // Only a throwing listener of the event bus gets here; the event is retried, the batch goes on.
       ctx.logger.error({ err, eventId: event.id }, 'processing an event failed unexpectedly: it is retried');
@@ -237,9 +237,4 @@ function releaseKeys(ctx: BatchContext, lease: LeaseScope, keys: string[]): void
       ctx.logger.error({ err, keys: keys.length }, 'idempotency store: releasing the claims of unstarted events failed (they free at the lease expiry)');
     }),
   );
-}
-
-function endOf(outcome: EventOutcome | 'unstarted'): RunEnd {
-  if (outcome === 'unstarted') return 'unstarted';
-  return outcome === 'failed' ? 'failed' : 'settled';
 }
