@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +8,7 @@ import { createDispatcher } from '../../src/dispatch/index.js';
 import type { Dispatcher, DispatchJob } from '../../src/dispatch/types.js';
 import { loadHandlers } from '../../src/handlers/loader.js';
 import { maxOverlap, spans, type Span } from '../fixtures/spans.js';
+import { waitFor } from '../worker/harness.js';
 
 const HANDLERS = fileURLToPath(new URL('../fixtures/handlers-behaviours', import.meta.url));
 const logger = pino({ level: 'silent' });
@@ -23,6 +24,11 @@ function job(handler: string, type: string, data: Record<string, unknown>, overr
 }
 
 const never = new AbortController().signal;
+
+/** Runs of the `sleep` behaviour that started, from its `startedFile`. */
+function startedRuns(file: string): number {
+  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).length : 0;
+}
 
 for (const isolation of ['none', 'thread'] as const) {
   describe(`dispatcher (isolation ${isolation})`, () => {
@@ -141,16 +147,20 @@ for (const isolation of ['none', 'thread'] as const) {
         it('a drain (stop) drops the runs still waiting as unstarted; the running ones finish', async () => {
           const stop = new AbortController();
           const l = lane(2, stop.signal);
-          const results = Array.from({ length: 6 }, (_, i) => dispatcher.dispatch(job('behave', 'behave.x', { behaviour: 'sleep', sleepMs: 300 }), never, l, i));
-          setTimeout(() => stop.abort(), 100);
+          const startedFile = join(dir, 'drain-started.log');
+          const results = Array.from({ length: 6 }, (_, i) => dispatcher.dispatch(job('behave', 'behave.x', { behaviour: 'sleep', sleepMs: 1_000, startedFile }), never, l, i));
+          await waitFor('the first two runs to start', () => startedRuns(startedFile) === 2);
+          stop.abort();
           expect((await Promise.all(results)).map((o) => o.status)).toEqual(['ok', 'ok', 'unstarted', 'unstarted', 'unstarted', 'unstarted']);
         });
 
         it('a deadline abort ends the running runs as failed and the waiting ones as unstarted', async () => {
           const batch = new AbortController();
           const l = lane(2);
-          const results = Array.from({ length: 5 }, (_, i) => dispatcher.dispatch(job('behave', 'behave.x', { behaviour: 'sleep', sleepMs: 5_000 }), batch.signal, l, i));
-          setTimeout(() => batch.abort(Object.assign(new Error('batch deadline'), { code: 'DW_ERR_HANDLER_TIMEOUT' })), 100);
+          const startedFile = join(dir, 'deadline-started.log');
+          const results = Array.from({ length: 5 }, (_, i) => dispatcher.dispatch(job('behave', 'behave.x', { behaviour: 'sleep', sleepMs: 5_000, startedFile }), batch.signal, l, i));
+          await waitFor('the first two runs to start', () => startedRuns(startedFile) === 2);
+          batch.abort(Object.assign(new Error('batch deadline'), { code: 'DW_ERR_HANDLER_TIMEOUT' }));
           const outcomes = await Promise.all(results);
           expect(outcomes.slice(0, 2)).toMatchObject([
             { status: 'failed', error: { code: 'DW_ERR_HANDLER_TIMEOUT' } },
