@@ -261,6 +261,12 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     }
   }
 
+  /** Commits the pending group of done marks now instead of at the end of its window. */
+  flush(): void {
+    if (this.#closed || this.#pending === undefined) return;
+    this.#flushWhenWritable();
+  }
+
   /**
    * Deletes up to 1,000 expired done marks and 1,000 expired claims in one transaction; returns how
    * many. The periodic timer runs it repeatedly, each time in a turn of the event loop of its own.

@@ -22,6 +22,11 @@ export interface IdempotencyStore {
   markDone(keys: readonly string[]): Promise<void>;
   /** Drops `owner`'s claims on the keys (the events failed and will be retried). Done marks stay. */
   release(keys: readonly string[], owner: string): Promise<void>;
+  /**
+   * Writes now what the store holds back to group it with later writes (done marks): a caller is
+   * waiting for them (a batch about to ack). Stores that write at once need none.
+   */
+  flush?(): void;
   /** Idempotent. */
   close(): Promise<void>;
 }

@@ -94,7 +94,7 @@ export async function processBatch(ctx: BatchContext, batch: LeaseBatch, pulledA
   // The runs may have been cut by their own deadline timer a moment before the batch's fired.
   const hitDeadline = !ctx.forceSignal.aborted && (abort.signal.aborted || (!allSettled && Date.now() >= deadlineMs));
   // Done marks and releases must be stored before the ack: after an `ok` the events are gone.
-  lease.doneMarks.flush();
+  lease.doneMarks.flushForAck();
   await waitUntil(Promise.all(lease.pendingWrites), expiresAtMs - Date.now());
   const sent: AckStatus = allSettled ? 'ok' : 'failed';
   await acknowledgeBatch(batchCtx, batch, sent, expiresAtMs);

@@ -8,13 +8,13 @@ import type { IdempotencyStore } from '../idempotency/store.js';
  * `pendingWrites`, which the ack waits for: after an `ok` ack the events are gone.
  */
 export class DoneMarkWriter {
-  readonly #store: Pick<IdempotencyStore, 'markDone'>;
+  readonly #store: Pick<IdempotencyStore, 'markDone' | 'flush'>;
   readonly #logger: Logger;
   readonly #pendingWrites: Promise<unknown>[];
   #keys: string[] = [];
   #scheduled = false;
 
-  constructor(store: Pick<IdempotencyStore, 'markDone'>, logger: Logger, pendingWrites: Promise<unknown>[]) {
+  constructor(store: Pick<IdempotencyStore, 'markDone' | 'flush'>, logger: Logger, pendingWrites: Promise<unknown>[]) {
     this.#store = store;
     this.#logger = logger;
     this.#pendingWrites = pendingWrites;
@@ -39,5 +39,15 @@ export class DoneMarkWriter {
         this.#logger.error({ err, keys: keys.length }, 'idempotency store: mark done failed');
       }),
     );
+  }
+
+  /**
+   * The batch is about to wait for its writes before acking: write the keys gathered so far, and
+   * have the store commit at once what it holds back for a group commit (SQLite's window of a few
+   * milliseconds would otherwise hold every batch's ack that long).
+   */
+  flushForAck(): void {
+    this.flush();
+    this.#store.flush?.();
   }
 }

@@ -72,6 +72,15 @@ describe('sqlite store', () => {
     expect(await store.claim(['h:1', 'h:3'], 'a', 1_000)).toEqual(['done', 'done']);
   });
 
+  it('commits a pending group at once when a caller flushes it (a batch about to ack)', async () => {
+    const store = await open({ groupCommitWindowMs: 60_000 });
+    const marked = store.markDone(['h:1']);
+    store.flush();
+    // A 60 s window: this resolves only because of the flush.
+    await marked;
+    expect(await store.claim(['h:1'], 'a', 1_000)).toEqual(['done']);
+  });
+
   it('commits pending done marks before a claim reads them', async () => {
     const store = await open({ groupCommitWindowMs: 60_000 });
     const marked = store.markDone(['h:1']);
