@@ -2,17 +2,10 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { waitFor } from '../fixtures/wait-for.js';
 import { CliProcess, REPO_ROOT } from './cli-process.js';
 
 const HANDLERS = join(REPO_ROOT, 'test/fixtures/cli-run-handlers');
-
-async function poll(probe: () => boolean, timeoutMs = 25_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error('condition not met before the deadline');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('durable-worker dev', () => {
   it('--demo ingests sample entries that reach the handlers; SIGTERM drains and exits 0', async () => {
@@ -26,7 +19,7 @@ describe('durable-worker dev', () => {
       const [, url] = await cli.waitForOutput(/emulator listening on (http:\/\/127\.0\.0\.1:\d+)/);
       // Written after that log line, possibly in a chunk of its own.
       await cli.waitForOutput(new RegExp(`curl -s -X POST ${url!.replace(/[.]/g, '\\.')}/oauth2/token`));
-      await poll(() => existsSync(record) && readFileSync(record, 'utf8').includes('product-'));
+      await waitFor('a demo entry to reach the handler', () => existsSync(record) && readFileSync(record, 'utf8').includes('product-'), 25_000, 100);
       cli.kill('SIGTERM');
       const result = await cli.exited;
       expect(result.code, result.stderr).toBe(0);

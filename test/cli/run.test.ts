@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/index.js';
 import { startEmulator } from '../../src/emulator/index.js';
+import { waitFor } from '../fixtures/wait-for.js';
 import { CliProcess, REPO_ROOT } from './cli-process.js';
 
 const HANDLERS = join(REPO_ROOT, 'test/fixtures/cli-run-handlers');
@@ -46,16 +47,6 @@ async function ingest(ids: string[]): Promise<void> {
   }
 }
 
-async function poll<T>(probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('condition not met before the deadline');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 describe('durable-worker run', () => {
   it('processes every event and exits 0 when idle with --exit-when-idle', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'dw-run-'));
@@ -77,10 +68,10 @@ describe('durable-worker run', () => {
     try {
       const [, metricsUrl] = await cli.waitForOutput(/metrics at (http:\/\/127\.0\.0\.1:\d+)/);
       const base = metricsUrl!.replace(/\/metrics$/, '');
-      await poll(async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined));
+      await waitFor('/readyz to answer 200', async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, 20_000, 100);
       const id = `b-1-${dir.slice(-6)}`;
       await ingest([id]);
-      await poll(async () => (existsSync(record) && readFileSync(record, 'utf8').includes(id) ? true : undefined));
+      await waitFor(`the handler to record ${id}`, () => existsSync(record) && readFileSync(record, 'utf8').includes(id), 20_000, 100);
       const metrics = await (await fetch(`${base}/metrics`)).text();
       expect(metrics).toMatch(/durable_worker_events_total\{type="source_entry.updated",outcome="ok"\} [1-9]/);
       expect(metrics).toContain('durable_worker_pulls_total{status="200"}');

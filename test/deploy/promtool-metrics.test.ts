@@ -10,6 +10,7 @@ import { createMetrics } from '../../src/observability/metrics.js';
 import type { WorkerEmitter, WorkerEventMap } from '../../src/worker/events.js';
 import { toolGate } from './tools.js';
 import { checkMetrics } from './promtool-metrics.js';
+import { waitFor } from '../fixtures/wait-for.js';
 
 const promtool = toolGate('promtool', 'apt-get install prometheus');
 
@@ -87,13 +88,15 @@ describe.skipIf(promtool.skip)('promtool check metrics', () => {
     try {
       const base = worker.metricsUrl!.replace(/\/metrics$/, '');
       // Poll until the outcomes of both events are visible, so histogram and labelled series exist.
-      let text = '';
-      const deadline = Date.now() + 20_000;
-      while (!/durable_worker_events_total\{type="scrape\.bad",outcome="dead_lettered"\} 1/.test(text)) {
-        if (Date.now() > deadline) throw new Error(`metrics never showed the dead letter:\n${text}`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        text = await (await fetch(`${base}/metrics`)).text();
-      }
+      const text = await waitFor(
+        'the metrics to show the dead letter',
+        async () => {
+          const scraped = await (await fetch(`${base}/metrics`)).text();
+          return /durable_worker_events_total\{type="scrape\.bad",outcome="dead_lettered"\} 1/.test(scraped) && scraped;
+        },
+        20_000,
+        50,
+      );
       expect(text).toMatch(/^durable_worker_handler_duration_seconds_count\{type="scrape\.ok"\} 1$/m);
       expect(text).toMatch(/^process_resident_memory_bytes \d+/m);
       const verdict = checkMetrics(promtool.path!, text);

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { startEmulator } from '../../src/emulator/index.js';
+import { waitFor } from '../fixtures/wait-for.js';
 import { ROOT, allDocCommands } from './doc-commands.js';
 
 type Coverage = { kind: 'here' } | { kind: 'test'; file: string; proof: string } | { kind: 'manual'; why: string };
@@ -102,14 +103,15 @@ function curlPath(): Record<string, string> {
 
 /** Polls `url` until `pattern` matches its body. */
 async function pollText(url: string, pattern: RegExp, timeoutMs = 30_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
   let last = '';
-  while (Date.now() < deadline) {
+  const found = async () => {
     last = await fetch(url).then((r) => r.text(), () => '');
-    if (pattern.test(last)) return last;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`${url}: no ${pattern} in\n${last.slice(0, 2000)}`);
+    return pattern.test(last);
+  };
+  await waitFor(`${pattern} at ${url}`, found, timeoutMs, 200).catch(() => {
+    throw new Error(`${url}: no ${pattern} in\n${last.slice(0, 2000)}`);
+  });
+  return last;
 }
 
 /** Ports, stores and files of a documented `dev` command made safe for a test run (same command otherwise). */

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { call, eventually, sequences, startTestEmulator, type TestEmulator } from './helpers.js';
+import { waitFor } from '../fixtures/wait-for.js';
+import { call, sequences, startTestEmulator, type TestEmulator } from './helpers.js';
 
 /** Spec: "Lease of a durable consumer", "Pull a batch", "Acknowledge a batch", "Events", "Limits". */
 describe('durable consumer leases over HTTP', () => {
@@ -79,7 +80,7 @@ describe('durable consumer leases over HTTP', () => {
     const first = await t.pull({ limit: 3, workerId: 'w1', visibility: 1 });
     t.append(3);
     // The lease is evaluated lazily: wait (with a deadline) until the state shows it expired.
-    await eventually(async () => (t.em.state().tenants[0]!.consumers[0]!.pendingRedelivery === 3 ? true : undefined));
+    await waitFor('the lease to expire', () => t.em.state().tenants[0]!.consumers[0]!.pendingRedelivery === 3, 5_000, 50);
     const redelivered = await t.pull({ limit: 3, workerId: 'w2' });
     expect(redelivered.body.leaseId).toBe(first.body.leaseId);
     expect(sequences(redelivered.body)).toEqual([1, 2, 3]);
@@ -95,7 +96,7 @@ describe('durable consumer leases over HTTP', () => {
   it('honours an ack of an expired lease not yet handed to another worker', async () => {
     t.append(4);
     const first = await t.pull({ limit: 2, workerId: 'w1', visibility: 1 });
-    await eventually(async () => (t.em.state().tenants[0]!.consumers[0]!.pendingRedelivery === 2 ? true : undefined));
+    await waitFor('the lease to expire', () => t.em.state().tenants[0]!.consumers[0]!.pendingRedelivery === 2, 5_000, 50);
     const ack = await t.ack({ leaseId: first.body.leaseId, generation: 1, status: 'ok' });
     expect(ack.body).toEqual({ status: 'committed', committed: '2' });
     expect(sequences((await t.pull({ limit: 5, workerId: 'w2' })).body)).toEqual([3, 4]);

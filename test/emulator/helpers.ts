@@ -74,17 +74,6 @@ export async function startTestEmulator(options: EmulatorOptions = {}): Promise<
   };
 }
 
-/** Polls `probe` until it returns a value, or fails after `timeoutMs` (no blind sleeps). */
-export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 5_000, intervalMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
-}
-
 export function sequences(batch: LeaseBatch): number[] {
   return batch.events.map((e) => Number(e.sequence));
 }

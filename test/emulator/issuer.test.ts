@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { call, eventually, tokenFor } from './helpers.js';
+import { waitFor } from '../fixtures/wait-for.js';
+import { call, tokenFor } from './helpers.js';
 
 /** Spec: "Issue a machine access token", "Authentication". */
 describe('emulator issuer and authentication', () => {
@@ -99,10 +100,15 @@ describe('emulator issuer and authentication', () => {
       const res = await tokenFor(shortLived.url);
       expect(res.body.expires_in).toBe(1);
       const auth = { authorization: `Bearer ${res.body.access_token}` };
-      const expired = await eventually(async () => {
-        const answer = await call('POST', `${shortLived.url}/v1/event-destinations/dev-consumer/pull`, { headers: auth });
-        return answer.status === 401 ? answer : undefined;
-      });
+      const expired = await waitFor(
+        'the token to expire',
+        async () => {
+          const answer = await call('POST', `${shortLived.url}/v1/event-destinations/dev-consumer/pull`, { headers: auth });
+          return answer.status === 401 ? answer : undefined;
+        },
+        5_000,
+        50,
+      );
       expect(expired.headers['www-authenticate']).toContain('invalid_token');
       expect(expired.body).toMatchObject({ status: 401, detail: 'The access token expired.' });
     } finally {

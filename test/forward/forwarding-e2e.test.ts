@@ -14,22 +14,13 @@ import { startWorker } from '../../src/worker/start.js';
 import type { WorkerConfig } from '../../src/config/types.js';
 import type { CloudEvent } from '../../src/types.js';
 import type { DeadLetterRecord } from '../../src/dead-letter/sink.js';
+import { waitFor } from '../fixtures/wait-for.js';
 import { startTestApp, type TestApp } from './app-server.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-async function waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 function forwardingConfig(emulator: RunningEmulator, app: TestApp, dir: string, overrides: Partial<WorkerConfig> = {}): WorkerConfig {
   const id = randomUUID().slice(0, 8);

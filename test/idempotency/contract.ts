@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCodes, hasCode } from '../../src/errors.js';
 import type { ClaimState, IdempotencyStore } from '../../src/idempotency/store.js';
+import { waitFor } from '../fixtures/wait-for.js';
 
 export interface MakeStoreOptions {
   prefix: string;
@@ -31,16 +32,6 @@ export interface ContractOptions {
 }
 
 const DAY_MS = 86_400_000;
-
-/** Polls `probe` until it returns true, failing after `deadlineMs`; never a bare sleep. */
-export async function eventually(probe: () => Promise<boolean>, deadlineMs = 10_000, what = 'condition'): Promise<void> {
-  const giveUpAt = Date.now() + deadlineMs;
-  for (;;) {
-    if (await probe()) return;
-    if (Date.now() > giveUpAt) throw new Error(`timed out after ${deadlineMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 function keys(count: number, handler = 'orders/created'): string[] {
   return Array.from({ length: count }, (_, i) => `${handler}:evt-${i}-${randomUUID().slice(0, 8)}`);
@@ -136,10 +127,10 @@ export function storeContract(name: string, makeStore: MakeStore, options: Contr
       expect(await store.claim(batch, 'worker-a', 300)).toEqual(['new', 'new', 'new']);
       expect(await store.claim(batch, 'worker-b', 30_000)).toEqual(['busy', 'busy', 'busy']);
       let states: ClaimState[] = [];
-      await eventually(async () => {
+      await waitFor('the expired claim to be taken over', async () => {
         states = await store.claim(batch, 'worker-b', 30_000);
         return states.every((state) => state === 'new');
-      }, 10_000, 'the expired claim to be taken over');
+      }, 10_000);
       // B holds it now: A's late re-claim is refused.
       expect(await store.claim(batch, 'worker-a', 300)).toEqual(['busy', 'busy', 'busy']);
     });
@@ -149,7 +140,7 @@ export function storeContract(name: string, makeStore: MakeStore, options: Contr
       const batch = keys(2);
       await store.markDone(batch);
       expect(await store.claim(batch, 'worker-a', 30_000)).toEqual(['done', 'done']);
-      await eventually(async () => (await store.claim(batch, 'worker-a', 30_000)).every((s) => s === 'new'), 10_000, 'the done marks to expire');
+      await waitFor('the done marks to expire', async () => (await store.claim(batch, 'worker-a', 30_000)).every((s) => s === 'new'), 10_000);
     });
 
     it('isolates prefixes: stores with different prefixes never see each other\'s keys', async () => {
@@ -193,7 +184,7 @@ export function storeContract(name: string, makeStore: MakeStore, options: Contr
 
           await server.stop();
           let failure: unknown;
-          await eventually(async () => {
+          await waitFor('an operation to fail while the server is down', async () => {
             const startedAt = Date.now();
             failure = await store.markDone(batch).then(
               () => undefined,
@@ -202,16 +193,16 @@ export function storeContract(name: string, makeStore: MakeStore, options: Contr
             // Rejected, and promptly: an operation must not sit in a queue while the server is away.
             if (failure !== undefined) expect(Date.now() - startedAt).toBeLessThan(3_000);
             return failure !== undefined;
-          }, 10_000, 'an operation to fail while the server is down');
+          }, 10_000);
           expect(hasCode(failure, ErrorCodes.STORE), String(failure)).toBe(true);
           expect((failure as Error).message).not.toMatch(/:[^/@\s]+@/); // no password in the message
 
           await server.start();
           let states: ClaimState[] = [];
-          await eventually(async () => {
+          await waitFor('the store to recover after the server restarted', async () => {
             states = await store.claim(keys(2), 'worker-a', 30_000).catch(() => []);
             return states.length === 2;
-          }, 20_000, 'the store to recover after the server restarted');
+          }, 20_000);
           expect(states).toEqual(['new', 'new']);
           await store.markDone(batch);
           expect(await store.claim(batch, 'worker-b', 30_000)).toEqual(['done', 'done', 'done']);

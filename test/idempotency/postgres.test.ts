@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createIdempotencyStore } from '../../src/idempotency/index.js';
 import { PostgresIdempotencyStore } from '../../src/idempotency/postgres.js';
-import { eventually, storeContract } from './contract.js';
+import { waitFor } from '../fixtures/wait-for.js';
+import { storeContract } from './contract.js';
 import { freePort, privatePostgresUnavailable, startPrivatePostgres } from './private-servers.js';
 
 const DATABASE_URL = process.env.DATABASE_URL;
@@ -61,11 +62,11 @@ describe.skipIf(DATABASE_URL === undefined)('postgres store', () => {
       await store.markDone(['h:done']);
       expect(await rows()).toEqual(['h:done', 'h:long', 'h:short']);
       let remaining: string[] = [];
-      await eventually(async () => {
+      await waitFor('the expired rows to be swept', async () => {
         await store.deleteExpired();
         remaining = await rows();
         return remaining.length === 1;
-      }, 10_000, 'the expired rows to be swept');
+      }, 10_000);
       expect(remaining).toEqual(['h:long']);
     } finally {
       await probe.end();

@@ -7,7 +7,8 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, chmodSync } from 'node:fs
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { eventually, type MakeStore, type PrivateServer } from './contract.js';
+import { waitFor } from '../fixtures/wait-for.js';
+import type { MakeStore, PrivateServer } from './contract.js';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -37,7 +38,7 @@ export async function startPrivateRedis(makeStore: (url: string) => MakeStore): 
     child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
       stdio: 'ignore',
     });
-    await eventually(async () => ping(), 10_000, `redis on port ${port}`);
+    await waitFor(`redis on port ${port}`, async () => ping(), 10_000);
   };
   const stop = async () => {
     const exited = child === undefined || child.exitCode !== null ? Promise.resolve() : new Promise((r) => child!.once('exit', r));

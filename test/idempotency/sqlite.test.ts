@@ -6,7 +6,8 @@ import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createIdempotencyStore } from '../../src/idempotency/index.js';
 import { SqliteIdempotencyStore } from '../../src/idempotency/sqlite.js';
-import { eventually, storeContract } from './contract.js';
+import { waitFor } from '../fixtures/wait-for.js';
+import { storeContract } from './contract.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dw-sqlite-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -127,7 +128,7 @@ describe('sqlite store', () => {
       const count = () => peek.prepare('SELECT count(*) FROM durable_worker_done').pluck().get() as number;
       expect(count()).toBe(2_500);
       nowMs += 1_000;
-      await eventually(async () => count() === 0, 5_000, 'the periodic sweeps');
+      await waitFor('the periodic sweeps', async () => count() === 0, 5_000);
     } finally {
       peek.close();
     }
@@ -143,7 +144,7 @@ describe('sqlite store', () => {
       const count = () => peek.prepare('SELECT count(*) FROM durable_worker_done').pluck().get() as number;
       expect(count()).toBe(2);
       nowMs += 1_000;
-      await eventually(async () => count() === 0, 5_000, 'the periodic sweep');
+      await waitFor('the periodic sweep', async () => count() === 0, 5_000);
     } finally {
       peek.close();
     }
@@ -160,7 +161,7 @@ describe('sqlite store', () => {
       await store.claim(keys, 'a', 60_000);
       await store.markDone(keys);
     }
-    await eventually(async () => statSync(path).size > sizeBefore, 5_000, 'a checkpoint to copy pages into the file');
+    await waitFor('a checkpoint to copy pages into the file', async () => statSync(path).size > sizeBefore, 5_000);
     expect(errors).toEqual([]);
   });
 

@@ -95,12 +95,4 @@ export function deadLetters(file: string): DeadLetterRecord[] {
   return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as DeadLetterRecord);
 }
 
-export async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+export { waitFor } from '../fixtures/wait-for.js';
