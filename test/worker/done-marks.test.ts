@@ -2,7 +2,8 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { DoneMarkWriter } from '../../src/worker/done-marks.js';
 
-function recordingStore(withFlush: boolean) {
+/** A writer over a store that records its calls; `withFlush`: the store holds marks back (SQLite). */
+function recordingWriter(withFlush: boolean) {
   const calls: string[] = [];
   const store = {
     markDone: async (keys: readonly string[]) => {
@@ -10,14 +11,13 @@ function recordingStore(withFlush: boolean) {
     },
     ...(withFlush ? { flush: () => calls.push('flush') } : {}),
   };
-  return { store, calls };
+  const pending: Promise<unknown>[] = [];
+  return { writer: new DoneMarkWriter(store, pino({ level: 'silent' }), pending), calls, pending };
 }
 
 describe('DoneMarkWriter', () => {
   it('writes the keys of one turn in one call, a turn after the first', async () => {
-    const { store, calls } = recordingStore(true);
-    const pending: Promise<unknown>[] = [];
-    const writer = new DoneMarkWriter(store, pino({ level: 'silent' }), pending);
+    const { writer, calls, pending } = recordingWriter(true);
     writer.add('h:1');
     writer.add('h:2');
     expect(calls).toEqual([]);
@@ -27,9 +27,7 @@ describe('DoneMarkWriter', () => {
   });
 
   it('before an ack, writes what it gathered and has the store commit what it holds back', async () => {
-    const { store, calls } = recordingStore(true);
-    const pending: Promise<unknown>[] = [];
-    const writer = new DoneMarkWriter(store, pino({ level: 'silent' }), pending);
+    const { writer, calls, pending } = recordingWriter(true);
     writer.add('h:1');
     writer.flushForAck();
     expect(calls).toEqual(['markDone h:1', 'flush']);
@@ -40,9 +38,7 @@ describe('DoneMarkWriter', () => {
   });
 
   it('works with a store that writes at once (no flush)', async () => {
-    const { store, calls } = recordingStore(false);
-    const pending: Promise<unknown>[] = [];
-    const writer = new DoneMarkWriter(store, pino({ level: 'silent' }), pending);
+    const { writer, calls, pending } = recordingWriter(false);
     writer.add('h:1');
     writer.flushForAck();
     await Promise.all(pending);
