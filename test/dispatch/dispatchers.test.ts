@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDispatcher } from '../../src/dispatch/index.js';
 import type { Dispatcher, DispatchJob } from '../../src/dispatch/types.js';
 import { loadHandlers } from '../../src/handlers/loader.js';
-import { maxOverlap, spans, type Span } from '../fixtures/spans.js';
+import { maxOverlap, spans, startedRuns, type Span } from '../fixtures/spans.js';
 import { waitFor } from '../worker/harness.js';
 
 const HANDLERS = fileURLToPath(new URL('../fixtures/handlers-behaviours', import.meta.url));
@@ -24,11 +24,6 @@ function job(handler: string, type: string, data: Record<string, unknown>, overr
 }
 
 const never = new AbortController().signal;
-
-/** Runs of the `sleep` behaviour that started, from its `startedFile`. */
-function startedRuns(file: string): number {
-  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).length : 0;
-}
 
 for (const isolation of ['none', 'thread'] as const) {
   describe(`dispatcher (isolation ${isolation})`, () => {
@@ -118,10 +113,10 @@ for (const isolation of ['none', 'thread'] as const) {
         it('runs at most `limit` events at once, spread over the threads', async () => {
           const record = join(dir, 'lane-limit.log');
           // The first two runs wait for each other: one per thread, they overlap however busy the machine.
-          const meetFile = join(dir, 'lane-limit.meet');
+          const startedFile = join(dir, 'lane-limit-started.log');
           const l = lane(2);
           const outcomes = await Promise.all(
-            Array.from({ length: 8 }, (_, i) => dispatcher.dispatch(job('behave', 'behave.x', { behaviour: 'sleep-timed', sleepMs: 100, record, meetFile, meet: 2 }), never, l, i)),
+            Array.from({ length: 8 }, (_, i) => dispatcher.dispatch(job('behave', 'behave.x', { behaviour: 'sleep-timed', sleepMs: 100, record, startedFile, meet: 2 }), never, l, i)),
           );
           expect(outcomes.map((o) => o.status)).toEqual(Array.from({ length: 8 }, () => 'ok'));
           const runs = spans(record);

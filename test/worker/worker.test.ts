@@ -102,8 +102,8 @@ for (const isolation of ['none', 'thread'] as const) {
       const record = join(dir, 'effects.log');
       const destination = await createConsumer(emulator);
       // The first four runs wait for each other: --concurrency is used in full, however busy the machine.
-      const meetFile = join(dir, 'meet.log');
-      appendBehave(emulator, 60, () => ({ behaviour: 'sleep-timed', sleepMs: 20, record, meetFile, meet: 4 }));
+      const startedFile = join(dir, 'started.log');
+      appendBehave(emulator, 60, () => ({ behaviour: 'sleep-timed', sleepMs: 20, record, startedFile, meet: 4 }));
       const inFlight: number[] = [];
       const worker = await startWorker(workerConfig(emulator, destination, dir, { isolation, exitWhenIdle: true, limit: 60, concurrency: 4 }), { logger: silent, timings: FAST });
       running.push(worker);
