@@ -1,42 +1,106 @@
 import type { Clock } from './run-handler.js';
 
-/**
- * One `abort` listener per signal, however many runs wait on it. A batch signal is watched by every
- * handler run of the batch; `addEventListener`/`removeEventListener` per run cost more than the
- * run itself with a fast handler (docs/benchmarks.md), a Set entry does not.
- */
-const watchers = new WeakMap<AbortSignal, Set<(reason: unknown) => void>>();
+/** What `whenAborted` and `atDeadline` return: `cancel()` drops the callback (idempotent). */
+export interface Watch {
+  cancel(): void;
+}
 
-/** Calls `onAbort` once when `signal` aborts (at once if it already has); returns the unsubscribe. */
-export function whenAborted(signal: AbortSignal, onAbort: (reason: unknown) => void): () => void {
+/**
+ * One callback waiting on a shared trigger, linked into that trigger's list. Every handler run of a
+ * batch waits on the batch signal and the lease deadline: with a Set per trigger, each wait hashed
+ * a fresh closure and grew then shrank the Set, ~2 µs and ~500 bytes per run, more than a no-op
+ * handler costs (docs/benchmarks.md). Linking and unlinking a node costs neither.
+ */
+class Waiter implements Watch {
+  prev: Waiter | undefined = undefined;
+  next: Waiter | undefined = undefined;
+  list: WaiterList | undefined;
+  readonly callback: (reason: unknown) => void;
+
+  constructor(list: WaiterList, callback: (reason: unknown) => void) {
+    this.list = list;
+    this.callback = callback;
+  }
+
+  cancel(): void {
+    this.list?.remove(this);
+  }
+}
+
+class WaiterList {
+  head: Waiter | undefined = undefined;
+  tail: Waiter | undefined = undefined;
+  size = 0;
+  /** Called when the list becomes empty or stops being empty. */
+  readonly onOccupied: ((occupied: boolean) => void) | undefined;
+
+  constructor(onOccupied?: (occupied: boolean) => void) {
+    this.onOccupied = onOccupied;
+  }
+
+  add(callback: (reason: unknown) => void): Waiter {
+    const waiter = new Waiter(this, callback);
+    if (this.tail === undefined) this.head = waiter;
+    else {
+      this.tail.next = waiter;
+      waiter.prev = this.tail;
+    }
+    this.tail = waiter;
+    if (++this.size === 1) this.onOccupied?.(true);
+    return waiter;
+  }
+
+  remove(waiter: Waiter): void {
+    if (waiter.prev === undefined) this.head = waiter.next;
+    else waiter.prev.next = waiter.next;
+    if (waiter.next === undefined) this.tail = waiter.prev;
+    else waiter.next.prev = waiter.prev;
+    waiter.prev = waiter.next = waiter.list = undefined;
+    if (--this.size === 0) this.onOccupied?.(false);
+  }
+
+  /**
+   * Calls every callback once, in the order they were added; the list is left empty. One at a time
+   * from the head, so that a callback may cancel a later waiter (it is then skipped).
+   */
+  fire(reason: unknown): void {
+    for (let waiter = this.head; waiter !== undefined; waiter = this.head) {
+      this.remove(waiter);
+      waiter.callback(reason);
+    }
+  }
+}
+
+/** One `abort` listener per signal, however many runs wait on it. */
+const watchers = new WeakMap<AbortSignal, WaiterList>();
+
+const DONE: Watch = Object.freeze({ cancel() {} });
+
+/** Calls `onAbort` once when `signal` aborts (at once if it already has). */
+export function whenAborted(signal: AbortSignal, onAbort: (reason: unknown) => void): Watch {
   if (signal.aborted) {
     onAbort(signal.reason);
-    return noop;
+    return DONE;
   }
-  let set = watchers.get(signal);
-  if (set === undefined) {
-    const fresh = new Set<(reason: unknown) => void>();
-    set = fresh;
+  let list = watchers.get(signal);
+  if (list === undefined) {
+    const fresh = new WaiterList();
+    list = fresh;
     watchers.set(signal, fresh);
     signal.addEventListener(
       'abort',
       () => {
         watchers.delete(signal);
-        for (const callback of fresh) callback(signal.reason);
-        fresh.clear();
+        fresh.fire(signal.reason);
       },
       { once: true },
     );
   }
-  const callbacks = set;
-  callbacks.add(onAbort);
-  return () => callbacks.delete(onAbort);
+  return list.add(onAbort);
 }
 
-function noop(): void {}
-
 interface DeadlineEntry {
-  callbacks: Set<() => void>;
+  list: WaiterList;
   handle: unknown;
 }
 
@@ -44,13 +108,13 @@ interface DeadlineEntry {
 const deadlinesByClock = new WeakMap<Clock, Map<number, DeadlineEntry>>();
 
 /**
- * Calls `callback` at `deadlineMs` on `clock`; returns the cancel. Every run of a batch has the same
- * lease deadline, so they share one timer instead of arming and clearing one each. An entry left
- * empty is cleared when the next deadline is registered (batches of one worker follow each other),
- * so the timers alive stay about one per batch in progress; an empty entry's timer is unref'd so it
- * never keeps a finished process alive.
+ * Calls `callback` at `deadlineMs` on `clock`. Every run of a batch has the same lease deadline, so
+ * they share one timer instead of arming and clearing one each. An entry left empty is cleared when
+ * the next deadline is registered (batches of one worker follow each other), so the timers alive
+ * stay about one per batch in progress; an empty entry's timer is unref'd so it never keeps a
+ * finished process alive.
  */
-export function atDeadline(clock: Clock, deadlineMs: number, callback: () => void): () => void {
+export function atDeadline(clock: Clock, deadlineMs: number, callback: () => void): Watch {
   let entries = deadlinesByClock.get(clock);
   if (entries === undefined) {
     entries = new Map();
@@ -59,24 +123,18 @@ export function atDeadline(clock: Clock, deadlineMs: number, callback: () => voi
   let entry = entries.get(deadlineMs);
   if (entry === undefined) {
     for (const [at, stale] of entries) {
-      if (stale.callbacks.size > 0) continue;
+      if (stale.list.size > 0) continue;
       clock.clearTimeout(stale.handle);
       entries.delete(at);
     }
-    const callbacks = new Set<() => void>();
     const owner = entries;
     const handle = clock.setTimeout(() => {
       owner.delete(deadlineMs);
-      for (const fire of callbacks) fire();
-      callbacks.clear();
-    }, Math.max(0, deadlineMs - clock.now()));
-    entry = { callbacks, handle };
+      list.fire(undefined);
+    }, Math.max(0, deadlineMs - clock.now())) as { ref?: () => void; unref?: () => void };
+    const list = new WaiterList((occupied) => (occupied ? handle.ref?.() : handle.unref?.()));
+    entry = { list, handle };
     entries.set(deadlineMs, entry);
   }
-  const { callbacks, handle } = entry as { callbacks: Set<() => void>; handle: { ref?: () => void; unref?: () => void } };
-  if (callbacks.size === 0) handle.ref?.();
-  callbacks.add(callback);
-  return () => {
-    if (callbacks.delete(callback) && callbacks.size === 0) handle.unref?.();
-  };
+  return entry.list.add(callback);
 }

@@ -1,7 +1,7 @@
 import { ErrorCodes, hasCode } from '../errors.js';
 import type { HandlerContext, HandlerLogger } from '../handlers/define.js';
 import type { LoadedHandler } from '../handlers/loader.js';
-import { atDeadline, whenAborted } from './abort-fanout.js';
+import { atDeadline, whenAborted, type Watch } from './abort-fanout.js';
 import type { DispatchError, DispatchJob, DispatchOutcome } from './types.js';
 
 /** Creates the logger a handler sees; called at most once per run, on first use of `ctx.log`. */
@@ -25,9 +25,9 @@ export interface RunHandlerOptions {
   signal?: AbortSignal | undefined;
   /**
    * Instead of `signal`: subscribes the run's abort to the caller's own cancellation (a worker thread
-   * hears aborts on a channel and keeps no AbortController per run); returns the unsubscribe.
+   * hears aborts on a channel and keeps no AbortController per run); returns its cancel.
    */
-  abortOn?: ((abort: (reason: unknown) => void) => () => void) | undefined;
+  abortOn?: ((abort: (reason: unknown) => void) => Watch) | undefined;
   logger: HandlerLoggerFactory;
   /** Timeout of a handler that declares none (`--handler-timeout`); default: the lease deadline. */
   defaultTimeoutMs?: number | undefined;
@@ -85,7 +85,9 @@ function abortedOutcome(handler: LoadedHandler, cause: AbortCause): { outcome: D
  * Built for the hot path (one call per event): the AbortController behind `ctx.signal` is created
  * only when the handler reads it, and the caller's signal and the lease deadline are watched through
  * listeners and a timer shared by every run of the batch (a timer of its own only for a shorter
- * handler timeout).
+ * handler timeout). A run's state is one object and `ctx` another with its accessors on the
+ * prototype: an object literal with getters and a closure per callback cost ~1 KB and ~1 µs per
+ * run, more than a no-op handler itself (docs/benchmarks.md).
  */
 export function runHandler(handler: LoadedHandler, job: DispatchJob, options: RunHandlerOptions): Promise<DispatchOutcome> {
   const handle = handler.handle;
@@ -93,77 +95,123 @@ export function runHandler(handler: LoadedHandler, job: DispatchJob, options: Ru
   const clock = options.clock ?? systemClock;
   const startMs = clock.now();
   const deadlineMs = effectiveDeadlineMs(handler, job, startMs, options.defaultTimeoutMs);
-  const external = options.signal;
-  if (external?.aborted) return Promise.resolve({ status: 'failed', error: { message: `handler ${handler.name} was aborted before it started`, code: ErrorCodes.ABORTED } });
+  if (options.signal?.aborted) return Promise.resolve({ status: 'failed', error: { message: `handler ${handler.name} was aborted before it started`, code: ErrorCodes.ABORTED } });
   if (deadlineMs <= startMs) return Promise.resolve({ status: 'failed', error: { message: `handler ${handler.name} had no time left before the deadline`, code: ErrorCodes.HANDLER_TIMEOUT } });
+  return new Promise<DispatchOutcome>((resolve) => new HandlerRun(handler, job, options, clock, startMs, deadlineMs, resolve).start(handle));
+}
 
-  return new Promise<DispatchOutcome>((resolve) => {
-    let settled = false;
-    let controller: AbortController | undefined;
-    let abortReason: Error | undefined;
-    let unwatchDeadline: () => void;
-    let unwatchSignal: (() => void) | undefined;
+/** One run of `runHandler`: settles once, with the first of the handler's outcome and an abort. */
+class HandlerRun {
+  readonly handler: LoadedHandler;
+  readonly job: DispatchJob;
+  readonly options: RunHandlerOptions;
+  readonly deadlineMs: number;
+  readonly #clock: Clock;
+  readonly #startMs: number;
+  readonly #resolve: (outcome: DispatchOutcome) => void;
+  #settled = false;
+  #controller: AbortController | undefined = undefined;
+  #abortReason: Error | undefined = undefined;
+  #deadlineWatch: Watch | undefined = undefined;
+  #signalWatch: Watch | undefined = undefined;
 
-    const finish = (outcome: DispatchOutcome) => {
-      if (settled) return;
-      settled = true;
-      unwatchDeadline();
-      unwatchSignal?.();
-      resolve(outcome);
-    };
-    // A handler that resolves after its run was aborted is not trusted: the first outcome stands.
-    const abort = (cause: AbortCause) => {
-      if (settled) return;
-      const ended = abortedOutcome(handler, cause);
-      abortReason = ended.reason;
-      controller?.abort(ended.reason);
-      finish(ended.outcome);
-    };
+  constructor(handler: LoadedHandler, job: DispatchJob, options: RunHandlerOptions, clock: Clock, startMs: number, deadlineMs: number, resolve: (outcome: DispatchOutcome) => void) {
+    this.handler = handler;
+    this.job = job;
+    this.options = options;
+    this.deadlineMs = deadlineMs;
+    this.#clock = clock;
+    this.#startMs = startMs;
+    this.#resolve = resolve;
+  }
 
-    const ownTimeout = deadlineMs < job.ctx.deadlineMs;
+  start(handle: NonNullable<LoadedHandler['handle']>): void {
+    const clock = this.#clock;
+    const ownTimeout = this.deadlineMs < this.job.ctx.deadlineMs;
     if (ownTimeout || clock !== systemClock) {
       // A fake clock (durable-worker/testing) gets a timer per run, so a finished run leaves none.
-      const afterMs = deadlineMs - startMs;
-      const timer = clock.setTimeout(() => abort(ownTimeout ? { kind: 'timeout', afterMs } : { kind: 'deadline' }), afterMs);
-      unwatchDeadline = () => clock.clearTimeout(timer);
+      const afterMs = this.deadlineMs - this.#startMs;
+      const timer = clock.setTimeout(() => this.abort(ownTimeout ? { kind: 'timeout', afterMs } : { kind: 'deadline' }), afterMs);
+      this.#deadlineWatch = { cancel: () => clock.clearTimeout(timer) };
     } else {
       // The lease deadline: one timer shared by every run of the batch.
-      unwatchDeadline = atDeadline(clock, deadlineMs, () => abort({ kind: 'deadline' }));
+      this.#deadlineWatch = atDeadline(clock, this.deadlineMs, () => this.abort({ kind: 'deadline' }));
     }
-    if (external !== undefined) unwatchSignal = whenAborted(external, (reason) => abort({ kind: 'signal', reason }));
-    else if (options.abortOn !== undefined) unwatchSignal = options.abortOn((reason) => abort({ kind: 'signal', reason }));
-
-    let log: HandlerLogger | undefined;
-    const ctx: HandlerContext = {
-      get signal() {
-        if (controller === undefined) {
-          controller = new AbortController();
-          if (abortReason !== undefined) controller.abort(abortReason);
-        }
-        return controller.signal;
-      },
-      get log() {
-        log ??= options.logger({ handler: handler.name, eventId: job.event.id, workerId: job.ctx.workerId, leaseId: job.ctx.leaseId, generation: job.ctx.generation, attempt: job.ctx.attempt });
-        return log;
-      },
-      attempt: job.ctx.attempt,
-      generation: job.ctx.generation,
-      workerId: job.ctx.workerId,
-      leaseId: job.ctx.leaseId,
-      handlerName: handler.name,
-      deadlineMs,
-    };
+    const external = this.options.signal;
+    if (external !== undefined) this.#signalWatch = whenAborted(external, (reason) => this.abort({ kind: 'signal', reason }));
+    else if (this.options.abortOn !== undefined) this.#signalWatch = this.options.abortOn((reason) => this.abort({ kind: 'signal', reason }));
 
     let result: unknown;
     try {
-      result = handle(job.event as never, ctx);
+      result = handle(this.job.event as never, new RunContext(this));
     } catch (err) {
-      finish(outcomeOfError(err));
+      this.finish(outcomeOfError(err));
       return;
     }
     Promise.resolve(result).then(
-      () => finish(OK),
-      (err: unknown) => finish(outcomeOfError(err)),
+      () => this.finish(OK),
+      (err: unknown) => this.finish(outcomeOfError(err)),
     );
-  });
+  }
+
+  /** `ctx.signal`: created on first read, already aborted if the run was. */
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#abortReason !== undefined) this.#controller.abort(this.#abortReason);
+    }
+    return this.#controller.signal;
+  }
+
+  finish(outcome: DispatchOutcome): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#deadlineWatch?.cancel();
+    this.#signalWatch?.cancel();
+    this.#resolve(outcome);
+  }
+
+  /** A handler that resolves after its run was aborted is not trusted: the first outcome stands. */
+  abort(cause: AbortCause): void {
+    if (this.#settled) return;
+    const ended = abortedOutcome(this.handler, cause);
+    this.#abortReason = ended.reason;
+    this.#controller?.abort(ended.reason);
+    this.finish(ended.outcome);
+  }
+}
+
+/** The `ctx` a handler gets. */
+class RunContext implements HandlerContext {
+  readonly #run: HandlerRun;
+  #log: HandlerLogger | undefined = undefined;
+  readonly attempt: number;
+  readonly generation: number;
+  readonly workerId: string;
+  readonly leaseId: string;
+  readonly handlerName: string;
+  readonly deadlineMs: number;
+
+  constructor(run: HandlerRun) {
+    this.#run = run;
+    const jobContext = run.job.ctx;
+    this.attempt = jobContext.attempt;
+    this.generation = jobContext.generation;
+    this.workerId = jobContext.workerId;
+    this.leaseId = jobContext.leaseId;
+    this.handlerName = run.handler.name;
+    this.deadlineMs = run.deadlineMs;
+  }
+
+  get signal(): AbortSignal {
+    return this.#run.signal;
+  }
+
+  get log(): HandlerLogger {
+    if (this.#log === undefined) {
+      const { job, handler, options } = this.#run;
+      this.#log = options.logger({ handler: handler.name, eventId: job.event.id, workerId: job.ctx.workerId, leaseId: job.ctx.leaseId, generation: job.ctx.generation, attempt: job.ctx.attempt });
+    }
+    return this.#log;
+  }
 }

@@ -46,7 +46,7 @@ function runJob(handlers: Map<string, LoadedHandler>, { taskId, job }: ThreadJob
   if (handler === undefined) return Promise.resolve({ status: 'failed', error: { message: `unknown handler ${job.handler} in worker thread` } });
   const abortOn = (abort: (reason: unknown) => void) => {
     aborts.set(taskId, abort);
-    return () => aborts.delete(taskId);
+    return { cancel: () => aborts.delete(taskId) };
   };
   return runHandler(handler, job, { abortOn, logger: childLogger, defaultTimeoutMs: data.defaultTimeoutMs });
 }

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { Piscina, queueOptionsSymbol } from 'piscina';
 import { ErrorCodes } from '../errors.js';
 import type { LoadedHandler } from '../handlers/loader.js';
-import { atDeadline, whenAborted } from './abort-fanout.js';
+import { atDeadline, whenAborted, type Watch } from './abort-fanout.js';
 import { effectiveDeadlineMs, systemClock } from './run-handler.js';
 import { RUN_FAILED, RUN_OK, RUN_PERMANENT, RUN_WAITING, type ChannelMessage, type ThreadJob, type ThreadJobOutcome, type ThreadJobStart, type ThreadLane, type ThreadTask, type ThreadWorkerData } from './thread-protocol.js';
 import type { BatchLane, Dispatcher, DispatchJob, DispatchResult } from './types.js';
@@ -74,7 +74,6 @@ export interface ThreadDispatcher extends Dispatcher {
 
 const UNSTARTED: DispatchResult = Object.freeze({ status: 'unstarted' });
 
-function noop(): void {}
 
 /**
  * What the thread recorded of a lane job whose outcome did not come (ThreadLane.states): unstarted,
@@ -230,7 +229,7 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
     unsettled: number;
   }
   /** Per lane with runs not settled: how many, the drain watch, its shards once sent, whether stopped. */
-  const lanes = new Map<number, { unsettled: number; unwatchStop: () => void; shards: Shard[] | undefined; stopped: boolean }>();
+  const lanes = new Map<number, { unsettled: number; stopWatch: Watch | undefined; shards: Shard[] | undefined; stopped: boolean }>();
   let nextShardId = 1;
   /** Nothing more of the lane starts: its waiting runs end unstarted, in the thread and on their way. */
   const stopLane = (laneId: number) => {
@@ -355,16 +354,16 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
     let state = lanes.get(lane.id);
     if (state === undefined) {
       const laneId = lane.id;
-      state = { unsettled: 0, unwatchStop: noop, shards: undefined, stopped: false };
+      state = { unsettled: 0, stopWatch: undefined, shards: undefined, stopped: false };
       lanes.set(laneId, state);
-      state.unwatchStop = whenAborted(lane.stop, () => stopLane(laneId));
+      state.stopWatch = whenAborted(lane.stop, () => stopLane(laneId));
     }
     state.unsettled++;
   };
   const leaveLane = (lane: BatchLane) => {
     const state = lanes.get(lane.id);
     if (state === undefined || --state.unsettled > 0) return;
-    state.unwatchStop();
+    state.stopWatch?.cancel();
     lanes.delete(lane.id);
     for (const shard of state.shards ?? []) laneThread.delete(shard.id);
   };
@@ -390,8 +389,8 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
           running.delete(taskId);
           startedLate.delete(taskId);
           chunkOf.delete(taskId);
-          unwatchDeadline();
-          unwatchSignal();
+          deadlineWatch.cancel();
+          signalWatch.cancel();
           clearTimeout(graceTimer);
           if (lane !== undefined) leaveLane(lane);
           if (entry.shard !== undefined) entry.shard.unsettled--;
@@ -409,15 +408,15 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
         };
         const onMissedDeadline = () =>
           giveUp({ status: 'failed', error: { message: `handler ${job.handler} did not return by its deadline (worker thread blocked)`, code: ErrorCodes.HANDLER_TIMEOUT } });
-        let unwatchDeadline = atDeadline(systemClock, deadlineMs + graceMs, onMissedDeadline);
+        let deadlineWatch = atDeadline(systemClock, deadlineMs + graceMs, onMissedDeadline);
         if (lane !== undefined && (handler.timeoutMs ?? options.defaultTimeoutMs) !== undefined) {
           startedLate.set(taskId, (atMs) => {
             startedLate.delete(taskId);
-            unwatchDeadline();
-            unwatchDeadline = atDeadline(systemClock, effectiveDeadlineMs(handler, job, atMs, options.defaultTimeoutMs) + graceMs, onMissedDeadline);
+            deadlineWatch.cancel();
+            deadlineWatch = atDeadline(systemClock, effectiveDeadlineMs(handler, job, atMs, options.defaultTimeoutMs) + graceMs, onMissedDeadline);
           });
         }
-        const unwatchSignal = whenAborted(signal, (reason) => {
+        const signalWatch = whenAborted(signal, (reason) => {
           // The batch's signal (deadline, shutdown): first stop the lane, so that the runs waiting
           // behind this one do not start in the moment before their own abort arrives.
           if (lane !== undefined) stopLane(lane.id);

@@ -9,12 +9,26 @@ describe('whenAborted', () => {
     whenAborted(controller.signal, (reason) => heard.push(['a', reason]));
     const unsubscribe = whenAborted(controller.signal, () => heard.push('b'));
     whenAborted(controller.signal, (reason) => heard.push(['c', reason]));
-    unsubscribe();
+    unsubscribe.cancel();
+    unsubscribe.cancel();
     controller.abort('why');
     controller.abort('again');
     expect(heard).toEqual([['a', 'why'], ['c', 'why']]);
     whenAborted(controller.signal, (reason) => heard.push(['late', reason]));
     expect(heard.at(-1)).toEqual(['late', 'why']);
+  });
+
+  it('a subscriber that cancels a later one while the abort is delivered keeps it from being called', () => {
+    const controller = new AbortController();
+    const heard: string[] = [];
+    whenAborted(controller.signal, () => {
+      heard.push('first');
+      second.cancel();
+    });
+    const second = whenAborted(controller.signal, () => heard.push('second'));
+    whenAborted(controller.signal, () => heard.push('third'));
+    controller.abort();
+    expect(heard).toEqual(['first', 'third']);
   });
 });
 
@@ -25,7 +39,7 @@ describe('atDeadline', () => {
     atDeadline(clock, 1_500, () => fired.push('a'));
     const cancelB = atDeadline(clock, 1_500, () => fired.push('b'));
     atDeadline(clock, 2_000, () => fired.push('later'));
-    cancelB();
+    cancelB.cancel();
     await clock.advance(499);
     expect(fired).toEqual([]);
     await clock.advance(1);
@@ -38,7 +52,7 @@ describe('atDeadline', () => {
     const clock = createFakeClock(0);
     const fired: string[] = [];
     const cancel = atDeadline(clock, 100, () => fired.push('dropped'));
-    cancel();
+    cancel.cancel();
     atDeadline(clock, 200, () => fired.push('kept'));
     // Registering again at 100 starts a fresh entry: the old one is gone.
     atDeadline(clock, 100, () => fired.push('new at 100'));
