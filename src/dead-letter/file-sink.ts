@@ -1,6 +1,7 @@
-import { mkdir, open, type FileHandle } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { DurableWorkerError } from '../errors.js';
+import { makeDirectory } from '../fs/make-directory.js';
 import type { DeadLetterRecord, DeadLetterSink } from './sink.js';
 
 export const DEAD_LETTER_ERROR_CODE = 'DW_ERR_DEAD_LETTER';
@@ -21,7 +22,7 @@ export class FileDeadLetterSink implements DeadLetterSink {
   }
 
   #open(): Promise<FileHandle> {
-    this.#handle ??= mkdir(dirname(this.path), { recursive: true }).then(() => open(this.path, 'a'));
+    this.#handle ??= makeDirectory(dirname(this.path)).then(() => open(this.path, 'a'));
     return this.#handle;
   }
 

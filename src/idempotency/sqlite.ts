@@ -1,6 +1,6 @@
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
+import { makeDirectorySync } from '../fs/make-directory.js';
 import { WalCheckpointer } from './sqlite-checkpointer.js';
 import { prepareSchema } from './sqlite-schema.js';
 import type { ClaimState, IdempotencyStore } from './store.js';
@@ -195,7 +195,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     let db: BetterSqlite3.Database | undefined;
     try {
       const { default: Database } = await import('better-sqlite3');
-      if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
+      if (options.path !== ':memory:') makeDirectorySync(dirname(options.path));
       db = new Database(options.path, { timeout: options.busyTimeoutMs ?? 5_000 });
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
