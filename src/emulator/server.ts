@@ -78,7 +78,8 @@ async function dispatch(deps: ServerDeps, req: IncomingMessage, res: ServerRespo
 
   const match = deps.router.match(method, path);
   if (match === undefined) throw new HttpProblem(404, `No route for ${path.slice(0, 200)}.`);
-  if (match === 'method') throw new HttpProblem(405, `${method} is not allowed on ${path.slice(0, 200)}.`);
+  // RFC 9110: a 405 lists the methods the resource does take.
+  if ('allow' in match) throw new HttpProblem(405, `${method} is not allowed on ${path.slice(0, 200)}.`, undefined, { allow: match.allow.join(', ') });
   const reply = await match.handler({
     req,
     res,

@@ -92,12 +92,12 @@ describe('destination queries', () => {
 
   it('id in both forms, with select of exposed (aliased) names', async () => {
     const { client } = await destination();
-    const viaGet = await client.get('products', { id: ['p03', 'p01'], select: ['name'], sortAsc: ['id'] });
+    const viaGet = await client.get('products', { id: ['p03', 'p01'], select: ['id', 'name'], sortAsc: ['id'] });
     expect(viaGet.results).toEqual([
       { id: 'p01', name: 'Winter shirt 1' },
       { id: 'p03', name: 'Winter shirt 3' },
     ]);
-    const viaPost = await client.post('products', { id: ['p03', 'p01'], select: ['name'], sortAsc: ['id'] });
+    const viaPost = await client.post('products', { id: ['p03', 'p01'], select: ['id', 'name'], sortAsc: ['id'] });
     expect(viaPost.results).toEqual(viaGet.results);
   });
 

@@ -51,10 +51,12 @@ describe('destination query: defaults and projection', () => {
     expect(ids((await post({ filter: [{ must: { id: ['p02', 'p04'] } }] })).body)).toEqual(['p02', 'p04']);
   });
 
-  it('select returns only the chosen exposed names (aliases), id kept', async () => {
+  it('select returns only the chosen exposed names (aliases), id only when chosen', async () => {
     const aliased = await h.fresh(catalogue(), { endpoints: [{ name: 'p', properties: [{ id: 'title', alias: 'name' }, { id: 'price' }] }] });
     const res = await fetch(`${aliased.base}/p?select=name&id=p01`);
-    expect(((await res.json()) as Body).results).toEqual([{ id: 'p01', name: 'Winter shirt 1' }]);
+    expect(((await res.json()) as Body).results).toEqual([{ name: 'Winter shirt 1' }]);
+    const withId = await fetch(`${aliased.base}/p?select=name&select=id&id=p01`);
+    expect(((await withId.json()) as Body).results).toEqual([{ id: 'p01', name: 'Winter shirt 1' }]);
     const all = (await (await fetch(`${aliased.base}/p?id=p01`)).json()) as Body;
     expect(all.results).toEqual([{ id: 'p01', name: 'Winter shirt 1', price: 12.5 }]);
     const byRawId = await fetch(`${aliased.base}/p?select=title`);
@@ -118,7 +120,7 @@ describe('destination query: paging and sorting', () => {
 
 describe('destination query: language', () => {
   it('language picks the localized values', async () => {
-    const { body } = await get('products?language=da&id=p01&select=title');
+    const { body } = await get('products?language=da&id=p01&select=id&select=title');
     expect(body.language).toBe('da');
     expect(body.results).toEqual([{ id: 'p01', title: 'Vinter skjorte 1' }]);
   });
@@ -126,7 +128,7 @@ describe('destination query: language', () => {
   it('language=all returns one result per language, top applying to those', async () => {
     const { body } = await post({ language: 'all', top: 4, includeMeta: true, select: ['title'] });
     expect(body.language).toBe('all');
-    expect(body.results.map((r) => `${r.id}/${r['@meta']['@language']}/${r.title}`)).toEqual([
+    expect(body.results.map((r) => `${r['@meta']['@id']}/${r['@meta']['@language']}/${r.title}`)).toEqual([
       'p00/en/Summer shirt 0', 'p00/da/Sommer skjorte 0', 'p01/en/Winter shirt 1', 'p01/da/Vinter skjorte 1',
     ]);
   });

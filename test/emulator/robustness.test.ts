@@ -48,7 +48,10 @@ describe('emulator robustness: bad input is a problem, never a crash', () => {
 
   it('answers an unknown route with 404 and a wrong method with 405', async () => {
     expectProblem(await call('GET', `${t.em.url}/v1/nothing-here`), 404);
-    expectProblem(await call('GET', `${t.em.url}/v1/event-destinations/dev-consumer/pull`, { headers: t.auth }), 405);
+    const wrongMethod = await call('GET', `${t.em.url}/v1/event-destinations/dev-consumer/pull`, { headers: t.auth });
+    expectProblem(wrongMethod, 405);
+    expect(wrongMethod.headers.allow).toBe('POST');
+    expect((await call('DELETE', `${t.em.url}/acme/pub/v1/products`)).headers.allow).toBe('GET, POST');
   });
 
   it('keeps serving on the same keep-alive connection after errors', async () => {

@@ -38,7 +38,7 @@ export async function startHarness(register: (ctx: EmulatorContext) => void): Pr
     const url = new URL(req.url ?? '/', 'http://x');
     const match = router.match(req.method ?? 'GET', url.pathname);
     if (match === undefined) return sendProblem(res, 404, 'No route.', url.pathname);
-    if (match === 'method') return sendProblem(res, 405, 'Method not allowed.', url.pathname);
+    if ('allow' in match) return sendProblem(res, 405, 'Method not allowed.', url.pathname);
     Promise.resolve()
       .then(() =>
         match.handler({ req, res, method: req.method as Method, path: url.pathname, params: match.params, query: url.searchParams }),

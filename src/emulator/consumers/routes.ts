@@ -8,7 +8,12 @@ import { parseOrProblem } from '../http/validation.js';
 import type { Destination, Tenants } from '../tenants.js';
 import type { PullRequest } from './durable-consumer.js';
 
-/** Spec, Authentication rule 9: "Durable consumer pull and acknowledge require scope read:events". */
+/**
+ * Spec, Authentication rule 9: "Durable consumer pull and acknowledge require scope read:events".
+ * The audience table's `read:events:pull` ("Pull events and inspect metadata") and
+ * `read:events:sse` name the cursor-based pull and the SSE stream ("not shown"), beside
+ * `read:events` for "Every events transport": a token with only `read:events:pull` gets 403 here.
+ */
 const CONSUMER_SCOPES = ['read:events'] as const;
 
 /** Spec, Limits: pull `limit` default 20 (1..100), `visibility` default 60 (1..600 s), workerId up to 200 characters. */

@@ -48,20 +48,20 @@ export class Router {
     return this;
   }
 
-  /** `undefined` = no route for the path; `'method'` = path known but not for this method. */
-  match(method: string, path: string): RouteMatch | 'method' | undefined {
+  /** `undefined` = no route for the path; `{ allow }` = path known, not for this method (the methods it takes). */
+  match(method: string, path: string): RouteMatch | { allow: Method[] } | undefined {
     const segments = split(path);
-    let pathKnown = false;
+    const allow: Method[] = [];
     for (const route of this.routes) {
       const params = matchSegments(route.segments, segments);
       if (!params) continue;
       if (route.method !== method) {
-        pathKnown = true;
+        if (!allow.includes(route.method)) allow.push(route.method);
         continue;
       }
       return { handler: route.handler, params };
     }
-    return pathKnown ? 'method' : undefined;
+    return allow.length > 0 ? { allow } : undefined;
   }
 }
 

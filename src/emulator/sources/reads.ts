@@ -55,8 +55,10 @@ function checkIds(ids: string[]): string[] {
   if (ids.length === 0) {
     throw validationProblem({ id: ['At least one id is required (the source cannot be listed in full).'] });
   }
-  if (ids.length > MAX_IDS_PER_READ) {
-    throw validationProblem({ id: [`At most ${MAX_IDS_PER_READ} ids may be read at once (got ${ids.length}).`] });
+  // Duplicates are collapsed (spec), so they do not count toward the limit.
+  const distinct = new Set(ids).size;
+  if (distinct > MAX_IDS_PER_READ) {
+    throw validationProblem({ id: [`At most ${MAX_IDS_PER_READ} distinct ids may be read at once (got ${distinct}).`] });
   }
   const emptyAt = ids.findIndex((id) => id.length === 0);
   if (emptyAt >= 0) throw validationProblem({ [`id[${emptyAt}]`]: ['An id must be a non-empty string.'] });

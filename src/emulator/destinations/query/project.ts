@@ -12,14 +12,15 @@ export interface Projection {
 
 /**
  * Spec `select`: only these properties, by exposed name; omitted = every configured property.
- * `listIds`: only IDs. We always keep `id` in a result so it can be told apart (our choice).
+ * `listIds`: only IDs. `select` is taken to the letter ("Return only these properties"): `id` is
+ * in a result only when selected (or with `includeMeta`, as `@meta.@id`).
  * `includeMeta`: `@meta` with `@timestamp`, `@id`, `@type` (the endpoint name, our choice), `@language`.
  */
 export function compileProjection(query: DestinationQuery, schema: EndpointSchema, endpointName: string, bag: ErrorBag): Projection {
   let fields: ExposedProperty[] = schema.properties;
   if (query.listIds) fields = schema.properties.filter((p) => p.name === 'id');
   else if (query.select) {
-    const chosen = new Set<ExposedProperty>([schema.byName.get('id')!]);
+    const chosen = new Set<ExposedProperty>();
     query.select.forEach((name, i) => {
       // Select uses the exposed names only (spec: "names are the exposed names (alias if configured)").
       const p = schema.byName.get(name);
