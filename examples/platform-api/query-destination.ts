@@ -37,7 +37,7 @@ export async function queryDestination(options: QueryOptions): Promise<Destinati
     // The POST form is needed for operators (LessThan) and must_not; GET only has equality filters.
     return await destination.post<ProductResult>(options.endpoint ?? 'products', {
       filter: [{ must: { color: ['red', 'blue'], price: { operator: 'LessThan', values: [options.maxPrice ?? 50] } }, must_not: { stock: [0] } }],
-      select: ['name', 'color', 'price'],
+      select: ['id', 'name', 'color', 'price'],
       sortDesc: ['price'],
       includeTotals: true,
       top: 10,
