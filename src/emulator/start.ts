@@ -120,7 +120,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   };
   // Late-bound: the destination registry is created below, and destinations are seeded at run time.
   let apiVersionTenant = (_audience: string): string | undefined => undefined;
-  registerIssuerRoutes(router, credentials, maxBodyBytes, (audience) => apiVersionTenant(audience));
+  registerIssuerRoutes(router, credentials, maxBodyBytes, (audience) => apiVersionTenant(audience), { logger });
   registerConsumerRoutes(ctx, tenants);
   const tenantLimits = new Map<string, IngestLimitsConfig>();
   for (const tenantConfig of config.tenants) if (tenantConfig.ingestLimits) tenantLimits.set(tenantConfig.id, tenantConfig.ingestLimits);

@@ -1,8 +1,9 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { ALL_SCOPES, type ApplicationConfig } from '../config.js';
 import type { Principal } from '../context.js';
 import { HttpProblem } from '../http/problem.js';
+import { bearerJwt, TOKEN_ISSUER } from './jwt.js';
 
 /** A registered application (client credentials). */
 export interface Application {
@@ -17,6 +18,16 @@ export interface Application {
 interface IssuedToken {
   principal: Principal;
   expiresAtMs: number;
+  /** The interactive sign-in the token belongs to, so the whole grant can be revoked at once. */
+  grantId?: string;
+}
+
+/** The signed-in user behind an access token of the interactive sign-in. */
+export interface SignedInUser {
+  /** `sub` of the token. */
+  subject: string;
+  /** Revocation handle of the sign-in (see `revokeGrant`). */
+  grantId: string;
 }
 
 export interface IssuedAccessToken {
@@ -27,10 +38,6 @@ export interface IssuedAccessToken {
 
 /** Sweep expired tokens once the table grows past this (tokens are otherwise dropped on lookup). */
 const TOKEN_SWEEP_THRESHOLD = 10_000;
-
-function base64url(value: unknown): string {
-  return Buffer.from(JSON.stringify(value)).toString('base64url');
-}
 
 function sameSecret(given: string, expected: string): boolean {
   const a = Buffer.from(given);
@@ -56,7 +63,7 @@ export class Credentials {
   /** Issuer tokens whose audience is a destination API version ID: they open that destination only. */
   private readonly apiVersionTokens = new Map<string, { apiVersionId: string; expiresAtMs: number }>();
 
-  constructor(private readonly tokenLifetimeSeconds: number) {}
+  constructor(readonly tokenLifetimeSeconds: number) {}
 
   addApplication(config: ApplicationConfig): Application {
     const application: Application = {
@@ -75,6 +82,11 @@ export class Credentials {
     return this.applications.has(clientId);
   }
 
+  /** The application without client authentication: for public clients of the interactive sign-in. */
+  findApplication(clientId: string): Application | undefined {
+    return this.applications.get(clientId);
+  }
+
   /** Spec, Authentication: "An organization API key holds every tenant scope" (and every source). */
   addApiKey(tenant: string, apiKey: string): void {
     this.apiKeys.set(apiKey, Object.freeze({ kind: 'api-key', tenant, scopes: new Set(ALL_SCOPES), sources: 'all', dataProvider: false }));
@@ -88,9 +100,29 @@ export class Credentials {
   }
 
   issueToken(application: Application, scopes: readonly string[], nowMs = Date.now()): IssuedAccessToken {
-    if (this.tokens.size > TOKEN_SWEEP_THRESHOLD) this.sweep(nowMs);
     const scope = scopes.join(' ');
-    const accessToken = this.mintJwt(application, application.tenant, scope, nowMs);
+    const accessToken = this.mintJwt(application.clientId, application.tenant, scope, nowMs);
+    return this.remember(accessToken, application, scopes, scope, nowMs);
+  }
+
+  /**
+   * An access token of the interactive sign-in. The API sees exactly an application token of the
+   * application's tenant holding `tenantScopes` (same sources, same data-provider flag): the user
+   * acts within the tenant as far as the application allows. `grantedScope` (identity scopes such
+   * as `openid` included) is only reported in the token's `scope` claim and the token response.
+   */
+  issueUserToken(application: Application, tenantScopes: readonly string[], grantedScope: string, user: SignedInUser, nowMs = Date.now()): IssuedAccessToken {
+    const accessToken = this.mintJwt(user.subject, application.tenant, grantedScope, nowMs, { client_id: application.clientId });
+    return this.remember(accessToken, application, tenantScopes, grantedScope, nowMs, user.grantId);
+  }
+
+  /** Revokes every access token of an interactive sign-in (RFC 6749 §4.1.2 and §10.4: code or refresh token replayed). */
+  revokeGrant(grantId: string): void {
+    for (const [token, issued] of this.tokens) if (issued.grantId === grantId) this.tokens.delete(token);
+  }
+
+  private remember(accessToken: string, application: Application, scopes: readonly string[], scope: string, nowMs: number, grantId?: string): IssuedAccessToken {
+    if (this.tokens.size > TOKEN_SWEEP_THRESHOLD) this.sweep(nowMs);
     const principal: Principal = Object.freeze({
       kind: 'application',
       tenant: application.tenant,
@@ -99,7 +131,8 @@ export class Credentials {
       sources: application.sources,
       dataProvider: application.dataProvider,
     });
-    this.tokens.set(accessToken, { principal, expiresAtMs: nowMs + this.tokenLifetimeSeconds * 1000 });
+    const expiresAtMs = nowMs + this.tokenLifetimeSeconds * 1000;
+    this.tokens.set(accessToken, grantId === undefined ? { principal, expiresAtMs } : { principal, expiresAtMs, grantId });
     return { accessToken, expiresInSeconds: this.tokenLifetimeSeconds, scope };
   }
 
@@ -110,7 +143,7 @@ export class Credentials {
    */
   issueApiVersionToken(application: Application, apiVersionId: string, nowMs = Date.now()): IssuedAccessToken {
     if (this.apiVersionTokens.size > TOKEN_SWEEP_THRESHOLD) this.sweep(nowMs);
-    const accessToken = this.mintJwt(application, apiVersionId, '', nowMs);
+    const accessToken = this.mintJwt(application.clientId, apiVersionId, '', nowMs);
     this.apiVersionTokens.set(accessToken, { apiVersionId, expiresAtMs: nowMs + this.tokenLifetimeSeconds * 1000 });
     return { accessToken, expiresInSeconds: this.tokenLifetimeSeconds, scope: '' };
   }
@@ -121,18 +154,17 @@ export class Credentials {
     return issued !== undefined && issued.apiVersionId === apiVersionId && issued.expiresAtMs > nowMs;
   }
 
-  private mintJwt(application: Application, audience: string, scope: string, nowMs: number): string {
+  private mintJwt(subject: string, audience: string, scope: string, nowMs: number, extraClaims: Record<string, string> = {}): string {
     const issuedAtSeconds = Math.floor(nowMs / 1000);
-    const header = base64url({ alg: 'none', typ: 'JWT' });
-    const payload = base64url({
-      iss: 'durable-worker-emulator',
-      sub: application.clientId,
+    return bearerJwt({
+      iss: TOKEN_ISSUER,
+      sub: subject,
       aud: audience,
       scope,
       iat: issuedAtSeconds,
       exp: issuedAtSeconds + this.tokenLifetimeSeconds,
+      ...extraClaims,
     });
-    return `${header}.${payload}.${randomBytes(32).toString('base64url')}`;
   }
 
   /**
