@@ -72,14 +72,19 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
 
   // Labelled children looked up once per label set: prom-client hashes the label object on every
   // inc/observe otherwise, a visible cost at one call per event (docs/benchmarks.md).
-  const eventCounters = new Map<string, ReturnType<typeof events.labels>>();
+  // Outcome, then type: no key string is built per event.
+  const eventCounters = new Map<string, Map<string, ReturnType<typeof events.labels>>>();
   const durationHistograms = new Map<string, ReturnType<typeof handlerDuration.labels>>();
   const eventCounter = (type: string, outcome: string) => {
-    const id = `${outcome}\u0000${type}`;
-    let child = eventCounters.get(id);
+    let byType = eventCounters.get(outcome);
+    if (byType === undefined) {
+      byType = new Map();
+      eventCounters.set(outcome, byType);
+    }
+    let child = byType.get(type);
     if (child === undefined) {
       child = events.labels({ type, outcome });
-      eventCounters.set(id, child);
+      byType.set(type, child);
     }
     return child;
   };

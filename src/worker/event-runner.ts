@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { DeadLetterRecord, DeadLetterSink } from '../dead-letter/sink.js';
-import type { BatchLane, DispatchError, Dispatcher, JobContext } from '../dispatch/types.js';
+import type { BatchLane, DispatchError, DispatchResult, Dispatcher, JobContext } from '../dispatch/types.js';
 import { ErrorCodes } from '../errors.js';
 import type { ClaimState, IdempotencyStore } from '../idempotency/store.js';
 import type { CloudEvent } from '../types.js';
@@ -101,14 +101,12 @@ function track(ctx: EventRunnerContext, lease: LeaseScope, write: Promise<void>,
 }
 
 function emitDone(ctx: EventRunnerContext, event: CloudEvent, handler: string, outcome: EventOutcome, durationMs: number, error?: DispatchError): void {
-  ctx.events.emit('event:done', {
-    workerId: ctx.workerId,
-    event,
-    handler,
-    outcome,
-    durationMs,
-    ...(error === undefined ? {} : { error: error.code === undefined ? { message: error.message } : { message: error.message, code: error.code } }),
-  });
+  // Two literals rather than a spread: this runs once per handler run.
+  if (error === undefined) ctx.events.emit('event:done', { workerId: ctx.workerId, event, handler, outcome, durationMs });
+  else {
+    const reported = error.code === undefined ? { message: error.message } : { message: error.message, code: error.code };
+    ctx.events.emit('event:done', { workerId: ctx.workerId, event, handler, outcome, durationMs, error: reported });
+  }
 }
 
 /**
@@ -117,8 +115,11 @@ function emitDone(ctx: EventRunnerContext, event: CloudEvent, handler: string, o
  * ok -> done mark; failed -> claim released (retried on redelivery); PermanentError, or a failure at
  * attempt >= maxAttempts -> dead-letter record, then done mark (CONTRACT --max-attempts). A shutdown
  * abort is never dead-lettered: the handler did not fail, the process stopped.
+ *
+ * A plain promise chain on the hot path (a new key, an ok or failed run): an async function kept
+ * its whole frame alive across the dispatch, ~0.8 KB per run (docs/benchmarks.md).
  */
-export async function runEventHandler(
+export function runEventHandler(
   ctx: EventRunnerContext,
   lease: LeaseScope,
   event: CloudEvent,
@@ -128,13 +129,26 @@ export async function runEventHandler(
   key: string,
   claimed: ClaimState,
 ): Promise<EventOutcome | 'unstarted'> {
-  const log = ctx.logger;
-  let state = claimed;
+  if (claimed === 'new') return dispatchRun(ctx, lease, event, unit, handler, key);
+  return runClaimedElsewhere(ctx, lease, event, unit, handler, key, claimed);
+}
+
+/** The key is done already (skip), or another owner holds it (wait for it, then run or skip). */
+async function runClaimedElsewhere(
+  ctx: EventRunnerContext,
+  lease: LeaseScope,
+  event: CloudEvent,
+  unit: number,
+  handler: string,
+  key: string,
+  claimed: 'done' | 'busy',
+): Promise<EventOutcome | 'unstarted'> {
+  let state: ClaimState = claimed;
   if (state === 'busy') {
     try {
       state = await waitForClaim(ctx, lease, key);
     } catch (err) {
-      log.warn({ err, eventId: event.id, handler }, 'idempotency store failed while waiting for a claim');
+      ctx.logger.warn({ err, eventId: event.id, handler }, 'idempotency store failed while waiting for a claim');
       state = 'busy';
     }
   }
@@ -147,9 +161,25 @@ export async function runEventHandler(
     emitDone(ctx, event, handler, 'failed', 0, error);
     return 'failed';
   }
+  return dispatchRun(ctx, lease, event, unit, handler, key);
+}
 
+function dispatchRun(ctx: EventRunnerContext, lease: LeaseScope, event: CloudEvent, unit: number, handler: string, key: string): Promise<EventOutcome | 'unstarted'> {
   const startedMs = performance.now();
-  const outcome = await ctx.dispatcher.dispatch({ handler, event, ctx: lease.jobContext }, lease.signal, lease.lane, unit);
+  return ctx.dispatcher
+    .dispatch({ handler, event, ctx: lease.jobContext }, lease.signal, lease.lane, unit)
+    .then((outcome) => recordOutcome(ctx, lease, event, handler, key, outcome, startedMs));
+}
+
+function recordOutcome(
+  ctx: EventRunnerContext,
+  lease: LeaseScope,
+  event: CloudEvent,
+  handler: string,
+  key: string,
+  outcome: DispatchResult,
+  startedMs: number,
+): EventOutcome | 'unstarted' | Promise<EventOutcome> {
   // Dropped by the dispatcher before the handler ran: the claim is the batch's to release.
   if (outcome.status === 'unstarted') return 'unstarted';
   const durationMs = outcome.durationMs ?? performance.now() - startedMs;
@@ -168,16 +198,29 @@ export async function runEventHandler(
   if (!deadLetter) {
     ctx.firstFailures.note(key);
     track(ctx, lease, ctx.store.release([key], lease.owner), 'release', key);
-    log.warn({ eventId: event.id, handler, attempt: lease.attempt, err: error }, `handler ${handler} failed: ${error.message}`);
+    ctx.logger.warn({ eventId: event.id, handler, attempt: lease.attempt, err: error }, `handler ${handler} failed: ${error.message}`);
     emitDone(ctx, event, handler, 'failed', durationMs, error);
     return 'failed';
   }
+  return deadLetterRun(ctx, lease, event, handler, key, outcome.status === 'permanent' ? 'permanent' : 'max-attempts', error, durationMs);
+}
 
+async function deadLetterRun(
+  ctx: EventRunnerContext,
+  lease: LeaseScope,
+  event: CloudEvent,
+  handler: string,
+  key: string,
+  reason: DeadLetterRecord['reason'],
+  error: DispatchError,
+  durationMs: number,
+): Promise<EventOutcome> {
+  const log = ctx.logger;
   const firstFailedAt = ctx.firstFailures.take(key);
   const record: DeadLetterRecord = {
     event,
     handler,
-    reason: outcome.status === 'permanent' ? 'permanent' : 'max-attempts',
+    reason,
     error,
     attempt: lease.attempt,
     generation: lease.generation,

@@ -49,6 +49,29 @@ for (const isolation of ['none', 'thread'] as const) {
       expect(events.at(-1)?.sequence).toBeDefined();
     });
 
+    it('an event:done listener that throws fails only that event: its batch comes back, done events are skipped, nothing runs twice', async () => {
+      const dir = tempDir('listener');
+      const record = join(dir, 'effects.log');
+      const destination = await createConsumer(emulator);
+      appendBehave(emulator, 5, () => ({ behaviour: 'ok', record }));
+      const worker = await startWorker(workerConfig(emulator, destination, dir, { isolation, exitWhenIdle: true }), { logger: silent, timings: FAST });
+      running.push(worker);
+      const counts = countOutcomes(worker);
+      let thrown = 0;
+      worker.events.on('event:done', (e) => {
+        if (e.outcome !== 'ok' || thrown > 0) return;
+        thrown++;
+        throw new Error('a listener bug');
+      });
+      expect((await worker.done).reason).toBe('idle');
+      expect(thrown).toBe(1);
+      expect(records(record).length).toBe(5);
+      // One batch of 5, acked failed for the one event, redelivered: all 5 are done by then.
+      expect(counts).toEqual({ ok: 5, failed: 0, duplicate: 5, dead_lettered: 0 });
+      const state = consumerState(emulator, destination);
+      expect(state.committed).toBe(state.head);
+    });
+
     it('retries a failing handler: failed first, then ok on the next attempt', async () => {
       const dir = tempDir('retry');
       const record = join(dir, 'effects.log');
