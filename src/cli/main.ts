@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
+import { toCamel } from '../config/options.js';
 import { ErrorCodes, hasCode } from '../errors.js';
 import { checkCommand } from './commands/check.js';
 import { devCommand } from './commands/dev.js';
@@ -25,7 +26,10 @@ function packageVersion(): string {
 export function usageMessage(message: string, argv: readonly string[]): string {
   const unknown = /^Unknown arguments?: (.+)$/s.exec(message);
   if (unknown?.[1] !== undefined) {
-    const names = unknown[1].split(',').map((n) => n.trim());
+    const listed = unknown[1].split(',').map((n) => n.trim());
+    // yargs lists an unknown `--no-flag=x` twice: as typed and camelCased (`noFlag`).
+    const typedNames = new Set(listed.filter((n) => n.includes('-')).map(toCamel));
+    const names = listed.filter((n) => n.includes('-') || !typedNames.has(n));
     return names
       .map((name) => {
         const typed = argv.find((a) => a === `--${name}` || a.startsWith(`--${name}=`) || a === `-${name}`);
@@ -57,6 +61,8 @@ export async function main(argv: string[], overrides: Partial<CliContext> = {}):
   };
 
   const parser = yargs(argv)
+    // A flag given twice: the last one wins (`--limit 5 --limit 6` is 6), not an array of both.
+    .parserConfiguration({ 'duplicate-arguments-array': false })
     .scriptName('durable-worker')
     .usage('$0 <command> [options]')
     .command(runCommand(context, setExitCode))

@@ -81,7 +81,7 @@ const specs: Record<RunOptionKey, Omit<OptionSpec, 'key'>> = {
   metricsHost: { kind: 'string', group: 'Observability', describe: 'Health + metrics host (default: 0.0.0.0)' },
   logLevel: { kind: 'string', group: 'Observability', describe: 'fatal | error | warn | info | debug | trace | silent (default: info)' },
   exitWhenIdle: { kind: 'boolean', group: 'Shutdown', describe: 'Exit 0 once every worker got 204 and nothing is in flight (default: false)' },
-  shutdownTimeout: { kind: 'number', group: 'Shutdown', describe: 'Seconds to drain on SIGTERM/SIGINT before unfinished events are acked failed; shorter than --visibility (default: 25)' },
+  shutdownTimeout: { kind: 'number', group: 'Shutdown', describe: 'Seconds to drain on SIGTERM/SIGINT before unfinished events are acked failed; a drain ends at the latest when the leases of the batches in flight run out (default: 25)' },
 };
 
 export const RUN_OPTIONS: readonly OptionSpec[] = RUN_OPTION_KEYS.map((key) => ({ key, ...specs[key] }));

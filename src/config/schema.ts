@@ -31,13 +31,17 @@ const DEFAULT_IDEMPOTENCY = 'sqlite:.durable-worker/idempotency.sqlite';
 const DEFAULT_DEAD_LETTER = 'file:.durable-worker/dead-letter.jsonl';
 const DEFAULT_IDEMPOTENCY_TTL_MS = 7 * 86_400_000;
 
+/** Issue message of a boolean option (a flag, env var or config value that is not true/false). */
+export const BOOLEAN_MESSAGE = 'must be true or false (or 1/0)';
+
 const requiredOr = (message: string) => (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : message);
 
 function toNumber(value: unknown): unknown {
   return typeof value === 'string' && value.trim() !== '' ? Number(value.trim()) : value;
 }
 
-function toBoolean(value: unknown): unknown {
+/** `true`/`false` (also 1/0, yes/no, any case) as a boolean; anything else is returned as is, for the schema to refuse. */
+export function toBoolean(value: unknown): unknown {
   if (typeof value === 'number') return value === 1 ? true : value === 0 ? false : value;
   if (typeof value !== 'string') return value;
   const text = value.trim().toLowerCase();
@@ -158,7 +162,7 @@ export function createWorkerConfigSchema(context: SchemaContext) {
       metricsPort: intRange(0, 65535).default(9464),
       metricsHost: text().default('0.0.0.0'),
       logLevel: oneOf(LOG_LEVELS).default('info'),
-      exitWhenIdle: z.preprocess(toBoolean, z.boolean({ error: 'must be true or false (or 1/0)' })).default(false),
+      exitWhenIdle: z.preprocess(toBoolean, z.boolean({ error: BOOLEAN_MESSAGE })).default(false),
       shutdownTimeout: z
         .preprocess(toNumber, z.number({ error: 'must be a number of seconds' }).min(0, { error: 'must be 0..600' }).max(600, { error: 'must be 0..600' }))
         .optional(),
@@ -195,16 +199,11 @@ export function createWorkerConfigSchema(context: SchemaContext) {
         }
       }
 
-      // Unfinished events are acked `failed` when the drain ends; that ack must reach the platform
-      // while the lease is still valid (spec: an expired lease is redelivered and a late ack is
-      // `stale`), so the drain has to end well inside one lease. Unset, it shrinks with --visibility.
+      // Unset, the drain budget shrinks with --visibility. Any value is safe: every batch in flight
+      // still aborts at its own deadline (lease expiry minus a safety margin, worker/batch.ts) and is
+      // acked `failed` before its lease expires, so a drain ends at the latest when the leases of the
+      // batches in flight run out; a longer timeout only lets the process wait for them.
       const shutdownTimeoutSeconds = input.shutdownTimeout ?? Math.min(DEFAULT_SHUTDOWN_TIMEOUT_SECONDS, Math.floor(input.visibility / 2));
-      if (input.shutdownTimeout !== undefined && input.shutdownTimeout >= input.visibility) {
-        issue(
-          'shutdownTimeout',
-          `must be shorter than --visibility (${input.shutdownTimeout} >= ${input.visibility}): unfinished events must be acked before their lease expires`,
-        );
-      }
 
       // Spec (Limits): workerId up to 200 characters; ids are `<prefix>-<index>`, index 0..workers-1.
       const indexSuffixLength = `-${input.workers - 1}`.length;

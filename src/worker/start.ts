@@ -18,6 +18,14 @@ import { Readiness } from './readiness.js';
 import { createSupervisor } from './supervisor.js';
 import { RateLimiter } from './timing.js';
 
+/**
+ * The one scope the worker's token asks for (CONTRACT: client credentials, scope read:events; spec,
+ * Authentication: durable consumer pull and acknowledge require read:events). Least privilege: the
+ * client's default (no scope: every scope enabled for the application) would hand a long-running
+ * process write access it never uses.
+ */
+export const WORKER_TOKEN_SCOPE = 'read:events';
+
 export type WorkerEnd = { reason: 'idle' | 'closed' | 'fatal'; error?: unknown };
 
 export interface RunningWorker {
@@ -97,6 +105,8 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
         ...(config.clientId === undefined ? {} : { clientId: config.clientId }),
         ...(config.clientSecret === undefined ? {} : { clientSecret: config.clientSecret }),
         ...(config.apiKey === undefined ? {} : { apiKey: config.apiKey }),
+        // Only a token request carries it; an API key is sent as is.
+        scope: WORKER_TOKEN_SCOPE,
         connections: Math.max(2, config.workers * 2),
       });
       cleanups.push({ name: 'platform client', run: () => owned.close() });

@@ -1,9 +1,9 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../fixtures/wait-for.js';
-import { CliProcess, REPO_ROOT } from './cli-process.js';
+import { CliProcess, REPO_ROOT, runCli } from './cli-process.js';
 
 const HANDLERS = join(REPO_ROOT, 'test/fixtures/cli-run-handlers');
 
@@ -27,5 +27,38 @@ describe('durable-worker dev', () => {
     } finally {
       cli.kill('SIGKILL');
     }
+  });
+
+  it('without --handlers and without ./handlers, runs the example folder bundled with the package and says so', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dw-dev-empty-'));
+    const cli = new CliProcess(['dev', '--demo', '--port', '0', '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--isolation', 'none', '--idempotency', 'memory'], { cwd: dir });
+    try {
+      const bundled = join(REPO_ROOT, 'handlers');
+      await cli.waitForOutput(/using the example handlers bundled with durable-worker/);
+      // The package's folder, not one under the working directory.
+      expect(cli.stdout).toContain(`"handlersDir":"${bundled}"`);
+      expect(cli.stdout).toContain(`bundled with durable-worker (${bundled})`);
+      // The bundled handlers/entry-changes.js handles the demo traffic.
+      await cli.waitForOutput(/"handler":"entry-changes"[^\n]*"msg":"entry product-\d+ (created|updated)/, 25_000);
+      cli.kill('SIGTERM');
+      const result = await cli.exited;
+      expect(result.code, result.stderr).toBe(0);
+      expect(readdirSync(dir)).not.toContain('handlers');
+    } finally {
+      cli.kill('SIGKILL');
+    }
+  });
+
+  it('a bad boolean value exits 2 naming the option (--demo and the run options)', async () => {
+    // A missing handlers folder: were the value accepted, dev would still stop (exit 2, another message).
+    const missing = join(tmpdir(), 'dw-no-such-handlers');
+    const [demo, exitWhenIdle] = await Promise.all([
+      runCli(['dev', '--port', '0', '--metrics-port', '0', '--handlers', missing, '--demo=maybe']),
+      runCli(['dev', '--port', '0', '--metrics-port', '0', '--handlers', missing, '--exit-when-idle=maybe']),
+    ]);
+    expect(demo.code).toBe(2);
+    expect(demo.stderr).toBe('durable-worker: --demo must be true or false (or 1/0) (got maybe)\n');
+    expect(exitWhenIdle.code).toBe(2);
+    expect(exitWhenIdle.stderr).toBe('durable-worker: --exit-when-idle must be true or false (or 1/0) (got maybe)\n');
   });
 });

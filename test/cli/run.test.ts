@@ -48,6 +48,14 @@ async function ingest(ids: string[]): Promise<void> {
 }
 
 describe('durable-worker run', () => {
+  it('never falls back to the bundled example handlers: without ./handlers it exits 2', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dw-run-empty-'));
+    const result = await new CliProcess(['run', '--base-url', emulator.url, '--destination', 'dev-consumer', '--api-key', 'k', '--metrics-port', '0', '--idempotency', 'memory'], { cwd: dir }).exited;
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(`durable-worker: handlers folder ${join(dir, 'handlers')} does not exist (--handlers)\n`);
+    expect(result.stdout).not.toContain('bundled');
+  });
+
   it('processes every event and exits 0 when idle with --exit-when-idle', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'dw-run-'));
     const record = join(dir, 'record.txt');

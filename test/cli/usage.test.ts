@@ -3,10 +3,25 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RUN_OPTIONS, toKebab } from '../../src/config/options.js';
-import { runCli } from './cli-process.js';
+import { REPO_ROOT, runCli } from './cli-process.js';
 
 const SECRET = 'cli-secret-0xdeadbeef';
 const valid = ['--base-url', 'http://127.0.0.1:1', '--destination', 'd', '--api-key', 'k'];
+const BOOLEAN_OPTIONS = RUN_OPTIONS.filter((o) => o.kind === 'boolean').map((o) => toKebab(o.key));
+
+/**
+ * The configuration `run` resolved from `args`, read from its start-up log line. The handlers folder
+ * does not exist, so the worker then stops with exit 2 before it opens anything.
+ */
+async function resolvedConfig(args: string[], env: Record<string, string> = {}): Promise<Record<string, unknown>> {
+  const dir = mkdtempSync(join(tmpdir(), 'dw-cli-'));
+  const result = await runCli(['run', ...valid, '--handlers', join(dir, 'no-handlers'), '--dead-letter', `file:${join(dir, 'dl.jsonl')}`, ...args], { cwd: dir, env });
+  expect(result.code, result.stderr).toBe(2);
+  expect(result.stderr).toContain('no-handlers does not exist (--handlers)');
+  const line = result.stdout.split('\n').find((l) => l.includes('"msg":"starting durable-worker"'));
+  expect(line, result.stdout).toBeDefined();
+  return (JSON.parse(line!) as { config: Record<string, unknown> }).config;
+}
 
 function expectOneLine(stderr: string): string {
   const lines = stderr.split('\n').filter(Boolean);
@@ -55,6 +70,46 @@ describe('durable-worker CLI usage', () => {
     const noCommand = await runCli([]);
     expect(noCommand.code).toBe(2);
     expect(expectOneLine(noCommand.stderr)).toMatch(/^durable-worker: a command is required/);
+  });
+
+  it.each(BOOLEAN_OPTIONS)('--%s: alone true, =true / =false / --no- as said, anything else exits 2 naming it', async (name) => {
+    const key = name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+    const forms: [string, boolean][] = [[`--${name}`, true], [`--${name}=true`, true], [`--${name}=false`, false], [`--no-${name}`, false], [`--${name}=0`, false]];
+    const configs = await Promise.all(forms.map(([arg]) => resolvedConfig([arg])));
+    expect(configs.map((c) => c[key])).toEqual(forms.map(([, value]) => value));
+
+    // A missing handlers folder: were the value accepted, the worker would still stop (exit 2, another message).
+    const stop = ['--handlers', join(tmpdir(), 'dw-no-such-handlers')];
+    const [joined, spaced, negated] = await Promise.all([
+      runCli(['run', ...valid, ...stop, `--${name}=maybe`]),
+      runCli(['run', ...valid, ...stop, `--${name}`, 'maybe']),
+      runCli(['run', ...valid, ...stop, `--no-${name}=true`]),
+    ]);
+    for (const result of [joined, spaced]) {
+      expect(result.code).toBe(2);
+      expect(expectOneLine(result.stderr)).toBe(`durable-worker: --${name} must be true or false (or 1/0) (got maybe)`);
+    }
+    expect(negated.code).toBe(2);
+    expect(expectOneLine(negated.stderr)).toBe(`durable-worker: unknown option --no-${name}`);
+  });
+
+  it('a repeated flag: the last one wins, for strings, numbers and booleans; env vars are untouched', async () => {
+    const config = await resolvedConfig(
+      ['--limit', '5', '--limit', '6', '--visibility=30', '--visibility', '45', '--isolation', 'thread', '--isolation', 'none', '--log-level', 'silent', '--log-level', 'info', '--exit-when-idle', '--no-exit-when-idle'],
+      { DURABLE_WORKER_CONCURRENCY: '3' },
+    );
+    expect(config).toMatchObject({ limit: 6, visibilitySeconds: 45, isolation: 'none', logLevel: 'info', exitWhenIdle: false, concurrency: 3 });
+    expect((await resolvedConfig(['--no-exit-when-idle', '--exit-when-idle'])).exitWhenIdle).toBe(true);
+
+    const bad = await runCli(['run', ...valid, '--limit', '5', '--limit', '500']);
+    expect(bad.code).toBe(2);
+    expect(expectOneLine(bad.stderr)).toBe('durable-worker: --limit must be 1..100 (got 500)');
+  });
+
+  it('check reports a bad boolean value as a problem (exit 1)', async () => {
+    const result = await runCli(['check', '--handlers', join(REPO_ROOT, 'test/fixtures/cli-handlers'), '--exit-when-idle=maybe']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('durable-worker: problem: --exit-when-idle must be true or false (or 1/0) (got maybe)');
   });
 
   it('reads options from env vars and says which one is wrong', async () => {

@@ -75,6 +75,13 @@ describe('defaults', () => {
     expect(resolveWorkerConfig({ ...minimal, visibility: 600 }).shutdownTimeoutSeconds).toBe(25);
   });
 
+  it('accepts a shutdown timeout as long as or longer than the lease (a drain ends at the latest when the leases run out)', () => {
+    expect(resolveWorkerConfig({ ...minimal, visibility: 60, shutdownTimeout: 60 }).shutdownTimeoutSeconds).toBe(60);
+    expect(resolveWorkerConfig({ ...minimal, visibility: 10, shutdownTimeout: 120 })).toMatchObject({ visibilitySeconds: 10, shutdownTimeoutSeconds: 120 });
+    const env = { DURABLE_WORKER_VISIBILITY: '30', DURABLE_WORKER_SHUTDOWN_TIMEOUT: '45' };
+    expect(loadWorkerConfig({ flags: minimal, env }).shutdownTimeoutSeconds).toBe(45);
+  });
+
   it('truncates a long hostname so that every workerId fits 200 characters', () => {
     const config = loadWorkerConfig({ flags: { ...minimal, workers: 12 }, env: {}, hostname: 'h'.repeat(250) });
     expect(`${config.workerIdPrefix}-11`.length).toBe(200);
@@ -205,7 +212,7 @@ describe('errors name the option in one line', () => {
     [{ forwardUrl: 'file:///x' }, '--forward-url must be an http(s) URL (got file:///x)'],
     [{ deadLetter: 's3://bucket' }, '--dead-letter must be file:PATH (got s3://bucket)'],
     [{ idempotencyTtl: '3 weeks' }, '--idempotency-ttl must be seconds or a duration like 12h, 7d (1s..3650d) (got 3 weeks)'],
-    [{ shutdownTimeout: 60 }, '--shutdown-timeout must be shorter than --visibility (60 >= 60): unfinished events must be acked before their lease expires'],
+    [{ shutdownTimeout: 601 }, '--shutdown-timeout must be 0..600 (got 601)'],
     [{ workerIdPrefix: 'a b' }, '--worker-id-prefix must not contain whitespace or control characters (got a b)'],
   ];
   it.each(cases)('%j', (input, message) => {

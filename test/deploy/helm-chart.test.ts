@@ -218,6 +218,14 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
       expect(config.forwardUrl).toBeUndefined();
     });
 
+    it('a shutdown timeout longer than the lease: a drain ends at the latest when the leases run out', () => {
+      const docs = render(['--set', 'credentials.clientId=my-client,credentials.existingSecret=worker-creds,credentials.mountAsFile=false,worker.shutdownTimeoutSeconds=90,worker.visibilitySeconds=60']);
+      expect(graceSeconds(docs)).toBe(105);
+      const { env, flags } = processInputs(workerContainer(docs), 'rel-pod');
+      const config = loadWorkerConfig({ flags, env, cwd: scratch, hostname: 'not-used' });
+      expect(config).toMatchObject({ visibilitySeconds: 60, shutdownTimeoutSeconds: 90 });
+    });
+
     it('sidecar, structured mode, secret from env', () => {
       const docs = render(['-f', SIDECAR_VALUES, '--set', 'forward.mode=structured,credentials.mountAsFile=false']);
       const { env, flags } = processInputs(workerContainer(docs), 'orders-pod');
@@ -395,7 +403,6 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
       [['--set', 'replicaCount=3,worker.idempotency=memory'], 'replicaCount=3 needs a shared idempotency store: worker.idempotency is "memory"'],
       [['--set', 'keda.enabled=true,keda.maxReplicaCount=3'], 'keda.maxReplicaCount=3 needs a shared idempotency store'],
       [['--set', 'lifecycle.terminationGracePeriodSeconds=20'], 'lifecycle.terminationGracePeriodSeconds (20) must be greater than worker.shutdownTimeoutSeconds + lifecycle.preStopSleepSeconds (30)'],
-      [['--set', 'worker.shutdownTimeoutSeconds=60'], 'worker.shutdownTimeoutSeconds (60) must be shorter than worker.visibilitySeconds (60)'],
       [['--set', 'credentials.create=true,credentials.existingSecret=x,credentials.clientId=c,credentials.clientSecret=s'], 'set either credentials.existingSecret or credentials.create, not both'],
     ])('helm template %j', (extra, message) => {
       expect(renderFailure(extra)).toContain(message);

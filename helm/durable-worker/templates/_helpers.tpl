@@ -96,9 +96,6 @@ Cross-field rules the schema cannot say clearly. Each failure names the values t
 {{- if le $grace $needed }}
 {{- fail (printf "durable-worker: lifecycle.terminationGracePeriodSeconds (%d) must be greater than worker.shutdownTimeoutSeconds + lifecycle.preStopSleepSeconds (%d): Kubernetes would kill the worker before it drains." $grace $needed) }}
 {{- end }}
-{{- if ge (int $v.worker.shutdownTimeoutSeconds) (int $v.worker.visibilitySeconds) }}
-{{- fail (printf "durable-worker: worker.shutdownTimeoutSeconds (%d) must be shorter than worker.visibilitySeconds (%d): a drain must ack before the lease expires." (int $v.worker.shutdownTimeoutSeconds) (int $v.worker.visibilitySeconds)) }}
-{{- end }}
 {{- include "durable-worker.validateCredentials" . }}
 {{- if and (eq $v.mode "sidecar") (not $v.sidecar.app.image.repository) }}
 {{- fail "durable-worker: mode sidecar needs sidecar.app.image.repository (your app's image)." }}

@@ -1,10 +1,13 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Argv, CommandModule } from 'yargs';
-import { loadWorkerConfig } from '../../config/load.js';
+import { collectRunOptions, loadWorkerConfig } from '../../config/load.js';
 import { envName } from '../../config/options.js';
 import { createLogger, type Logger } from '../../observability/logger.js';
 import type { CliContext } from '../context.js';
 import { EMULATOR_DEFAULTS, curlHints, parseLogLevel } from '../emulator-defaults.js';
-import { pickRunFlags, withRunOptions } from '../run-options.js';
+import { booleanFlag, booleanFlagValue, pickRunFlags, withRunOptions } from '../run-options.js';
 import { loadCreateClient, type DemoClient } from '../seams.js';
 import { runWorkerProcess } from '../worker-process.js';
 import { startEmulatorFromArgs, withEmulatorOptions, type EmulatorArgs } from './emulator.js';
@@ -15,6 +18,23 @@ import { startEmulatorFromArgs, withEmulatorOptions, type EmulatorArgs } from '.
  * consume a production destination by accident.
  */
 const CONNECTION_KEYS = ['baseUrl', 'authUrl', 'tenant', 'clientId', 'clientSecret', 'clientSecretFile', 'apiKey'] as const;
+
+/**
+ * The example handler folder shipped in the package (package.json "files"), resolved from this
+ * module (src/cli/commands/ or dist/cli/commands/, both three levels below the package root), not
+ * from the working directory. `dev` falls back to it so that `npx durable-worker dev --demo` works
+ * from any folder; `run` never does (a production worker must not run example handlers).
+ */
+const BUNDLED_HANDLERS_DIR = fileURLToPath(new URL('../../../handlers', import.meta.url));
+
+/**
+ * The handlers folder `dev` should default to: ./handlers when it exists or when the user named a
+ * folder (flag, env var or --config: the configuration reports a missing one), else the bundled one.
+ */
+function bundledHandlersFallback(flags: Record<string, unknown>, env: NodeJS.ProcessEnv, cwd: string): string | undefined {
+  if (collectRunOptions({ flags, env, cwd }).values.handlers !== undefined) return undefined;
+  return existsSync(resolve(cwd, 'handlers')) ? undefined : BUNDLED_HANDLERS_DIR;
+}
 
 const DEMO_SOURCE = 'demo-products';
 const DEMO_INTERVAL_MS = 1_000;
@@ -59,12 +79,13 @@ export function devCommand(context: CliContext, setExitCode: (code: number) => v
     builder: (yargs: Argv) =>
       withRunOptions(withEmulatorOptions(yargs, `Emulator port (default: ${EMULATOR_DEFAULTS.port}; 0 = a random free port)`), CONNECTION_KEYS)
         .option('emulator-config', { type: 'string', requiresArg: true, describe: 'Emulator JSON config file', group: 'Emulator:' })
-        .option('demo', { type: 'boolean', describe: `Ingest sample entries into ${DEMO_SOURCE} every second`, group: 'Emulator:' })
-        .example('$0 dev --demo', 'Emulator on :8787, worker with ./handlers, sample traffic every second')
+        .option('demo', booleanFlag(`Ingest sample entries into ${DEMO_SOURCE} every second`, 'Emulator:'))
+        .example('$0 dev --demo', 'Emulator on :8787, worker with ./handlers (or the bundled example without one), sample traffic every second')
         .example('$0 dev --port 0 --metrics-port 0 --isolation none', 'Random ports, handlers in-process')
         .epilogue(`The worker uses tenant ${EMULATOR_DEFAULTS.tenant}, client ${EMULATOR_DEFAULTS.clientId} / ${EMULATOR_DEFAULTS.clientSecret}, destination ${EMULATOR_DEFAULTS.destination} and a SQLite idempotency store.`),
     handler: async (argv) => {
-      const args = argv as EmulatorArgs & { demo?: boolean; emulatorConfig?: string };
+      const args = argv as EmulatorArgs & { demo?: unknown; emulatorConfig?: string };
+      const demo = booleanFlagValue(args.demo, '--demo');
       const env = { ...context.env };
       for (const key of CONNECTION_KEYS) delete env[envName(key)];
 
@@ -82,18 +103,25 @@ export function devCommand(context: CliContext, setExitCode: (code: number) => v
       let stopDemo = () => {};
       try {
         const { tenant, clientId, clientSecret, destination } = EMULATOR_DEFAULTS;
-        const flags = pickRunFlags(argv);
+        const flags = { ...pickRunFlags(argv), baseUrl: emulator.url, tenant, clientId, clientSecret };
+        const bundledHandlers = bundledHandlersFallback(flags, env, context.cwd);
         const config = loadWorkerConfig({
-          flags: { ...flags, baseUrl: emulator.url, tenant, clientId, clientSecret },
+          flags,
           env,
           cwd: context.cwd,
-          defaults: { destination },
+          defaults: { destination, ...(bundledHandlers !== undefined ? { handlers: bundledHandlers } : {}) },
         });
         logger.info({ url: emulator.url }, `emulator listening on ${emulator.url} (tenant ${tenant}, client ${clientId} / ${clientSecret})`);
+        if (bundledHandlers !== undefined) {
+          logger.info(
+            { handlersDir: bundledHandlers },
+            `no ./handlers folder here: using the example handlers bundled with durable-worker (${bundledHandlers}); create ./handlers or give --handlers for your own`,
+          );
+        }
         // Plain text, not a log line: it is meant to be copied into a shell.
         logger.flush();
         context.stdout.write(`\n${curlHints(emulator.url)}\n\n`);
-        if (args.demo === true) {
+        if (demo) {
           const createClient = await loadCreateClient();
           stopDemo = startDemoTraffic(createClient({ baseUrl: emulator.url, tenant, clientId, clientSecret }), logger);
           logger.info({ source: DEMO_SOURCE }, `demo: ingesting sample entries into ${DEMO_SOURCE} every second`);
