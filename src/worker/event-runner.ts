@@ -130,38 +130,25 @@ export function runEventHandler(
   claimed: ClaimState,
 ): Promise<EventOutcome | 'unstarted'> {
   if (claimed === 'new') return dispatchRun(ctx, lease, event, unit, handler, key);
-  return runClaimedElsewhere(ctx, lease, event, unit, handler, key, claimed);
-}
-
-/** The key is done already (skip), or another owner holds it (wait for it, then run or skip). */
-async function runClaimedElsewhere(
-  ctx: EventRunnerContext,
-  lease: LeaseScope,
-  event: CloudEvent,
-  unit: number,
-  handler: string,
-  key: string,
-  claimed: 'done' | 'busy',
-): Promise<EventOutcome | 'unstarted'> {
-  let state: ClaimState = claimed;
-  if (state === 'busy') {
-    try {
-      state = await waitForClaim(ctx, lease, key);
-    } catch (err) {
-      ctx.logger.warn({ err, eventId: event.id, handler }, 'idempotency store failed while waiting for a claim');
-      state = 'busy';
+  // Done already (skip), or another owner holds the key: wait for it, then run or skip.
+  const settled =
+    claimed === 'done'
+      ? Promise.resolve<ClaimState>('done')
+      : waitForClaim(ctx, lease, key).catch((err: unknown): ClaimState => {
+          ctx.logger.warn({ err, eventId: event.id, handler }, 'idempotency store failed while waiting for a claim');
+          return 'busy';
+        });
+  return settled.then((state) => {
+    if (state === 'done') {
+      emitDone(ctx, event, handler, 'duplicate', 0);
+      return 'duplicate';
     }
-  }
-  if (state === 'done') {
-    emitDone(ctx, event, handler, 'duplicate', 0);
-    return 'duplicate';
-  }
-  if (state === 'busy') {
-    const error = { message: `another worker still holds the claim on ${key}`, code: ErrorCodes.STORE };
-    emitDone(ctx, event, handler, 'failed', 0, error);
-    return 'failed';
-  }
-  return dispatchRun(ctx, lease, event, unit, handler, key);
+    if (state === 'busy') {
+      emitDone(ctx, event, handler, 'failed', 0, { message: `another worker still holds the claim on ${key}`, code: ErrorCodes.STORE });
+      return 'failed';
+    }
+    return dispatchRun(ctx, lease, event, unit, handler, key);
+  });
 }
 
 function dispatchRun(ctx: EventRunnerContext, lease: LeaseScope, event: CloudEvent, unit: number, handler: string, key: string): Promise<EventOutcome | 'unstarted'> {
