@@ -173,17 +173,17 @@ async function runEvents(ctx: BatchContext, events: readonly CloudEvent[], lease
     const event = events[i] as CloudEvent;
     const route = routes[i] as readonly LoadedHandler[];
     const first = keyStart[i] as number;
-    try {
-      if (route.length === 0) {
-        // No handler is interested: nothing to do, and nothing to retry.
-        ctx.logger.debug({ eventId: event.id, type: event.type }, 'no handler for this event type');
-        try {
-          ctx.events.emit('event:done', { workerId: ctx.workerId, event, handler: undefined, outcome: 'ok', durationMs: 0 });
-        } catch (err) {
-          ctx.logger.error({ err, eventId: event.id }, 'an event:done listener threw');
-        }
-        return SETTLED;
+    if (route.length === 0) {
+      // No handler is interested: nothing to do, and nothing to retry.
+      ctx.logger.debug({ eventId: event.id, type: event.type }, 'no handler for this event type');
+      try {
+        ctx.events.emit('event:done', { workerId: ctx.workerId, event, handler: undefined, outcome: 'ok', durationMs: 0 });
+      } catch (err) {
+        ctx.logger.error({ err, eventId: event.id }, 'an event:done listener threw');
       }
+      return SETTLED;
+    }
+    try {
       if (route.length === 1) {
         return runHandlerOf(event, i, first, route[0] as LoadedHandler).then(
           (outcome) => endOfEvent(first, [outcome]),
