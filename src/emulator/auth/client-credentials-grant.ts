@@ -2,15 +2,15 @@ import type { IncomingMessage } from 'node:http';
 import type { TokenResponse } from '../../types.js';
 import { authenticateConfidentialClient } from './client-authentication.js';
 import type { Application, Credentials } from './credentials.js';
-import { IssuerFailure, singleParam } from './issuer-failure.js';
+import { IssuerFailure, scopeList, singleParam } from './issuer-failure.js';
 
 /** The tenant of the destination whose API version ID is `audience`, if any (a late-bound lookup). */
 export type ApiVersionTenant = (audience: string) => string | undefined;
 
 function grantedScopes(application: Application, requested: string | undefined): string[] {
   // Spec: "Omitting scope with the tenant audience requests every tenant API scope enabled for the application."
-  if (requested === undefined || requested.trim() === '') return [...application.scopes];
-  const scopes = [...new Set(requested.trim().split(/ +/))];
+  const scopes = scopeList(requested);
+  if (scopes.length === 0) return [...application.scopes];
   const refused = scopes.filter((scope) => !application.scopes.has(scope));
   if (refused.length > 0) {
     throw new IssuerFailure(400, 'invalid_scope', `Scope not enabled for this application: ${refused.join(' ')}.`);

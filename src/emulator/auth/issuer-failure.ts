@@ -23,3 +23,8 @@ export function singleParam(params: URLSearchParams, name: string, required: boo
   if ((value === undefined || value === '') && required) throw new IssuerFailure(400, 'invalid_request', `${name} is required.`);
   return value === '' ? undefined : value;
 }
+
+/** RFC 6749 §3.3: a `scope` parameter is a space-delimited list; each scope once, in request order. */
+export function scopeList(scope: string | undefined): string[] {
+  return scope === undefined ? [] : [...new Set(scope.split(' ').filter((name) => name !== ''))];
+}

@@ -1,5 +1,5 @@
 import type { Application } from './credentials.js';
-import { IssuerFailure } from './issuer-failure.js';
+import { IssuerFailure, scopeList } from './issuer-failure.js';
 
 /**
  * Spec, Authentication rule 1: the interactive sign-in's own scopes. `offline` (ORY Hydra's name,
@@ -23,7 +23,7 @@ export interface SignInScopes {
  * application allows. An omitted `scope` is the same as one with no tenant API scope.
  */
 export function resolveSignInScopes(application: Application, requested: string | undefined): SignInScopes {
-  const asked = requested === undefined ? [] : [...new Set(requested.split(' ').filter((scope) => scope !== ''))];
+  const asked = scopeList(requested);
   const refused = asked.filter((scope) => !IDENTITY_SCOPES.has(scope) && !application.scopes.has(scope));
   if (refused.length > 0) {
     throw new IssuerFailure(400, 'invalid_scope', `Scope unknown or not enabled for this application: ${refused.join(' ')}.`);
@@ -40,7 +40,7 @@ export function resolveSignInScopes(application: Application, requested: string 
  */
 export function narrowScopes(granted: readonly string[], requested: string | undefined): string[] {
   if (requested === undefined) return [...granted];
-  const asked = [...new Set(requested.split(' ').filter((scope) => scope !== ''))];
+  const asked = scopeList(requested);
   const refused = asked.filter((scope) => !granted.includes(scope));
   if (refused.length > 0) throw new IssuerFailure(400, 'invalid_scope', `Scope not granted by the sign-in: ${refused.join(' ')}.`);
   return asked;
