@@ -11,26 +11,35 @@ export interface MemoryStoreOptions {
   now?: () => number;
 }
 
+/** A key's record, linked into the store's recency list (least recently used at the head). */
 interface Entry {
+  readonly key: string;
   state: 'claimed' | 'done';
   /** Claim holder; empty for done marks. */
   owner: string;
   expiresAtMs: number;
+  older: Entry | undefined;
+  newer: Entry | undefined;
 }
 
 export const DEFAULT_MAX_ENTRIES = 100_000;
 
 /**
  * One process, no persistence: for `dev`, tests and single-replica workers that accept re-running
- * effects after a restart. A Map keeps insertion order, so deleting and re-inserting a key on every
- * touch makes its first key the least recently used one: an LRU without a linked list. Eviction can
- * forget a done mark (the effect may then run again), which is the price of a bounded footprint.
+ * effects after a restart. Eviction can forget a done mark (the effect may then run again), which
+ * is the price of a bounded footprint.
+ *
+ * The recency order is a linked list through the entries, not the Map's insertion order: evicting
+ * a Map's first key (`keys().next()`) walks past every key deleted before it until V8 compacts the
+ * table, so once the store was full each new key cost 2-7 µs instead of 0.1 (docs/benchmarks.md).
  */
 export class MemoryIdempotencyStore implements IdempotencyStore {
   readonly #entries = new Map<string, Entry>();
   readonly #doneTtlMs: number;
   readonly #maxEntries: number;
   readonly #now: () => number;
+  #oldest: Entry | undefined;
+  #newest: Entry | undefined;
   #closed = false;
 
   constructor(options: MemoryStoreOptions) {
@@ -52,7 +61,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       if (entry?.state === 'done') return 'done';
       if (entry !== undefined && entry.owner !== owner) return 'busy';
       if (entry !== undefined) entry.expiresAtMs = nowMs + claimTtlMs;
-      else this.#add(key, { state: 'claimed', owner, expiresAtMs: nowMs + claimTtlMs });
+      else this.#add(key, 'claimed', owner, nowMs + claimTtlMs);
       return 'new';
     });
   }
@@ -61,10 +70,10 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     this.#assertOpen('markDone');
     const expiresAtMs = this.#now() + this.#doneTtlMs;
     for (const key of keys) {
-      // Just claimed, so already near the recent end of the LRU order: updated in place.
+      // Just claimed, so already near the recent end of the recency list: updated in place.
       const entry = this.#entries.get(key);
       if (entry === undefined) {
-        this.#add(key, { state: 'done', owner: '', expiresAtMs });
+        this.#add(key, 'done', '', expiresAtMs);
       } else {
         entry.state = 'done';
         entry.owner = '';
@@ -77,33 +86,59 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     this.#assertOpen('release');
     for (const key of keys) {
       const entry = this.#entries.get(key);
-      if (entry?.state === 'claimed' && entry.owner === owner) this.#entries.delete(key);
+      if (entry?.state === 'claimed' && entry.owner === owner) this.#remove(entry);
     }
   }
 
   async close(): Promise<void> {
     this.#closed = true;
     this.#entries.clear();
+    this.#oldest = this.#newest = undefined;
   }
 
-  /** The unexpired entry of `key`, refreshed as most recently used; expired entries are dropped. */
+  /** The unexpired entry of `key`, made the most recently used; an expired entry is dropped. */
   #live(key: string, nowMs: number): Entry | undefined {
     const entry = this.#entries.get(key);
     if (entry === undefined) return undefined;
-    this.#entries.delete(key);
-    if (entry.expiresAtMs <= nowMs) return undefined;
-    this.#entries.set(key, entry);
+    if (entry.expiresAtMs <= nowMs) {
+      this.#remove(entry);
+      return undefined;
+    }
+    if (entry !== this.#newest) {
+      this.#unlink(entry);
+      this.#link(entry);
+    }
     return entry;
   }
 
-  /** Adds a key that has no entry (`#live` dropped it, or it never had one). */
-  #add(key: string, entry: Entry): void {
+  /** Adds a key that has no entry (`#live` dropped it, or it never had one), evicting past the bound. */
+  #add(key: string, state: Entry['state'], owner: string, expiresAtMs: number): void {
+    const entry: Entry = { key, state, owner, expiresAtMs, older: undefined, newer: undefined };
     this.#entries.set(key, entry);
-    while (this.#entries.size > this.#maxEntries) {
-      const oldest = this.#entries.keys().next();
-      if (oldest.done === true) break;
-      this.#entries.delete(oldest.value);
-    }
+    this.#link(entry);
+    while (this.#entries.size > this.#maxEntries && this.#oldest !== undefined) this.#remove(this.#oldest);
+  }
+
+  #remove(entry: Entry): void {
+    this.#entries.delete(entry.key);
+    this.#unlink(entry);
+  }
+
+  /** Appends `entry` at the most recently used end. */
+  #link(entry: Entry): void {
+    entry.older = this.#newest;
+    entry.newer = undefined;
+    if (this.#newest === undefined) this.#oldest = entry;
+    else this.#newest.newer = entry;
+    this.#newest = entry;
+  }
+
+  #unlink(entry: Entry): void {
+    if (entry.older === undefined) this.#oldest = entry.newer;
+    else entry.older.newer = entry.newer;
+    if (entry.newer === undefined) this.#newest = entry.older;
+    else entry.newer.older = entry.older;
+    entry.older = entry.newer = undefined;
   }
 
   #assertOpen(operation: string): void {

@@ -40,6 +40,62 @@ describe('memory store: clock and bounds', () => {
     expect(store.size).toBe(3);
   });
 
+  it('evicts in recency order through any mix of claims, done marks, releases and expiries', async () => {
+    // A reference model (an array, most recent last) against the store, over a seeded random run
+    // that fills the store many times over, so the recency list is unlinked at its head, its tail
+    // and its middle.
+    const clock = fakeClock();
+    const maxEntries = 50;
+    const store = new MemoryIdempotencyStore({ doneTtlMs: 5_000, maxEntries, now: clock.now });
+    type ModelEntry = { key: string; state: 'claimed' | 'done'; owner: string; expiresAtMs: number };
+    let model: ModelEntry[] = [];
+    let seed = 42;
+    const random = (n: number) => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) % n);
+    const find = (key: string) => model.find((e) => e.key === key);
+    const drop = (key: string) => void (model = model.filter((e) => e.key !== key));
+    const add = (entry: ModelEntry) => {
+      model.push(entry);
+      while (model.length > maxEntries) model.shift();
+    };
+    for (let step = 0; step < 4_000; step++) {
+      const key = `h:${random(150)}`;
+      const owner = random(2) === 0 ? 'a' : 'b';
+      const nowMs = clock.now();
+      const operation = random(10);
+      if (operation < 5) {
+        let expected: string;
+        const entry = find(key);
+        if (entry !== undefined && entry.expiresAtMs > nowMs) {
+          drop(key);
+          model.push(entry);
+          if (entry.state === 'done') expected = 'done';
+          else if (entry.owner !== owner) expected = 'busy';
+          else {
+            entry.expiresAtMs = nowMs + 1_000;
+            expected = 'new';
+          }
+        } else {
+          if (entry !== undefined) drop(key);
+          add({ key, state: 'claimed', owner, expiresAtMs: nowMs + 1_000 });
+          expected = 'new';
+        }
+        expect(await store.claim([key], owner, 1_000), `step ${step}: claim ${key} by ${owner}`).toEqual([expected]);
+      } else if (operation < 8) {
+        await store.markDone([key]);
+        const entry = find(key);
+        if (entry === undefined) add({ key, state: 'done', owner: '', expiresAtMs: nowMs + 5_000 });
+        else Object.assign(entry, { state: 'done', owner: '', expiresAtMs: nowMs + 5_000 });
+      } else if (operation < 9) {
+        await store.release([key], owner);
+        const entry = find(key);
+        if (entry?.state === 'claimed' && entry.owner === owner) drop(key);
+      } else {
+        clock.advance(random(400));
+      }
+      expect(store.size, `step ${step}`).toBe(model.length);
+    }
+  });
+
   it('keeps every store instance to itself', async () => {
     const options = { prefix: `test-${randomUUID()}`, doneTtlMs: 60_000 };
     const first = await createIdempotencyStore('memory', options);
