@@ -1,5 +1,6 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { WorkerEmitter, WorkerEventMap } from '../worker/events.js';
+import { LabelledHistogram, PendingCount, flushOnCollect, type HistogramSeries } from './hot-path-metrics.js';
 import { LagTracker } from './lag.js';
 
 /** Every name of CONTRACT.md "Health and metrics", prefixed. */
@@ -43,11 +44,19 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
   const registers = [registry];
   if (options.collectDefaultMetrics ?? true) collectDefaultMetrics({ register: registry });
 
-  const events = new Counter({ name: METRIC_NAMES.events, help: 'Events that reached an outcome, per handler run', labelNames: ['type', 'outcome'], registers });
-  const handlerDuration = new Histogram({
+  // Written once per handler run: counted and observed without prom-client's per-call label hashing.
+  const eventCounts: PendingCount[] = [];
+  const events = new Counter({
+    name: METRIC_NAMES.events,
+    help: 'Events that reached an outcome, per handler run',
+    labelNames: ['type', 'outcome'],
+    registers,
+    collect: flushOnCollect(eventCounts),
+  });
+  const handlerDuration = new LabelledHistogram({
     name: METRIC_NAMES.handlerDuration,
     help: 'Time a handler took for one event',
-    labelNames: ['type'],
+    labelName: 'type',
     buckets: HANDLER_DURATION_BUCKETS_SECONDS,
     registers,
   });
@@ -70,31 +79,30 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
     if (tracker.committed !== undefined) committed.set(destination, Number(tracker.committed));
   };
 
-  // Labelled children looked up once per label set: prom-client hashes the label object on every
-  // inc/observe otherwise, a visible cost at one call per event (docs/benchmarks.md).
   // Outcome, then type: no key string is built per event.
-  const eventCounters = new Map<string, Map<string, ReturnType<typeof events.labels>>>();
-  const durationHistograms = new Map<string, ReturnType<typeof handlerDuration.labels>>();
-  const eventCounter = (type: string, outcome: string) => {
-    let byType = eventCounters.get(outcome);
+  const eventCountsByOutcome = new Map<string, Map<string, PendingCount>>();
+  const durationSeries = new Map<string, HistogramSeries>();
+  const eventCount = (type: string, outcome: string) => {
+    let byType = eventCountsByOutcome.get(outcome);
     if (byType === undefined) {
       byType = new Map();
-      eventCounters.set(outcome, byType);
+      eventCountsByOutcome.set(outcome, byType);
     }
-    let child = byType.get(type);
-    if (child === undefined) {
-      child = events.labels({ type, outcome });
-      byType.set(type, child);
+    let count = byType.get(type);
+    if (count === undefined) {
+      count = new PendingCount(events.labels({ type, outcome }));
+      byType.set(type, count);
+      eventCounts.push(count);
     }
-    return child;
+    return count;
   };
-  const durationHistogram = (type: string) => {
-    let child = durationHistograms.get(type);
-    if (child === undefined) {
-      child = handlerDuration.labels({ type });
-      durationHistograms.set(type, child);
+  const durationOf = (type: string) => {
+    let series = durationSeries.get(type);
+    if (series === undefined) {
+      series = handlerDuration.series(type);
+      durationSeries.set(type, series);
     }
-    return child;
+    return series;
   };
 
   const listeners: { [K in keyof WorkerEventMap]?: (...args: WorkerEventMap[K]) => void } = {
@@ -104,9 +112,9 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
       updateLag();
     },
     'event:done': (e) => {
-      eventCounter(e.event.type, e.outcome).inc();
+      eventCount(e.event.type, e.outcome).inc();
       // A duplicate never reached a handler: its zero time would flatten the histogram.
-      if (e.outcome !== 'duplicate' && e.handler !== undefined) durationHistogram(e.event.type).observe(e.durationMs / 1_000);
+      if (e.outcome !== 'duplicate' && e.handler !== undefined) durationOf(e.event.type).observe(e.durationMs / 1_000);
     },
     'inflight:changed': (e) => inFlight.set(e.inFlight),
     'ack:done': (e) => {
