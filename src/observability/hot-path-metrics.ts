@@ -9,9 +9,13 @@ import type { Counter, Registry } from 'prom-client';
 
 /** Counts of one label set, added to the prom-client counter when it is read. */
 export class PendingCount {
+  readonly #child: { inc(value: number): void };
   #pending = 0;
 
-  constructor(private readonly child: { inc(value: number): void }) {}
+  /** `child`: the counter's `labels(...)` for this label set. */
+  constructor(child: { inc(value: number): void }) {
+    this.#child = child;
+  }
 
   inc(): void {
     this.#pending++;
@@ -20,7 +24,7 @@ export class PendingCount {
   /** Moves what was counted since the last read into the counter. */
   flush(): void {
     if (this.#pending === 0) return;
-    this.child.inc(this.#pending);
+    this.#child.inc(this.#pending);
     this.#pending = 0;
   }
 }
@@ -36,18 +40,20 @@ export function flushOnCollect(series: Iterable<PendingCount>): (this: Counter) 
 export class HistogramSeries {
   /** counts[i]: observations <= bounds[i] and > bounds[i - 1]; the last one is +Inf's own. */
   readonly counts: Float64Array;
+  readonly labels: Readonly<Record<string, string>>;
   sum = 0;
   count = 0;
+  readonly #bounds: readonly number[];
 
-  constructor(
-    private readonly bounds: readonly number[],
-    readonly labels: Readonly<Record<string, string>>,
-  ) {
+  /** `bounds`: the buckets' upper bounds, ascending. */
+  constructor(bounds: readonly number[], labels: Readonly<Record<string, string>>) {
+    this.#bounds = bounds;
+    this.labels = labels;
     this.counts = new Float64Array(bounds.length + 1);
   }
 
   observe(value: number): void {
-    const bounds = this.bounds;
+    const bounds = this.#bounds;
     let i = 0;
     while (i < bounds.length && value > (bounds[i] as number)) i++;
     (this.counts[i] as number)++;

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { WorkerEmitter, WorkerEventMap } from '../worker/events.js';
-import { LabelledHistogram, PendingCount, flushOnCollect, type HistogramSeries } from './hot-path-metrics.js';
+import { LabelledHistogram, PendingCount, flushOnCollect } from './hot-path-metrics.js';
 import { LagTracker } from './lag.js';
 
 /** Every name of CONTRACT.md "Health and metrics", prefixed. */
@@ -81,7 +81,6 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
 
   // Outcome, then type: no key string is built per event.
   const eventCountsByOutcome = new Map<string, Map<string, PendingCount>>();
-  const durationSeries = new Map<string, HistogramSeries>();
   const eventCount = (type: string, outcome: string) => {
     let byType = eventCountsByOutcome.get(outcome);
     if (byType === undefined) {
@@ -96,15 +95,6 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
     }
     return count;
   };
-  const durationOf = (type: string) => {
-    let series = durationSeries.get(type);
-    if (series === undefined) {
-      series = handlerDuration.series(type);
-      durationSeries.set(type, series);
-    }
-    return series;
-  };
-
   const listeners: { [K in keyof WorkerEventMap]?: (...args: WorkerEventMap[K]) => void } = {
     'pull:done': (e) => pulls.inc({ status: e.status }),
     'batch:pulled': (e) => {
@@ -114,7 +104,7 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
     'event:done': (e) => {
       eventCount(e.event.type, e.outcome).inc();
       // A duplicate never reached a handler: its zero time would flatten the histogram.
-      if (e.outcome !== 'duplicate' && e.handler !== undefined) durationOf(e.event.type).observe(e.durationMs / 1_000);
+      if (e.outcome !== 'duplicate' && e.handler !== undefined) handlerDuration.series(e.event.type).observe(e.durationMs / 1_000);
     },
     'inflight:changed': (e) => inFlight.set(e.inFlight),
     'ack:done': (e) => {
