@@ -11,15 +11,11 @@ export interface MemoryStoreOptions {
   now?: () => number;
 }
 
-/** A key's record, linked into the store's recency list (least recently used at the head). */
 interface Entry {
-  readonly key: string;
   state: 'claimed' | 'done';
   /** Claim holder; empty for done marks. */
   owner: string;
   expiresAtMs: number;
-  older: Entry | undefined;
-  newer: Entry | undefined;
 }
 
 export const DEFAULT_MAX_ENTRIES = 100_000;
@@ -29,17 +25,20 @@ export const DEFAULT_MAX_ENTRIES = 100_000;
  * effects after a restart. Eviction can forget a done mark (the effect may then run again), which
  * is the price of a bounded footprint.
  *
- * The recency order is a linked list through the entries, not the Map's insertion order: evicting
- * a Map's first key (`keys().next()`) walks past every key deleted before it until V8 compacts the
- * table, so once the store was full each new key cost 20-70 µs instead of ~1 (docs/benchmarks.md).
+ * A Map keeps insertion order, so deleting and re-inserting a key on every touch makes the order
+ * least recently used first. Eviction walks that order with ONE iterator kept across calls: a Map
+ * iterator goes on past keys deleted and onto keys added since it was made (the language says so),
+ * and every key before it has been evicted. A fresh `keys().next()` per eviction instead walked past
+ * every key deleted before it until V8 compacted the table: once the store was full, each new key
+ * cost 20-70 µs instead of ~1 (docs/benchmarks.md).
  */
 export class MemoryIdempotencyStore implements IdempotencyStore {
   readonly #entries = new Map<string, Entry>();
   readonly #doneTtlMs: number;
   readonly #maxEntries: number;
   readonly #now: () => number;
-  #oldest: Entry | undefined;
-  #newest: Entry | undefined;
+  /** Where eviction goes on: the least recently used key is the next one it yields. */
+  #eviction: Iterator<string> | undefined;
   #closed = false;
 
   constructor(options: MemoryStoreOptions) {
@@ -61,7 +60,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       if (entry?.state === 'done') return 'done';
       if (entry !== undefined && entry.owner !== owner) return 'busy';
       if (entry !== undefined) entry.expiresAtMs = nowMs + claimTtlMs;
-      else this.#add(key, 'claimed', owner, nowMs + claimTtlMs);
+      else this.#add(key, { state: 'claimed', owner, expiresAtMs: nowMs + claimTtlMs });
       return 'new';
     });
   }
@@ -70,10 +69,10 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     this.#assertOpen('markDone');
     const expiresAtMs = this.#now() + this.#doneTtlMs;
     for (const key of keys) {
-      // Just claimed, so already near the recent end of the recency list: updated in place.
+      // Just claimed, so already near the recent end of the order: updated in place.
       const entry = this.#entries.get(key);
       if (entry === undefined) {
-        this.#add(key, 'done', '', expiresAtMs);
+        this.#add(key, { state: 'done', owner: '', expiresAtMs });
       } else {
         entry.state = 'done';
         entry.owner = '';
@@ -86,59 +85,39 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     this.#assertOpen('release');
     for (const key of keys) {
       const entry = this.#entries.get(key);
-      if (entry?.state === 'claimed' && entry.owner === owner) this.#remove(entry);
+      if (entry?.state === 'claimed' && entry.owner === owner) this.#entries.delete(key);
     }
   }
 
   async close(): Promise<void> {
     this.#closed = true;
     this.#entries.clear();
-    this.#oldest = this.#newest = undefined;
+    this.#eviction = undefined;
   }
 
-  /** The unexpired entry of `key`, made the most recently used; an expired entry is dropped. */
+  /** The unexpired entry of `key`, refreshed as most recently used; expired entries are dropped. */
   #live(key: string, nowMs: number): Entry | undefined {
     const entry = this.#entries.get(key);
     if (entry === undefined) return undefined;
-    if (entry.expiresAtMs <= nowMs) {
-      this.#remove(entry);
-      return undefined;
-    }
-    if (entry !== this.#newest) {
-      this.#unlink(entry);
-      this.#link(entry);
-    }
+    this.#entries.delete(key);
+    if (entry.expiresAtMs <= nowMs) return undefined;
+    this.#entries.set(key, entry);
     return entry;
   }
 
   /** Adds a key that has no entry (`#live` dropped it, or it never had one), evicting past the bound. */
-  #add(key: string, state: Entry['state'], owner: string, expiresAtMs: number): void {
-    const entry: Entry = { key, state, owner, expiresAtMs, older: undefined, newer: undefined };
+  #add(key: string, entry: Entry): void {
     this.#entries.set(key, entry);
-    this.#link(entry);
-    while (this.#entries.size > this.#maxEntries && this.#oldest !== undefined) this.#remove(this.#oldest);
-  }
-
-  #remove(entry: Entry): void {
-    this.#entries.delete(entry.key);
-    this.#unlink(entry);
-  }
-
-  /** Appends `entry` at the most recently used end. */
-  #link(entry: Entry): void {
-    entry.older = this.#newest;
-    entry.newer = undefined;
-    if (this.#newest === undefined) this.#oldest = entry;
-    else this.#newest.newer = entry;
-    this.#newest = entry;
-  }
-
-  #unlink(entry: Entry): void {
-    if (entry.older === undefined) this.#oldest = entry.newer;
-    else entry.older.newer = entry.newer;
-    if (entry.newer === undefined) this.#newest = entry.older;
-    else entry.newer.older = entry.older;
-    entry.older = entry.newer = undefined;
+    while (this.#entries.size > this.#maxEntries) {
+      let oldest = (this.#eviction ??= this.#entries.keys()).next();
+      if (oldest.done === true) {
+        // Every key before the iterator was evicted, so it can only have ended on an empty store.
+        this.#eviction = this.#entries.keys();
+        oldest = this.#eviction.next();
+        if (oldest.done === true) break;
+      }
+      this.#entries.delete(oldest.value);
+    }
   }
 
   #assertOpen(operation: string): void {

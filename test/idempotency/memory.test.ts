@@ -40,6 +40,19 @@ describe('memory store: clock and bounds', () => {
     expect(store.size).toBe(3);
   });
 
+  it('skips the keys released or re-claimed before eviction reached them', async () => {
+    const store = new MemoryIdempotencyStore({ doneTtlMs: 60_000, maxEntries: 2 });
+    await store.markDone(['h:1', 'h:2', 'h:3']); // h:1 evicted
+    expect(await store.claim(['h:1'], 'a', 1_000)).toEqual(['new']); // h:2 evicted
+    await store.release(['h:1'], 'a');
+    await store.markDone(['h:4']); // h:3 evicted: the store holds h:4 alone
+    await store.release(['h:4'], 'a'); // a done mark: kept
+    await store.markDone(['h:5', 'h:6']); // h:4 evicted, then nothing more
+    expect(store.size).toBe(2);
+    expect(await store.claim(['h:5', 'h:6'], 'b', 1_000)).toEqual(['done', 'done']);
+    expect(await store.claim(['h:3', 'h:4'], 'b', 1_000)).toEqual(['new', 'new']);
+  });
+
   it('evicts in recency order through any mix of claims, done marks, releases and expiries', async () => {
     // A reference model (an array, most recent last) against the store, over a seeded random run
     // that fills the store many times over, so the recency list is unlinked at its head, its tail
