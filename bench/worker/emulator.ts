@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { waitForOutput } from './child-output.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** The emulator of bench/emulator, in its own process, driven over stdin (`APPEND n`) and HTTP. */
@@ -27,14 +28,8 @@ export class EmulatorChild {
     return em;
   }
 
-  async #waitFor(pattern: RegExp, from = 0, timeoutMs = 60_000): Promise<RegExpExecArray> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const match = pattern.exec(this.#output.slice(from));
-      if (match) return match;
-      if (Date.now() > deadline || this.#child.exitCode !== null) throw new Error(`emulator child: no ${pattern} in ${this.#output}`);
-      await sleep(5);
-    }
+  #waitFor(pattern: RegExp, from = 0): Promise<RegExpExecArray> {
+    return waitForOutput(() => this.#output, pattern, { from, exited: () => this.#child.exitCode !== null, child: 'emulator child' });
   }
 
   /** Appends `count` events to the dev-tenant stream (the emulator builds them in-process). */

@@ -27,6 +27,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { WorkerConfig } from '../../src/config/types.js';
+import { waitForOutput } from './child-output.js';
 import { EmulatorChild } from './emulator.js';
 import { runLoops, type LoopRun } from './loops.js';
 import { inCgroup, memoryCgroup } from './memory-cgroup.js';
@@ -133,21 +134,16 @@ async function runWorkers(em: EmulatorChild, configs: WorkerConfig[], events: nu
     // 'close', not 'exit': the last stdout chunk (STATS) can arrive after the process exited.
     return { child, exited: once(child, 'close'), output: () => output };
   });
-  const waitForOutput = async (marker: string) => {
-    const deadline = Date.now() + 60_000;
-    while (!children.every((c) => c.output().includes(marker))) {
-      if (Date.now() > deadline || children.some((c) => c.child.exitCode !== null)) throw new Error(`worker child never printed ${marker}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  };
-  await waitForOutput('READY');
+  const everyChild = (marker: RegExp) =>
+    Promise.all(children.map((c) => waitForOutput(c.output, marker, { exited: () => c.child.exitCode !== null, child: 'worker child' })));
+  await everyChild(/READY/);
   if (warmUp > 0) {
     // Steady state, not start-up: the processes JIT-compile their hot paths on unmeasured events
     // (the raw loops run in this long-lived process, warm after their own warm-up).
     await em.append(warmUp);
     await em.waitCaughtUp();
     for (const c of children) c.child.kill('SIGUSR2');
-    await waitForOutput('RESET');
+    await everyChild(/RESET/);
   }
   // Large runs are appended as the backlog shrinks, as a live stream would be (the emulator keeps
   // unconsumed events in memory).
@@ -195,15 +191,7 @@ async function runRawLoops(em: EmulatorChild, events: number): Promise<LoopRun> 
   const exited = once(child, 'close');
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  const next = async (marker: RegExp, from: number): Promise<RegExpExecArray> => {
-    const deadline = Date.now() + 600_000;
-    for (;;) {
-      const match = marker.exec(output.slice(from));
-      if (match !== null) return match;
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`loops child never printed ${marker}; its output:\n${output}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  };
+  const next = (marker: RegExp, from: number) => waitForOutput(() => output, marker, { from, exited: () => child.exitCode !== null, timeoutMs: 600_000, child: 'loops child' });
   const run = async (count: number): Promise<LoopRun> => {
     const from = output.length;
     await em.append(count);
