@@ -39,6 +39,23 @@ export class EmulatorChild {
     await this.#waitFor(/APPENDED \d+ \d+/, from);
   }
 
+  /**
+   * Appends `count` events in chunks of `chunk`, the next one once fewer than half a chunk are left
+   * unconsumed, as a live stream would arrive; resolves once the last chunk is appended. The emulator
+   * keeps unconsumed events in memory: one append of 400,000 left it collecting a large heap while
+   * the next measurement ran (raw loops at 85,000-100,000 events/s instead of 150,000).
+   */
+  async feed(count: number, chunk = 50_000): Promise<void> {
+    for (let appended = 0; appended < count; ) {
+      const { head, committed } = await this.consumer();
+      if (appended === 0 || head - committed < chunk / 2) {
+        const next = Math.min(chunk, count - appended);
+        await this.append(next);
+        appended += next;
+      } else await sleep(20);
+    }
+  }
+
   /** dev-consumer as GET /_emulator/state shows it. */
   async consumer(): Promise<{ head: number; committed: number; leased: number }> {
     const state = (await (await fetch(`${this.url}/_emulator/state`)).json()) as {

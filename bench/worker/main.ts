@@ -138,25 +138,14 @@ async function runWorkers(em: EmulatorChild, configs: WorkerConfig[], events: nu
     Promise.all(children.map((c) => waitForOutput(c.output, marker, { exited: () => c.child.exitCode !== null, child: 'worker child' })));
   await everyChild(/READY/);
   if (warmUp > 0) {
-    // Steady state, not start-up: the processes JIT-compile their hot paths on unmeasured events
-    // (the raw loops run in this long-lived process, warm after their own warm-up).
-    await em.append(warmUp);
+    // Steady state, not start-up: the processes JIT-compile their hot paths on unmeasured events.
+    await em.feed(warmUp);
     await em.waitCaughtUp();
     for (const c of children) c.child.kill('SIGUSR2');
     await everyChild(/RESET/);
   }
-  // Large runs are appended as the backlog shrinks, as a live stream would be (the emulator keeps
-  // unconsumed events in memory).
-  let appended = 0;
-  const chunk = Math.min(events, 100_000);
-  while (appended < events) {
-    const { head, committed } = await em.consumer();
-    if (appended === 0 || head - committed < chunk / 2) {
-      const count = Math.min(chunk, events - appended);
-      await em.append(count);
-      appended += count;
-    } else await new Promise((r) => setTimeout(r, 50));
-  }
+  // A phase's events (60,000) arrive at once; larger runs (phase d) as the backlog shrinks.
+  await em.feed(events, 100_000);
   await em.waitCaughtUp();
   for (const c of children) c.child.kill('SIGTERM');
   await Promise.all(children.map((c) => c.exited));
@@ -192,16 +181,18 @@ async function runRawLoops(em: EmulatorChild, events: number): Promise<LoopRun> 
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   const next = (marker: RegExp, from: number) => waitForOutput(() => output, marker, { from, exited: () => child.exitCode !== null, timeoutMs: 600_000, child: 'loops child' });
-  const run = async (count: number): Promise<LoopRun> => {
+  // Measured: the events are there before the loops start, as for the workers. Warm-up: fed as they go.
+  const run = async (count: number, measured: boolean): Promise<LoopRun> => {
     const from = output.length;
-    await em.append(count);
+    if (measured) await em.append(count);
     child.stdin.write(`RUN ${count}\n`);
+    if (!measured) await em.feed(count);
     return JSON.parse((await next(/RESULT (.*)/, from))[1]!) as LoopRun;
   };
   try {
     await next(/READY/, 0);
-    if (WARM_UP_EVENTS > 0) await run(WARM_UP_EVENTS);
-    return await run(events);
+    if (WARM_UP_EVENTS > 0) await run(WARM_UP_EVENTS, false);
+    return await run(events, true);
   } finally {
     child.kill('SIGTERM');
     await exited;
@@ -259,8 +250,7 @@ const em = await EmulatorChild.start();
 try {
   if (EMULATOR_WARM_UP_EVENTS > 0 && ['a', 'b', 'c'].some((phase) => only.has(phase))) {
     // The emulator lives through every phase: measured rounds all meet a warm one, not only the later ones.
-    await em.append(EMULATOR_WARM_UP_EVENTS);
-    await runLoops(em.url, { loops: 4, limit: 100, handlerDelayMs: 0, expected: EMULATOR_WARM_UP_EVENTS });
+    await Promise.all([runLoops(em.url, { loops: 4, limit: 100, handlerDelayMs: 0, expected: EMULATOR_WARM_UP_EVENTS }), em.feed(EMULATOR_WARM_UP_EVENTS)]);
   }
   if (only.has('a')) {
     const env = { BENCH_HANDLER_DELAY_MS: '2' };
