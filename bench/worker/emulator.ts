@@ -42,8 +42,8 @@ export class EmulatorChild {
   /**
    * Appends `count` events in chunks of `chunk`, the next one once fewer than half a chunk are left
    * unconsumed, as a live stream would arrive; resolves once the last chunk is appended. The emulator
-   * keeps unconsumed events in memory: one append of 400,000 left it collecting a large heap while
-   * the next measurement ran (raw loops at 85,000-100,000 events/s instead of 150,000).
+   * keeps unconsumed events in memory: after warm-ups of 1,000,000 events appended at once, raw loops
+   * measured 85,000-102,000 events/s; fed in chunks, 106,000-129,000 (docs/benchmarks.md).
    */
   async feed(count: number, chunk = 50_000): Promise<void> {
     for (let appended = 0; appended < count; ) {
