@@ -7,13 +7,15 @@
  * `RESULT <json>` (a LoopRun).
  */
 import { createInterface } from 'node:readline';
-import { runLoops } from './loops.js';
+import { createLoopClient, runLoops } from './loops.js';
 
 const url = process.argv[2];
 if (url === undefined) throw new Error('usage: loops-child.ts <emulator url>');
+// One client for every RUN: the warm-up warms the client that is measured, as in a worker process.
+const client = createLoopClient(url, 4);
 createInterface({ input: process.stdin }).on('line', (line) => {
   const [command, count] = line.split(' ');
   if (command !== 'RUN') return;
-  void runLoops(url, { loops: 4, limit: 100, handlerDelayMs: 0, expected: Number(count) }).then((run) => process.stdout.write(`RESULT ${JSON.stringify(run)}\n`));
+  void runLoops(url, { loops: 4, limit: 100, handlerDelayMs: 0, expected: Number(count), client }).then((run) => process.stdout.write(`RESULT ${JSON.stringify(run)}\n`));
 });
 process.stdout.write('READY\n');

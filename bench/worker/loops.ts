@@ -11,13 +11,24 @@ export interface LoopRun {
   cpuUsPerEvent: number;
 }
 
+export type LoopClient = ReturnType<typeof createClient>;
+
+/**
+ * A client for `runLoops`. Pass the same one to every call that should count as one long-lived
+ * loop process: a new client's code runs slower for its first ~200,000 events even in a warm
+ * process (docs/benchmarks.md), so a warm-up on one client does not warm another.
+ */
+export function createLoopClient(url: string, loops: number): LoopClient {
+  return createClient({ baseUrl: url, tenant: 'dev-tenant', clientId: 'dev-client', clientSecret: 'dev-secret', connections: loops * 2 });
+}
+
 /**
  * `loops` hand-written loops with our platform client: pull (limit), then either await a
  * `handlerDelayMs` timer for each event in turn (the naive worker of issue 3) or do nothing (the
  * raw pull+ack ceiling), then ack ok. Runs until the stream is drained (`expected` events).
  */
-export async function runLoops(url: string, options: { loops: number; limit: number; handlerDelayMs: number; expected: number }): Promise<LoopRun> {
-  const client = createClient({ baseUrl: url, tenant: 'dev-tenant', clientId: 'dev-client', clientSecret: 'dev-secret', connections: options.loops * 2 });
+export async function runLoops(url: string, options: { loops: number; limit: number; handlerDelayMs: number; expected: number; client?: LoopClient }): Promise<LoopRun> {
+  const client = options.client ?? createLoopClient(url, options.loops);
   await client.ensureCredential();
   let events = 0;
   let firstPullMs: number | undefined;
@@ -46,7 +57,7 @@ export async function runLoops(url: string, options: { loops: number; limit: num
     }
   };
   await Promise.all(Array.from({ length: options.loops }, (_, i) => loop(i)));
-  await client.close();
+  if (options.client === undefined) await client.close();
   const seconds = (lastAckMs - (firstPullMs ?? lastAckMs)) / 1000;
   return { events, seconds, eventsPerSecond: events / seconds, cpuUsPerEvent: cpuUs / events };
 }
