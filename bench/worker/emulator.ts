@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { waitForOutput } from './child-output.js';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 /** The emulator of bench/emulator, in its own process, driven over stdin (`APPEND n`) and HTTP. */
 export class EmulatorChild {

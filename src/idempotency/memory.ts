@@ -109,13 +109,13 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   #add(key: string, entry: Entry): void {
     this.#entries.set(key, entry);
     while (this.#entries.size > this.#maxEntries) {
-      let oldest = (this.#eviction ??= this.#entries.keys()).next();
-      if (oldest.done === true) {
-        // Every key before the iterator was evicted, so it can only have ended on an empty store.
+      let oldest = this.#eviction?.next();
+      if (oldest === undefined || oldest.done === true) {
+        // The first eviction, or (in case the store was ever emptied under it) a fresh start.
         this.#eviction = this.#entries.keys();
         oldest = this.#eviction.next();
-        if (oldest.done === true) break;
       }
+      if (oldest.done === true) break;
       this.#entries.delete(oldest.value);
     }
   }
