@@ -7,6 +7,7 @@
  *   node --import tsx bench/store/memory-bound.ts [--keys 500000] [--max-entries 100000]
  */
 import { parseArgs } from 'node:util';
+import { idempotencyKey } from '../../src/idempotency/key.js';
 import { MemoryIdempotencyStore } from '../../src/idempotency/memory.js';
 
 const { values } = parseArgs({ options: { keys: { type: 'string', default: '500000' }, 'max-entries': { type: 'string', default: '100000' } } });
@@ -17,7 +18,7 @@ const batchSize = 100;
 const reportEvery = 100_000;
 let storeMs = 0;
 for (let written = 0; written < keys; ) {
-  const batch = Array.from({ length: batchSize }, () => `work:${crypto.randomUUID()}`);
+  const batch = Array.from({ length: batchSize }, () => idempotencyKey('work', crypto.randomUUID()));
   const started = performance.now();
   await store.claim(batch, 'bench', 60_000);
   await store.markDone(batch);

@@ -3,6 +3,7 @@ import type { ConsumerApi } from '../client/consumer-api.js';
 import { ErrorCodes } from '../errors.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import type { Router } from '../handlers/router.js';
+import { idempotencyKey } from '../idempotency/key.js';
 import type { ClaimState } from '../idempotency/store.js';
 import type { AckStatus, CloudEvent, LeaseBatch } from '../types.js';
 import type { EventOutcome } from './events.js';
@@ -135,7 +136,7 @@ async function runEvents(ctx: BatchContext, events: readonly CloudEvent[], lease
     const route = ctx.router.route(event.type);
     routes[i] = route;
     keyStart[i] = keys.length;
-    for (const handler of route) keys.push(`${handler.name}:${event.id}`);
+    for (const handler of route) keys.push(idempotencyKey(handler.name, event.id));
   }
   keyStart[events.length] = keys.length;
 
