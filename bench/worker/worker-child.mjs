@@ -16,11 +16,10 @@ import { countCollections, heapSpaces, rssKinds, threadHeaps } from './heap-repo
 
 // BENCH_V8_FLAGS: V8 flags set at run time, before the worker starts (flags NODE_OPTIONS refuses).
 if (process.env.BENCH_V8_FLAGS) v8.setFlagsFromString(process.env.BENCH_V8_FLAGS);
-// As `durable-worker run` does before it starts the worker (BENCH_HEAP_SIZING=off: V8's own sizing).
-if (process.env.BENCH_HEAP_SIZING !== 'off') sizeRunHeaps();
-
 /** @type {import('../../src/config/types.js').WorkerConfig} */
 const config = JSON.parse(process.argv[2] ?? '{}');
+// As `durable-worker run` does before it starts the worker (BENCH_HEAP_SIZING=off: V8's own sizing).
+if (process.env.BENCH_HEAP_SIZING !== 'off') sizeRunHeaps({ isolation: config.isolation });
 const rssEvery = Number(process.env.BENCH_RSS_EVERY ?? 0);
 
 const worker = await startWorker(config, {

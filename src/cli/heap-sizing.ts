@@ -1,17 +1,29 @@
 import { PerformanceObserver, constants } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import type { Worker } from 'node:worker_threads';
+import type { WorkerConfig } from '../config/types.js';
 import { HANDLER_THREAD_YOUNG_GENERATION_MB } from '../dispatch/thread-heap.js';
 
 const MiB = 1024 * 1024;
 
 /**
- * The main thread's largest semi-space under `durable-worker run`, MiB. V8 lets it grow to 16 MiB
- * (two of them: 32 MiB resident) on any host with 16 GB or more. At 8 MiB the benchmark's worker
- * spent as much CPU per event as with V8's sizing (within its noise); at 4 MiB its main thread spent
- * ~30 % more time in scavenges for 8 MiB less (docs/benchmarks.md, phase d).
+ * The main thread's largest semi-space under `durable-worker run` with `--isolation thread`, MiB.
+ * V8 lets it grow to 16 MiB (two of them: 32 MiB resident) on any host with 16 GB or more, and each
+ * handler thread has a young generation of its own. At 8 MiB the benchmark's `thread` worker spent
+ * as much CPU per event as at 16 (within its noise) and held 166-171 MiB of RSS instead of 184-187;
+ * at 4 MiB its main thread spent ~30 % more time in scavenges for 8 MiB less (docs/benchmarks.md,
+ * phase d).
  */
 export const MAIN_SEMI_SPACE_MIB = 8;
+
+/**
+ * The same with `--isolation none`: no handler thread heaps, and the main thread runs every
+ * handler. Each scavenge copies the events of the batches in progress, whatever the semi-space
+ * size, so a larger one means fewer of them: at 16 MiB the no-op worker made half as many, for
+ * ~25 % less scavenge time (docs/benchmarks.md, phase c).
+ */
+export const IN_PROCESS_MAIN_SEMI_SPACE_MIB = 16;
+
 
 /** The semi-space a handler thread may grow to (V8 makes a young generation three semi-spaces' worth). */
 const HANDLER_THREAD_SEMI_SPACE_MIB = HANDLER_THREAD_YOUNG_GENERATION_MB / 3;
@@ -26,12 +38,23 @@ const HANDLER_THREAD_SEMI_SPACE_MIB = HANDLER_THREAD_YOUNG_GENERATION_MB / 3;
  */
 export const OLD_GENERATION_GROWING_PERCENT = 100;
 
+/** What {@link sizeRunHeaps} reads; the defaults are this process's. */
+export interface HeapSizingInput {
+  /** `--isolation`: the main thread's cap depends on it. Default `thread`. */
+  isolation?: WorkerConfig['isolation'];
+  execArgv?: readonly string[];
+  /** NODE_OPTIONS. */
+  nodeOptions?: string;
+  heapSizeLimitBytes?: number;
+}
+
 /** Below this heap limit V8's own growth factor is already 2x or less: it is left alone. */
 const LARGE_HEAP_LIMIT_BYTES = 2048 * MiB;
 
 /**
  * Bounds the young generations of `durable-worker run`'s own process, which Node sizes from the
- * machine's memory (docs/benchmarks.md, phase d), and, on a heap limit of 2 GiB or more, how far old
+ * machine's memory (docs/benchmarks.md, phase d): the main thread's to {@link MAIN_SEMI_SPACE_MIB},
+ * or {@link IN_PROCESS_MAIN_SEMI_SPACE_MIB} with `--isolation none`; and, on a heap limit of 2 GiB or more, how far old
  * generations grow between full collections ({@link OLD_GENERATION_GROWING_PERCENT}; a flag V8 reads
  * at run time, process-wide, so handler threads get it too). Does nothing when the user sized the
  * heaps with node flags (NODE_OPTIONS or the node command line); the growth bound is left alone
@@ -42,11 +65,12 @@ const LARGE_HEAP_LIMIT_BYTES = 2048 * MiB;
  * for the main thread never holds them smaller.
  * Returns what it did, for the log, and a function that stops it.
  */
-export function sizeRunHeaps(
-  execArgv: readonly string[] = process.execArgv,
-  nodeOptions: string = process.env.NODE_OPTIONS ?? '',
-  heapSizeLimitBytes: number = v8.getHeapStatistics().heap_size_limit,
-): { applied: boolean; mainSemiSpaceMiB?: number; threadSemiSpaceMiB?: number; oldGenerationGrowingPercent?: number; stop: () => void } {
+export function sizeRunHeaps({
+  isolation = 'thread',
+  execArgv = process.execArgv,
+  nodeOptions = process.env.NODE_OPTIONS ?? '',
+  heapSizeLimitBytes = v8.getHeapStatistics().heap_size_limit,
+}: HeapSizingInput = {}): { applied: boolean; mainSemiSpaceMiB?: number; threadSemiSpaceMiB?: number; oldGenerationGrowingPercent?: number; stop: () => void } {
   const userFlags = [...execArgv, nodeOptions].join(' ');
   if (/--(?:max|min)[-_]semi[-_]space[-_]size|--semi[-_]space[-_]growth[-_]factor/.test(userFlags)) {
     return { applied: false, stop: () => {} };
@@ -54,10 +78,11 @@ export function sizeRunHeaps(
   v8.setFlagsFromString(`--min-semi-space-size=${HANDLER_THREAD_SEMI_SPACE_MIB}`);
   const growth = heapSizeLimitBytes >= LARGE_HEAP_LIMIT_BYTES && !/--heap[-_]growing[-_]percent/.test(userFlags) ? OLD_GENERATION_GROWING_PERCENT : undefined;
   if (growth !== undefined) v8.setFlagsFromString(`--heap-growing-percent=${growth}`);
-  const stop = capMainYoungGeneration(MAIN_SEMI_SPACE_MIB);
+  const mainSemiSpaceMiB = isolation === 'none' ? IN_PROCESS_MAIN_SEMI_SPACE_MIB : MAIN_SEMI_SPACE_MIB;
+  const stop = capMainYoungGeneration(mainSemiSpaceMiB);
   return {
     applied: true,
-    mainSemiSpaceMiB: MAIN_SEMI_SPACE_MIB,
+    mainSemiSpaceMiB,
     threadSemiSpaceMiB: HANDLER_THREAD_SEMI_SPACE_MIB,
     ...(growth === undefined ? {} : { oldGenerationGrowingPercent: growth }),
     stop,

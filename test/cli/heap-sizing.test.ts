@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import v8 from 'node:v8';
 import { describe, expect, it } from 'vitest';
-import { OLD_GENERATION_GROWING_PERCENT, sizeRunHeaps } from '../../src/cli/heap-sizing.js';
+import { IN_PROCESS_MAIN_SEMI_SPACE_MIB, MAIN_SEMI_SPACE_MIB, OLD_GENERATION_GROWING_PERCENT, sizeRunHeaps } from '../../src/cli/heap-sizing.js';
 import { HANDLER_THREAD_YOUNG_GENERATION_MB, handlerThreadResourceLimits } from '../../src/dispatch/thread-heap.js';
 import { REPO_ROOT } from './cli-process.js';
 
@@ -15,8 +15,8 @@ const OLD_GENERATION_PROBE = join(REPO_ROOT, 'test', 'fixtures', 'heap-sizing', 
 const MiB = 1024 * 1024;
 
 /** The main thread's new space (both semi-spaces, MiB) after the probe's allocations, in its own process. */
-async function probeNewSpaceMiB(capMiB: number): Promise<number> {
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', TSX, PROBE, String(capMiB)], { cwd: REPO_ROOT });
+async function probeNewSpaceMiB(cap: number | 'thread' | 'none'): Promise<number> {
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', TSX, PROBE, String(cap)], { cwd: REPO_ROOT });
   return (JSON.parse(stdout) as { newSpaceMiB: number }).newSpaceMiB;
 }
 
@@ -55,10 +55,18 @@ describe('heap sizing of `durable-worker run` (docs/benchmarks.md, phase d)', ()
     if (v8.getHeapStatistics().heap_size_limit >= 2048 * MiB) expect(uncapped).toBeGreaterThan(capped);
   });
 
+  it('caps the main thread at 8 MiB semi-spaces with handler threads, 16 MiB without (--isolation none)', async () => {
+    const [thread, none] = await Promise.all([probeNewSpaceMiB('thread'), probeNewSpaceMiB('none')]);
+    expect(thread).toBeLessThanOrEqual(2 * MAIN_SEMI_SPACE_MIB);
+    expect(none).toBeLessThanOrEqual(2 * IN_PROCESS_MAIN_SEMI_SPACE_MIB);
+    // The probe grows an uncapped new space to 2 x 16 MiB where V8 allows that much.
+    if (v8.getHeapStatistics().heap_size_limit >= 2048 * MiB) expect(none).toBeGreaterThan(thread);
+  });
+
   it('leaves the heaps alone when the user sized them with node flags', () => {
-    const result = sizeRunHeaps(['--max-semi-space-size=2'], '');
+    const result = sizeRunHeaps({ execArgv: ['--max-semi-space-size=2'], nodeOptions: '' });
     expect(result.applied).toBe(false);
-    expect(sizeRunHeaps([], '--max-old-space-size=128 --max-semi-space-size=1').applied).toBe(false);
+    expect(sizeRunHeaps({ execArgv: [], nodeOptions: '--max-old-space-size=128 --max-semi-space-size=1' }).applied).toBe(false);
   });
 
   it('bounds the handler threads young generation only where Node would make it larger', () => {

@@ -23,7 +23,7 @@ export function runCommand(context: CliContext, setExitCode: (code: number) => v
       const config = loadWorkerConfig({ flags: pickRunFlags(argv), env: context.env, cwd: context.cwd });
       const logger = createLogger({ level: config.logLevel, ...(context.stdout === process.stdout ? {} : { destination: context.stdout }) });
       // `run` owns its process: bound V8's young generations before the worker starts threads.
-      const { stop, ...heapSizing } = sizeRunHeaps();
+      const { stop, ...heapSizing } = sizeRunHeaps({ isolation: config.isolation });
       logger.debug({ heapSizing }, 'heap sizing');
       try {
         setExitCode(await runWorkerProcess(config, logger, context));
