@@ -1,7 +1,7 @@
 import { ErrorCodes, hasCode } from '../errors.js';
 import type { HandlerContext, HandlerLogger } from '../handlers/define.js';
 import type { LoadedHandler } from '../handlers/loader.js';
-import { atDeadline, whenAborted, type Watch } from './abort-fanout.js';
+import { atDeadline, whenAborted, type Watch } from '../abort-fanout.js';
 import type { DispatchError, DispatchJob, DispatchOutcome } from './types.js';
 
 /** Creates the logger a handler sees; called at most once per run, on first use of `ctx.log`. */

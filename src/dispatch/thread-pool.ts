@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { Piscina, queueOptionsSymbol } from 'piscina';
 import { ErrorCodes } from '../errors.js';
 import type { LoadedHandler } from '../handlers/loader.js';
-import { atDeadline, whenAborted, type Watch } from './abort-fanout.js';
+import { atDeadline, whenAborted, type Watch } from '../abort-fanout.js';
 import { effectiveDeadlineMs, systemClock } from './run-handler.js';
 import { RUN_FAILED, RUN_OK, RUN_PERMANENT, RUN_WAITING, type ChannelMessage, type ThreadJob, type ThreadJobOutcome, type ThreadJobStart, type ThreadLane, type ThreadTask, type ThreadWorkerData } from './thread-protocol.js';
 import type { BatchLane, Dispatcher, DispatchJob, DispatchResult } from './types.js';
