@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { ConsumerApi } from '../client/consumer-api.js';
+import { whenAborted } from '../abort-fanout.js';
 import { ErrorCodes } from '../errors.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import type { Router } from '../handlers/router.js';
@@ -63,9 +64,8 @@ export async function processBatch(ctx: BatchContext, batch: LeaseBatch, pulledA
   const abort = new AbortController();
   // Every handler run in flight listens to the batch signal: up to --concurrency x handlers per event.
   setMaxListeners(0, abort.signal);
-  const onForce = () => abort.abort(Object.assign(new Error('forced shutdown'), { code: ErrorCodes.ABORTED }));
-  if (ctx.forceSignal.aborted) onForce();
-  ctx.forceSignal.addEventListener('abort', onForce, { once: true });
+  // Through the shared fan-out: the worker's signal keeps one listener, not one per batch.
+  const forced = whenAborted(ctx.forceSignal, () => abort.abort(Object.assign(new Error('forced shutdown'), { code: ErrorCodes.ABORTED })));
   const deadlineTimer = setTimeout(() => abort.abort(Object.assign(new Error('batch deadline'), { code: ErrorCodes.HANDLER_TIMEOUT })), Math.max(0, deadlineMs - Date.now()));
 
   const pendingWrites: Promise<unknown>[] = [];
@@ -90,7 +90,7 @@ export async function processBatch(ctx: BatchContext, batch: LeaseBatch, pulledA
     settledEvents = await runEvents(batchCtx, batch.events, lease);
   } finally {
     clearTimeout(deadlineTimer);
-    ctx.forceSignal.removeEventListener('abort', onForce);
+    forced.cancel();
   }
 
   const allSettled = settledEvents === batch.events.length;
@@ -213,10 +213,8 @@ async function runEvents(ctx: BatchContext, events: readonly CloudEvent[], lease
   // Handler runs end by the deadline on their own; this bounds the wait if one cannot report.
   let stragglerTimer: NodeJS.Timeout | undefined;
   const stragglers = new Promise<void>((resolve) => {
-    const onAbort = () => (stragglerTimer = setTimeout(resolve, STRAGGLER_GRACE_MS));
-    if (lease.signal.aborted) onAbort();
-    else lease.signal.addEventListener('abort', onAbort, { once: true });
-    void schedule.finished.finally(() => lease.signal.removeEventListener('abort', onAbort));
+    const watch = whenAborted(lease.signal, () => (stragglerTimer = setTimeout(resolve, STRAGGLER_GRACE_MS)));
+    void schedule.finished.finally(() => watch.cancel());
   });
   await Promise.race([schedule.finished, stragglers]);
   clearTimeout(stragglerTimer);
