@@ -12,7 +12,7 @@ import { acknowledgeBatch } from './ack.js';
 import { DoneMarkWriter } from './done-marks.js';
 import { runEventHandler, type EventRunnerContext, type LeaseScope } from './event-runner.js';
 import type { InFlightCounter } from './in-flight.js';
-import { runScheduled, type RunEnd } from './subject-scheduler.js';
+import { runScheduled, type RunDone, type RunEnd } from './subject-scheduler.js';
 import { RateLimiter, safetyMarginMs } from './timing.js';
 
 /** What a batch needs from the worker, beyond running one event (STYLE 3: a narrow view). */
@@ -44,8 +44,6 @@ export const NEAR_DEADLINE_FRACTION = 0.8;
 const STRAGGLER_GRACE_MS = 250;
 
 let nextLaneId = 1;
-
-const SETTLED: Promise<RunEnd> = Promise.resolve('settled');
 
 /**
  * Processes one leased batch: claim every `<handler>:<event id>` key in one store call, run the
@@ -169,8 +167,8 @@ async function runEvents(ctx: BatchContext, events: readonly CloudEvent[], lease
     return 'failed';
   };
 
-  // Promise chains, not an async function: this runs once per event (docs/benchmarks.md).
-  const runEvent = (i: number): Promise<RunEnd> => {
+  // Callbacks on the run's promise, not an async function: this runs once per event (docs/benchmarks.md).
+  const runEvent = (i: number, done: RunDone): void => {
     const event = events[i] as CloudEvent;
     const route = routes[i] as readonly LoadedHandler[];
     const first = keyStart[i] as number;
@@ -182,21 +180,23 @@ async function runEvents(ctx: BatchContext, events: readonly CloudEvent[], lease
       } catch (err) {
         ctx.logger.error({ err, eventId: event.id }, 'an event:done listener threw');
       }
-      return SETTLED;
+      done(i, 'settled');
+      return;
     }
     try {
       if (route.length === 1) {
-        return runHandlerOf(event, i, first, route[0] as LoadedHandler).then(
-          (outcome) => endOfEvent(first, [outcome]),
-          (err: unknown) => unexpectedly(event, err),
+        runHandlerOf(event, i, first, route[0] as LoadedHandler).then(
+          (outcome) => done(i, outcome === 'unstarted' ? endOfEvent(first, [outcome]) : outcome === 'failed' ? 'failed' : 'settled'),
+          (err: unknown) => done(i, unexpectedly(event, err)),
         );
+        return;
       }
-      return Promise.all(route.map((handler, j) => runHandlerOf(event, i, first + j, handler))).then(
-        (outcomes) => endOfEvent(first, outcomes),
-        (err: unknown) => unexpectedly(event, err),
+      Promise.all(route.map((handler, j) => runHandlerOf(event, i, first + j, handler))).then(
+        (outcomes) => done(i, endOfEvent(first, outcomes)),
+        (err: unknown) => done(i, unexpectedly(event, err)),
       );
     } catch (err) {
-      return Promise.resolve(unexpectedly(event, err));
+      done(i, unexpectedly(event, err));
     }
   };
 

@@ -3,10 +3,14 @@
  * in stream order (a chain), different subjects side by side (CONTRACT --concurrency). After an
  * event fails, the rest of its chain is not started: a later update never overtakes an earlier one
  * that is being retried. A plain ready queue instead of a promise queue per event (p-queue's
- * bookkeeping was a visible share of the worker's time per event, docs/benchmarks.md).
+ * bookkeeping was a visible share of the worker's time per event, docs/benchmarks.md), and a
+ * callback instead of a promise per run: this is the per-event path.
  */
 /** How a run ended: settled (ok, duplicate, dead-lettered), failed, or dropped before it started. */
 export type RunEnd = 'settled' | 'failed' | 'unstarted';
+
+/** How a run reports its end: once per run, at once or later. */
+export type RunDone = (index: number, end: RunEnd) => void;
 
 export interface ScheduleOptions {
   /** Number of events; they are identified by index. */
@@ -20,8 +24,8 @@ export interface ScheduleOptions {
    * an event the dispatcher dropped before it started.
    */
   window?: number;
-  /** Runs one event. Should not reject (a rejection counts as failed). */
-  run(index: number): Promise<RunEnd>;
+  /** Runs one event and calls `done` once when it ends. A run that throws counts as failed. */
+  run(index: number, done: RunDone): void;
   /** Checked before each start: true once no further event may start (deadline, drain). */
   stopStarting(): boolean;
   /** Events in progress changed by `delta` (at most `concurrency` count, however large the window). */
@@ -64,23 +68,31 @@ export function runScheduled(options: ScheduleOptions): Schedule {
     if (change !== 0) onInProgress?.(change);
   };
   const finished = new Promise<void>((resolve) => {
+    // A run may report its end from inside `run`: the loop already going picks up what it freed.
+    let pumping = false;
+    const ended: RunDone = (index, end) => {
+      changeActive(-1);
+      if (end === 'settled') {
+        settled++;
+        const next = nextOfChain[index] as number;
+        if (next !== -1) ready.push(next);
+      } else if (end === 'unstarted') started[index] = 0;
+      pump();
+    };
     const pump = () => {
+      if (pumping) return;
+      pumping = true;
       while (active < window && head < ready.length && !stopStarting()) {
         const index = ready[head++] as number;
         started[index] = 1;
         changeActive(1);
-        const ended = (end: RunEnd) => {
-          changeActive(-1);
-          if (end === 'settled') {
-            settled++;
-            const next = nextOfChain[index] as number;
-            if (next !== -1) ready.push(next);
-          } else if (end === 'unstarted') started[index] = 0;
-          pump();
-        };
-        // A run that rejects despite its contract counts as failed rather than stalling the batch.
-        run(index).then(ended, () => ended('failed'));
+        try {
+          run(index, ended);
+        } catch {
+          ended(index, 'failed');
+        }
       }
+      pumping = false;
       if (active === 0) resolve();
     };
     pump();

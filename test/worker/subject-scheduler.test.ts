@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runScheduled, type RunEnd } from '../../src/worker/subject-scheduler.js';
+import { runScheduled, type RunDone, type RunEnd } from '../../src/worker/subject-scheduler.js';
 
 /** A run that finishes when the test says so. */
 function controllableRuns() {
@@ -8,17 +8,16 @@ function controllableRuns() {
   let active = 0;
   let maxActive = 0;
   return {
-    run: (index: number) =>
-      new Promise<RunEnd>((resolve) => {
-        startedOrder.push(index);
-        active++;
-        maxActive = Math.max(maxActive, active);
-        pending.set(index, (end) => {
-          active--;
-          pending.delete(index);
-          resolve(end);
-        });
-      }),
+    run: (index: number, done: RunDone) => {
+      startedOrder.push(index);
+      active++;
+      maxActive = Math.max(maxActive, active);
+      pending.set(index, (end) => {
+        active--;
+        pending.delete(index);
+        done(index, end);
+      });
+    },
     finish: async (index: number, end: RunEnd = 'settled') => {
       const done = pending.get(index);
       if (done === undefined) throw new Error(`event ${index} is not running`);
@@ -77,13 +76,16 @@ describe('runScheduled', () => {
     expect(schedule.settled).toBe(2);
   });
 
-  it('a run that rejects counts as failed and the rest of the batch goes on', async () => {
+  it('a run that throws counts as failed and the rest of the batch goes on', async () => {
     const subjects = ['a', 'a', 'b'];
     const schedule = runScheduled({
       count: 3,
       subjectOf: (i) => subjects[i] as string,
       concurrency: 1,
-      run: (i) => (i === 0 ? Promise.reject(new Error('listener threw')) : Promise.resolve('settled')),
+      run: (i, done) => {
+        if (i === 0) throw new Error('listener threw');
+        done(i, 'settled');
+      },
       stopStarting: () => false,
     });
     await schedule.finished;
@@ -92,9 +94,37 @@ describe('runScheduled', () => {
   });
 
   it('an empty batch is finished at once', async () => {
-    const schedule = runScheduled({ count: 0, subjectOf: () => 'x', concurrency: 4, run: () => Promise.resolve('settled'), stopStarting: () => false });
+    const schedule = runScheduled({ count: 0, subjectOf: () => 'x', concurrency: 4, run: (i, done) => done(i, 'settled'), stopStarting: () => false });
     await schedule.finished;
     expect(schedule.settled).toBe(0);
+  });
+
+  it('runs that end at once, inside run, still keep subject order and the concurrency', async () => {
+    const subjects = ['a', 'a', 'b', 'a', 'c', 'b'];
+    const order: number[] = [];
+    let inProgress = 0;
+    let maxInProgress = 0;
+    const schedule = runScheduled({
+      count: subjects.length,
+      subjectOf: (i) => subjects[i] as string,
+      concurrency: 2,
+      run: (i, done) => {
+        order.push(i);
+        done(i, i === 2 ? 'failed' : 'settled');
+      },
+      stopStarting: () => false,
+      onInProgress: (delta) => {
+        inProgress += delta;
+        maxInProgress = Math.max(maxInProgress, inProgress);
+      },
+    });
+    await schedule.finished;
+    // Subject a in stream order; b stops at its failed event 2, so 5 never starts.
+    expect(order.filter((i) => subjects[i] === 'a')).toEqual([0, 1, 3]);
+    expect([...schedule.started]).toEqual([1, 1, 1, 1, 1, 0]);
+    expect(schedule.settled).toBe(4);
+    expect(maxInProgress).toBeLessThanOrEqual(2);
+    expect(inProgress).toBe(0);
   });
 
   it('with a window hands over more events than the concurrency but counts at most the concurrency in progress', async () => {
