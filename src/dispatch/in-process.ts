@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { LoadedHandler } from '../handlers/loader.js';
-import { runHandler, type RunHandlerOptions } from './run-handler.js';
+import { runHandler, startHandlerRun, type RunHandlerOptions } from './run-handler.js';
 import type { Dispatcher, DispatchJob, DispatchOutcome } from './types.js';
 
 export interface InProcessDispatcherOptions {
@@ -20,16 +20,24 @@ export function createInProcessDispatcher(options: InProcessDispatcherOptions): 
   const childLogger = (bindings: Record<string, unknown>) => logger.child(bindings);
   // One options object per batch signal, not one per run.
   const optionsBySignal = new WeakMap<AbortSignal, RunHandlerOptions>();
+  const optionsFor = (signal: AbortSignal): RunHandlerOptions => {
+    let runOptions = optionsBySignal.get(signal);
+    if (runOptions === undefined) {
+      runOptions = { signal, logger: childLogger, defaultTimeoutMs: options.defaultTimeoutMs };
+      optionsBySignal.set(signal, runOptions);
+    }
+    return runOptions;
+  };
+  const unknown = (job: DispatchJob): DispatchOutcome => ({ status: 'failed', error: { message: `unknown handler ${job.handler}` } });
   return {
     dispatch(job: DispatchJob, signal: AbortSignal): Promise<DispatchOutcome> {
       const handler = byName.get(job.handler);
-      if (handler === undefined) return Promise.resolve({ status: 'failed', error: { message: `unknown handler ${job.handler}` } });
-      let runOptions = optionsBySignal.get(signal);
-      if (runOptions === undefined) {
-        runOptions = { signal, logger: childLogger, defaultTimeoutMs: options.defaultTimeoutMs };
-        optionsBySignal.set(signal, runOptions);
-      }
-      return runHandler(handler, job, runOptions);
+      return handler === undefined ? Promise.resolve(unknown(job)) : runHandler(handler, job, optionsFor(signal));
+    },
+    dispatchThen(job: DispatchJob, signal: AbortSignal, onEnd: (result: DispatchOutcome) => void): void {
+      const handler = byName.get(job.handler);
+      if (handler === undefined) onEnd(unknown(job));
+      else startHandlerRun(handler, job, optionsFor(signal), onEnd);
     },
     async close() {},
   };

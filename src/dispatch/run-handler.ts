@@ -90,17 +90,26 @@ function abortedOutcome(handler: LoadedHandler, cause: AbortCause): { outcome: D
  * run, more than a no-op handler itself (docs/benchmarks.md).
  */
 export function runHandler(handler: LoadedHandler, job: DispatchJob, options: RunHandlerOptions): Promise<DispatchOutcome> {
+  return new Promise<DispatchOutcome>((resolve) => startHandlerRun(handler, job, options, resolve));
+}
+
+/**
+ * {@link runHandler} reporting through `onEnd`, called once (at once when the run cannot start):
+ * for a caller on the per-event path, without the promise, its resolving functions and the
+ * reaction it would chain on it. `onEnd` must not throw.
+ */
+export function startHandlerRun(handler: LoadedHandler, job: DispatchJob, options: RunHandlerOptions, onEnd: (outcome: DispatchOutcome) => void): void {
   const handle = handler.handle;
-  if (handle === undefined) return Promise.resolve({ status: 'failed', error: { message: `handler ${handler.name} has no handle function`, code: ErrorCodes.HANDLER_LOAD } });
+  if (handle === undefined) return onEnd({ status: 'failed', error: { message: `handler ${handler.name} has no handle function`, code: ErrorCodes.HANDLER_LOAD } });
   const clock = options.clock ?? systemClock;
   const startMs = clock.now();
   const deadlineMs = effectiveDeadlineMs(handler, job, startMs, options.defaultTimeoutMs);
-  if (options.signal?.aborted) return Promise.resolve({ status: 'failed', error: { message: `handler ${handler.name} was aborted before it started`, code: ErrorCodes.ABORTED } });
-  if (deadlineMs <= startMs) return Promise.resolve({ status: 'failed', error: { message: `handler ${handler.name} had no time left before the deadline`, code: ErrorCodes.HANDLER_TIMEOUT } });
-  return new Promise<DispatchOutcome>((resolve) => new HandlerRun(handler, job, options, clock, startMs, deadlineMs, resolve).start(handle));
+  if (options.signal?.aborted) return onEnd({ status: 'failed', error: { message: `handler ${handler.name} was aborted before it started`, code: ErrorCodes.ABORTED } });
+  if (deadlineMs <= startMs) return onEnd({ status: 'failed', error: { message: `handler ${handler.name} had no time left before the deadline`, code: ErrorCodes.HANDLER_TIMEOUT } });
+  new HandlerRun(handler, job, options, clock, startMs, deadlineMs, onEnd).start(handle);
 }
 
-/** One run of `runHandler`: settles once, with the first of the handler's outcome and an abort. */
+/** One handler run: ends once, with the first of the handler's outcome and an abort. */
 class HandlerRun {
   readonly handler: LoadedHandler;
   readonly job: DispatchJob;
@@ -108,21 +117,21 @@ class HandlerRun {
   readonly deadlineMs: number;
   readonly #clock: Clock;
   readonly #startMs: number;
-  readonly #resolve: (outcome: DispatchOutcome) => void;
+  readonly #onEnd: (outcome: DispatchOutcome) => void;
   #settled = false;
   #controller: AbortController | undefined = undefined;
   #abortReason: Error | undefined = undefined;
   #deadlineWatch: Watch | undefined = undefined;
   #signalWatch: Watch | undefined = undefined;
 
-  constructor(handler: LoadedHandler, job: DispatchJob, options: RunHandlerOptions, clock: Clock, startMs: number, deadlineMs: number, resolve: (outcome: DispatchOutcome) => void) {
+  constructor(handler: LoadedHandler, job: DispatchJob, options: RunHandlerOptions, clock: Clock, startMs: number, deadlineMs: number, onEnd: (outcome: DispatchOutcome) => void) {
     this.handler = handler;
     this.job = job;
     this.options = options;
     this.deadlineMs = deadlineMs;
     this.#clock = clock;
     this.#startMs = startMs;
-    this.#resolve = resolve;
+    this.#onEnd = onEnd;
   }
 
   start(handle: NonNullable<LoadedHandler['handle']>): void {
@@ -168,7 +177,7 @@ class HandlerRun {
     this.#settled = true;
     this.#deadlineWatch?.cancel();
     this.#signalWatch?.cancel();
-    this.#resolve(outcome);
+    this.#onEnd(outcome);
   }
 
   /** A handler that resolves after its run was aborted is not trusted: the first outcome stands. */

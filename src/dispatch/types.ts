@@ -58,6 +58,12 @@ export interface Dispatcher {
   readonly queuesRuns?: boolean;
   /** `lane` and `unit` (the event's index in the batch) only matter to a dispatcher that queues runs. */
   dispatch(job: DispatchJob, signal: AbortSignal, lane?: BatchLane, unit?: number): Promise<DispatchResult>;
+  /**
+   * The same run reported through `onEnd` (called once, possibly at once) instead of a promise: a
+   * dispatcher that runs handlers on the calling thread offers it, and the worker then spends no
+   * promise per run. `onEnd` must not throw.
+   */
+  dispatchThen?(job: DispatchJob, signal: AbortSignal, onEnd: (result: DispatchResult) => void): void;
   /** Idempotent. Ends handler runs still going (a thread pool terminates its threads). */
   close(): Promise<void>;
 }

@@ -10,7 +10,7 @@ import type { AckStatus, CloudEvent, LeaseBatch } from '../types.js';
 import type { EventOutcome } from './events.js';
 import { acknowledgeBatch } from './ack.js';
 import { DoneMarkWriter } from './done-marks.js';
-import { runEventHandler, type EventRunnerContext, type LeaseScope } from './event-runner.js';
+import { runEventHandler, runEventHandlerThen, type EventRunnerContext, type LeaseScope } from './event-runner.js';
 import type { InFlightCounter } from './in-flight.js';
 import { runScheduled, type RunDone, type RunEnd } from './subject-scheduler.js';
 import { RateLimiter, safetyMarginMs } from './timing.js';
@@ -185,7 +185,14 @@ async function runEvents(ctx: BatchContext, events: readonly CloudEvent[], lease
     }
     try {
       if (route.length === 1) {
-        runHandlerOf(event, i, first, route[0] as LoadedHandler).then(
+        runEventHandlerThen(
+          ctx,
+          lease,
+          event,
+          i,
+          (route[0] as LoadedHandler).name,
+          keys[first] as string,
+          states[first] ?? 'busy',
           (outcome) => done(i, outcome === 'unstarted' ? endOfEvent(first, [outcome]) : outcome === 'failed' ? 'failed' : 'settled'),
           (err: unknown) => done(i, unexpectedly(event, err)),
         );

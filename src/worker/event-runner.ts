@@ -114,10 +114,8 @@ function emitDone(ctx: EventRunnerContext, event: CloudEvent, handler: string, o
  * dropped the run before it started; nothing is recorded):
  * ok -> done mark; failed -> claim released (retried on redelivery); PermanentError, or a failure at
  * attempt >= maxAttempts -> dead-letter record, then done mark (CONTRACT --max-attempts). A shutdown
- * abort is never dead-lettered: the handler did not fail, the process stopped.
- *
- * A plain promise chain on the hot path (a new key, an ok or failed run): an async function kept
- * its whole frame alive across the dispatch, ~0.8 KB per run (docs/benchmarks.md).
+ * abort is never dead-lettered: the handler did not fail, the process stopped. Rejects only when
+ * recording the outcome threw (an event:done listener that throws).
  */
 export function runEventHandler(
   ctx: EventRunnerContext,
@@ -129,7 +127,27 @@ export function runEventHandler(
   key: string,
   claimed: ClaimState,
 ): Promise<EventOutcome | 'unstarted'> {
-  if (claimed === 'new') return dispatchRun(ctx, lease, event, unit, handler, key);
+  return new Promise((resolve, reject) => runEventHandlerThen(ctx, lease, event, unit, handler, key, claimed, resolve, reject));
+}
+
+/**
+ * {@link runEventHandler} reporting through callbacks, one of them once: this is the per-event path,
+ * and with a dispatcher that offers `dispatchThen` a run then costs no promise of the worker's own
+ * (an async function kept its whole frame alive across the dispatch, ~0.8 KB per run, and each
+ * promise layer added a reaction and a turn; docs/benchmarks.md).
+ */
+export function runEventHandlerThen(
+  ctx: EventRunnerContext,
+  lease: LeaseScope,
+  event: CloudEvent,
+  unit: number,
+  handler: string,
+  key: string,
+  claimed: ClaimState,
+  onOutcome: (outcome: EventOutcome | 'unstarted') => void,
+  onError: (err: unknown) => void,
+): void {
+  if (claimed === 'new') return dispatchRun(ctx, lease, event, unit, handler, key, onOutcome, onError);
   // Done already (skip), or another owner holds the key: wait for it, then run or skip.
   const settled =
     claimed === 'done'
@@ -138,24 +156,43 @@ export function runEventHandler(
           ctx.logger.warn({ err, eventId: event.id, handler }, 'idempotency store failed while waiting for a claim');
           return 'busy';
         });
-  return settled.then((state) => {
-    if (state === 'done') {
-      emitDone(ctx, event, handler, 'duplicate', 0);
-      return 'duplicate';
+  void settled.then((state) => {
+    if (state === 'new') return dispatchRun(ctx, lease, event, unit, handler, key, onOutcome, onError);
+    try {
+      if (state === 'done') emitDone(ctx, event, handler, 'duplicate', 0);
+      else emitDone(ctx, event, handler, 'failed', 0, { message: `another worker still holds the claim on ${key}`, code: ErrorCodes.STORE });
+    } catch (err) {
+      return onError(err);
     }
-    if (state === 'busy') {
-      emitDone(ctx, event, handler, 'failed', 0, { message: `another worker still holds the claim on ${key}`, code: ErrorCodes.STORE });
-      return 'failed';
-    }
-    return dispatchRun(ctx, lease, event, unit, handler, key);
+    onOutcome(state === 'done' ? 'duplicate' : 'failed');
   });
 }
 
-function dispatchRun(ctx: EventRunnerContext, lease: LeaseScope, event: CloudEvent, unit: number, handler: string, key: string): Promise<EventOutcome | 'unstarted'> {
+function dispatchRun(
+  ctx: EventRunnerContext,
+  lease: LeaseScope,
+  event: CloudEvent,
+  unit: number,
+  handler: string,
+  key: string,
+  onOutcome: (outcome: EventOutcome | 'unstarted') => void,
+  onError: (err: unknown) => void,
+): void {
   const startedMs = performance.now();
-  return ctx.dispatcher
-    .dispatch({ handler, event, ctx: lease.jobContext }, lease.signal, lease.lane, unit)
-    .then((outcome) => recordOutcome(ctx, lease, event, handler, key, outcome, startedMs));
+  const onResult = (result: DispatchResult): void => {
+    let recorded: EventOutcome | 'unstarted' | Promise<EventOutcome>;
+    try {
+      recorded = recordOutcome(ctx, lease, event, handler, key, result, startedMs);
+    } catch (err) {
+      return onError(err);
+    }
+    if (typeof recorded === 'string') onOutcome(recorded);
+    else recorded.then(onOutcome, onError);
+  };
+  const job = { handler, event, ctx: lease.jobContext };
+  const dispatcher = ctx.dispatcher;
+  if (dispatcher.dispatchThen !== undefined) dispatcher.dispatchThen(job, lease.signal, onResult);
+  else dispatcher.dispatch(job, lease.signal, lease.lane, unit).then(onResult, onError);
 }
 
 function recordOutcome(

@@ -25,14 +25,25 @@ function job(handler: string, type: string, data: Record<string, unknown>, overr
 
 const never = new AbortController().signal;
 
-for (const isolation of ['none', 'thread'] as const) {
-  describe(`dispatcher (isolation ${isolation})`, () => {
+/** The dispatcher's callback form (`dispatchThen`, which the worker uses when offered) behind `dispatch`. */
+function throughCallbacks(dispatcher: Dispatcher): Dispatcher {
+  const dispatchThen = dispatcher.dispatchThen;
+  if (dispatchThen === undefined) throw new Error('this dispatcher offers no dispatchThen');
+  return {
+    dispatch: (job, signal) => new Promise((resolve) => dispatchThen.call(dispatcher, job, signal, resolve)),
+    close: () => dispatcher.close(),
+  };
+}
+
+for (const [isolation, form] of [['none', 'promise'], ['none', 'callback'], ['thread', 'promise']] as const) {
+  describe(`dispatcher (isolation ${isolation}, ${form})`, () => {
     let dispatcher: Dispatcher;
-    const dir = mkdtempSync(join(tmpdir(), `dw-dispatch-${isolation}-`));
+    const dir = mkdtempSync(join(tmpdir(), `dw-dispatch-${isolation}-${form}-`));
 
     beforeAll(async () => {
       const handlers = await loadHandlers(HANDLERS);
-      dispatcher = await createDispatcher({ isolation, handlers, handlersDir: HANDLERS, forward: undefined, logger, logLevel: 'silent', workers: 1, concurrency: 4 });
+      const created = await createDispatcher({ isolation, handlers, handlersDir: HANDLERS, forward: undefined, logger, logLevel: 'silent', workers: 1, concurrency: 4 });
+      dispatcher = form === 'callback' ? throughCallbacks(created) : created;
     });
     afterAll(async () => {
       await dispatcher?.close();

@@ -13,7 +13,7 @@ import { silent } from './harness.js';
 const event: CloudEvent = { specversion: '1.0', id: 'e-1', type: 'thing.happened', subject: 's-1', sequence: '1', data: {} };
 
 /** A runner whose store answers the busy key's polls with `answers` in turn, and whose dispatcher records its runs. */
-function setUp(answers: (ClaimState | Error)[]) {
+function setUp(answers: (ClaimState | Error)[], { callbacks = false } = {}) {
   const memory = new MemoryIdempotencyStore({ doneTtlMs: 60_000 });
   const store: IdempotencyStore = {
     markDone: (keys) => memory.markDone(keys),
@@ -28,9 +28,18 @@ function setUp(answers: (ClaimState | Error)[]) {
   const dispatched: string[] = [];
   const dispatcher: Dispatcher = {
     async dispatch(job): Promise<DispatchResult> {
-      dispatched.push(job.event.id);
+      dispatched.push(`promise:${job.event.id}`);
       return { status: 'ok' };
     },
+    // As the in-process dispatcher does: the outcome at once, through the callback.
+    ...(callbacks
+      ? {
+          dispatchThen(job, _signal, onEnd) {
+            dispatched.push(`callback:${job.event.id}`);
+            onEnd({ status: 'ok' });
+          },
+        }
+      : {}),
     async close() {},
   };
   const events = new EventEmitter() as WorkerEmitter;
@@ -61,14 +70,14 @@ function setUp(answers: (ClaimState | Error)[]) {
     jobContext: { attempt: 1, generation: 1, workerId: 'w-0', leaseId: 'l-1', deadlineMs: now + 10_000 },
     lane: undefined,
   };
-  return { run: (claimed: ClaimState) => runEventHandler(ctx, lease, event, 0, 'h', 'h:e-1', claimed), dispatched, done };
+  return { run: (claimed: ClaimState) => runEventHandler(ctx, lease, event, 0, 'h', 'h:e-1', claimed), dispatched, done, events, pendingWrites };
 }
 
 describe('runEventHandler by claim state', () => {
   it('new: runs the handler', async () => {
     const t = setUp([]);
     expect(await t.run('new')).toBe('ok');
-    expect(t.dispatched).toEqual(['e-1']);
+    expect(t.dispatched).toEqual(['promise:e-1']);
     expect(t.done).toEqual([{ outcome: 'ok', code: undefined }]);
   });
 
@@ -88,7 +97,7 @@ describe('runEventHandler by claim state', () => {
   it('busy, then released by the other owner: runs it', async () => {
     const t = setUp(['new']);
     expect(await t.run('busy')).toBe('ok');
-    expect(t.dispatched).toEqual(['e-1']);
+    expect(t.dispatched).toEqual(['promise:e-1']);
   });
 
   it('busy, and the store fails while waiting: failed (retried with the batch), not run', async () => {
@@ -97,4 +106,30 @@ describe('runEventHandler by claim state', () => {
     expect(t.dispatched).toEqual([]);
     expect(t.done).toEqual([{ outcome: 'failed', code: ErrorCodes.STORE }]);
   });
+});
+
+describe('runEventHandler through a dispatcher that reports by callback (dispatchThen)', () => {
+  it('runs the handler through the callback, not a promise, and records the outcome once', async () => {
+    const t = setUp([], { callbacks: true });
+    expect(await t.run('new')).toBe('ok');
+    expect(t.dispatched).toEqual(['callback:e-1']);
+    expect(t.done).toEqual([{ outcome: 'ok', code: undefined }]);
+  });
+
+  it('busy, then released by the other owner: runs it through the callback', async () => {
+    const t = setUp(['new'], { callbacks: true });
+    expect(await t.run('busy')).toBe('ok');
+    expect(t.dispatched).toEqual(['callback:e-1']);
+  });
+
+  for (const callbacks of [false, true]) {
+    it(`an event:done listener that throws rejects the run instead of losing it (${callbacks ? 'callback' : 'promise'} dispatcher)`, async () => {
+      const t = setUp([], { callbacks });
+      t.events.on('event:done', () => {
+        throw new Error('listener broke');
+      });
+      await expect(t.run('new')).rejects.toThrow('listener broke');
+      await expect(t.run('done')).rejects.toThrow('listener broke');
+    });
+  }
 });
