@@ -63,9 +63,10 @@ function parseSequence(sequence: string | null | undefined): bigint | undefined 
   return BigInt(sequence);
 }
 
+const zeroPadded = (s: string) => s.length > 1 && s.charCodeAt(0) === 48;
+
 /** Orders two decimal strings by value. */
 function compareDecimal(a: string, b: string): number {
-  const zeroPadded = (s: string) => s.length > 1 && s.charCodeAt(0) === 48;
   if (zeroPadded(a) || zeroPadded(b)) {
     const [x, y] = [BigInt(a), BigInt(b)];
     return x < y ? -1 : x > y ? 1 : 0;

@@ -207,6 +207,10 @@ async function runEvents(ctx: BatchContext, events: readonly CloudEvent[], lease
     }
   };
 
+  // A flag the two signals set, read before each start instead of their `aborted` getters.
+  let stopped = false;
+  const stop = () => void (stopped = true);
+  const stopWatches = [whenAborted(lease.signal, stop), whenAborted(ctx.drainSignal, stop)];
   const schedule = runScheduled({
     count: events.length,
     subjectOf: (i) => (events[i] as CloudEvent).subject,
@@ -214,7 +218,7 @@ async function runEvents(ctx: BatchContext, events: readonly CloudEvent[], lease
     // A dispatcher with lanes gets every event that may start and keeps --concurrency itself.
     window: lease.lane === undefined ? ctx.concurrency : events.length,
     run: runEvent,
-    stopStarting: () => lease.signal.aborted || ctx.drainSignal.aborted,
+    stopStarting: () => stopped,
     onInProgress: (delta) => ctx.inFlight.add(delta),
   });
   // Handler runs end by the deadline on their own; this bounds the wait if one cannot report.
@@ -225,6 +229,7 @@ async function runEvents(ctx: BatchContext, events: readonly CloudEvent[], lease
   });
   await Promise.race([schedule.finished, stragglers]);
   clearTimeout(stragglerTimer);
+  for (const watch of stopWatches) watch.cancel();
   releaseUnstarted(ctx, lease, keys, keyStart, states, schedule.started);
   return schedule.settled;
 }
