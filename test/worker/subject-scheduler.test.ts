@@ -31,6 +31,19 @@ function controllableRuns() {
   };
 }
 
+/** Follows onInProgress: the count now and the most it reached. */
+function progressCounter() {
+  const counter = {
+    now: 0,
+    max: 0,
+    add: (delta: number) => {
+      counter.now += delta;
+      counter.max = Math.max(counter.max, counter.now);
+    },
+  };
+  return counter;
+}
+
 describe('runScheduled', () => {
   it('keeps one subject in stream order and runs subjects side by side up to the concurrency', async () => {
     const subjects = ['a', 'b', 'a', 'c', 'b', 'd'];
@@ -102,8 +115,7 @@ describe('runScheduled', () => {
   it('runs that end at once, inside run, still keep subject order and the concurrency', async () => {
     const subjects = ['a', 'a', 'b', 'a', 'c', 'b'];
     const order: number[] = [];
-    let inProgress = 0;
-    let maxInProgress = 0;
+    const inProgress = progressCounter();
     const schedule = runScheduled({
       count: subjects.length,
       subjectOf: (i) => subjects[i] as string,
@@ -113,25 +125,21 @@ describe('runScheduled', () => {
         done(i, i === 2 ? 'failed' : 'settled');
       },
       stopStarting: () => false,
-      onInProgress: (delta) => {
-        inProgress += delta;
-        maxInProgress = Math.max(maxInProgress, inProgress);
-      },
+      onInProgress: inProgress.add,
     });
     await schedule.finished;
     // Subject a in stream order; b stops at its failed event 2, so 5 never starts.
     expect(order.filter((i) => subjects[i] === 'a')).toEqual([0, 1, 3]);
     expect([...schedule.started]).toEqual([1, 1, 1, 1, 1, 0]);
     expect(schedule.settled).toBe(4);
-    expect(maxInProgress).toBeLessThanOrEqual(2);
-    expect(inProgress).toBe(0);
+    expect(inProgress.max).toBeLessThanOrEqual(2);
+    expect(inProgress.now).toBe(0);
   });
 
   it('with a window hands over more events than the concurrency but counts at most the concurrency in progress', async () => {
     const subjects = ['a', 'b', 'c', 'a', 'd'];
     const runs = controllableRuns();
-    let inProgress = 0;
-    let maxInProgress = 0;
+    const inProgress = progressCounter();
     const schedule = runScheduled({
       count: subjects.length,
       subjectOf: (i) => subjects[i] as string,
@@ -139,21 +147,18 @@ describe('runScheduled', () => {
       window: 10,
       run: runs.run,
       stopStarting: () => false,
-      onInProgress: (delta) => {
-        inProgress += delta;
-        maxInProgress = Math.max(maxInProgress, inProgress);
-      },
+      onInProgress: inProgress.add,
     });
     // Every chain head at once; event 3 waits for event 0 (same subject) as before.
     expect(runs.running()).toEqual([0, 1, 2, 4]);
-    expect(inProgress).toBe(2);
+    expect(inProgress.now).toBe(2);
     await runs.finish(0);
     expect(runs.running()).toEqual([1, 2, 3, 4]);
     for (const i of [1, 2, 3, 4]) await runs.finish(i);
     await schedule.finished;
     expect(schedule.settled).toBe(5);
-    expect(maxInProgress).toBe(2);
-    expect(inProgress).toBe(0);
+    expect(inProgress.max).toBe(2);
+    expect(inProgress.now).toBe(0);
   });
 
   it('an event the dispatcher dropped before it started is not started, and its subject stops there', async () => {
