@@ -24,7 +24,6 @@ export const MAIN_SEMI_SPACE_MIB = 8;
  */
 export const IN_PROCESS_MAIN_SEMI_SPACE_MIB = 16;
 
-
 /** The semi-space a handler thread may grow to (V8 makes a young generation three semi-spaces' worth). */
 const HANDLER_THREAD_SEMI_SPACE_MIB = HANDLER_THREAD_YOUNG_GENERATION_MB / 3;
 
@@ -54,8 +53,8 @@ const LARGE_HEAP_LIMIT_BYTES = 2048 * MiB;
 /**
  * Bounds the young generations of `durable-worker run`'s own process, which Node sizes from the
  * machine's memory (docs/benchmarks.md, phase d): the main thread's to {@link MAIN_SEMI_SPACE_MIB},
- * or {@link IN_PROCESS_MAIN_SEMI_SPACE_MIB} with `--isolation none`; and, on a heap limit of 2 GiB or more, how far old
- * generations grow between full collections ({@link OLD_GENERATION_GROWING_PERCENT}; a flag V8 reads
+ * or {@link IN_PROCESS_MAIN_SEMI_SPACE_MIB} with `--isolation none`; and, on a heap limit of 2 GiB
+ * or more, how far old generations grow between full collections ({@link OLD_GENERATION_GROWING_PERCENT}; a flag V8 reads
  * at run time, process-wide, so handler threads get it too). Does nothing when the user sized the
  * heaps with node flags (NODE_OPTIONS or the node command line); the growth bound is left alone
  * when the user set `--heap-growing-percent`. V8 fixes an isolate's limits when it creates it, so

@@ -156,16 +156,15 @@ export function runEventHandlerThen(
           ctx.logger.warn({ err, eventId: event.id, handler }, 'idempotency store failed while waiting for a claim');
           return 'busy';
         });
-  void settled.then((state) => {
-    if (state === 'new') return dispatchRun(ctx, lease, event, unit, handler, key, onOutcome, onError);
-    try {
+  settled
+    .then((state) => {
+      if (state === 'new') return dispatchRun(ctx, lease, event, unit, handler, key, onOutcome, onError);
+      // Thrown by an event:done listener: reported below, before any outcome.
       if (state === 'done') emitDone(ctx, event, handler, 'duplicate', 0);
       else emitDone(ctx, event, handler, 'failed', 0, { message: `another worker still holds the claim on ${key}`, code: ErrorCodes.STORE });
-    } catch (err) {
-      return onError(err);
-    }
-    onOutcome(state === 'done' ? 'duplicate' : 'failed');
-  });
+      onOutcome(state === 'done' ? 'duplicate' : 'failed');
+    })
+    .catch(onError);
 }
 
 function dispatchRun(
