@@ -10,7 +10,7 @@ import type { AckStatus, CloudEvent, LeaseBatch } from '../types.js';
 import type { EventOutcome } from './events.js';
 import { acknowledgeBatch } from './ack.js';
 import { DoneMarkWriter } from './done-marks.js';
-import { runEventHandler, runEventHandlerThen, type EventRunnerContext, type LeaseScope } from './event-runner.js';
+import { runEventHandler, type EventRunnerContext, type LeaseScope } from './event-runner.js';
 import type { InFlightCounter } from './in-flight.js';
 import { runScheduled, type RunDone, type RunEnd } from './subject-scheduler.js';
 import { RateLimiter, safetyMarginMs } from './timing.js';
@@ -148,8 +148,12 @@ async function runEvents(ctx: BatchContext, events: readonly CloudEvent[], lease
     }
   }
 
+  /** Runs the handler of key `k` (of event `i`); outcomes through the callbacks. */
+  const startHandlerOf = (event: CloudEvent, i: number, k: number, handler: LoadedHandler, onOutcome: (outcome: EventOutcome | 'unstarted') => void, onError: (err: unknown) => void) =>
+    runEventHandler(ctx, lease, event, i, handler.name, keys[k] as string, states[k] ?? 'busy', onOutcome, onError);
+  /** The same as a promise, for an event with several handlers. */
   const runHandlerOf = (event: CloudEvent, i: number, k: number, handler: LoadedHandler) =>
-    runEventHandler(ctx, lease, event, i, handler.name, keys[k] as string, states[k] ?? 'busy');
+    new Promise<EventOutcome | 'unstarted'>((resolve, reject) => startHandlerOf(event, i, k, handler, resolve, reject));
 
   /** How an event ends from its handlers' outcomes (its keys start at `first`). */
   const endOfEvent = (first: number, outcomes: readonly (EventOutcome | 'unstarted')[]): RunEnd => {
@@ -185,14 +189,12 @@ async function runEvents(ctx: BatchContext, events: readonly CloudEvent[], lease
     }
     try {
       if (route.length === 1) {
-        runEventHandlerThen(
-          ctx,
-          lease,
+        // endOfEvent's answer for one outcome, without an array per event.
+        startHandlerOf(
           event,
           i,
-          (route[0] as LoadedHandler).name,
-          keys[first] as string,
-          states[first] ?? 'busy',
+          first,
+          route[0] as LoadedHandler,
           (outcome) => done(i, outcome === 'unstarted' ? endOfEvent(first, [outcome]) : outcome === 'failed' ? 'failed' : 'settled'),
           (err: unknown) => done(i, unexpectedly(event, err)),
         );

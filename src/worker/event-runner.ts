@@ -114,32 +114,19 @@ function emitDone(ctx: EventRunnerContext, event: CloudEvent, handler: string, o
  * dropped the run before it started; nothing is recorded):
  * ok -> done mark; failed -> claim released (retried on redelivery); PermanentError, or a failure at
  * attempt >= maxAttempts -> dead-letter record, then done mark (CONTRACT --max-attempts). A shutdown
- * abort is never dead-lettered: the handler did not fail, the process stopped. Rejects only when
- * recording the outcome threw (an event:done listener that throws).
+ * abort is never dead-lettered: the handler did not fail, the process stopped.
+ *
+ * Reports through callbacks, one of them once (`onError` only when recording the outcome threw: an
+ * event:done listener that throws). This is the per-event path: with a dispatcher that offers
+ * `dispatchThen` a run costs no promise of the worker's own (an async function kept its whole frame
+ * alive across the dispatch, ~0.8 KB per run, and each promise layer added a reaction and a turn;
+ * docs/benchmarks.md).
  */
 export function runEventHandler(
   ctx: EventRunnerContext,
   lease: LeaseScope,
   event: CloudEvent,
   /** The event's index in the batch. */
-  unit: number,
-  handler: string,
-  key: string,
-  claimed: ClaimState,
-): Promise<EventOutcome | 'unstarted'> {
-  return new Promise((resolve, reject) => runEventHandlerThen(ctx, lease, event, unit, handler, key, claimed, resolve, reject));
-}
-
-/**
- * {@link runEventHandler} reporting through callbacks, one of them once: this is the per-event path,
- * and with a dispatcher that offers `dispatchThen` a run then costs no promise of the worker's own
- * (an async function kept its whole frame alive across the dispatch, ~0.8 KB per run, and each
- * promise layer added a reaction and a turn; docs/benchmarks.md).
- */
-export function runEventHandlerThen(
-  ctx: EventRunnerContext,
-  lease: LeaseScope,
-  event: CloudEvent,
   unit: number,
   handler: string,
   key: string,

@@ -7,7 +7,7 @@ import type { ClaimState, IdempotencyStore } from '../../src/idempotency/store.j
 import type { CloudEvent } from '../../src/types.js';
 import { DoneMarkWriter } from '../../src/worker/done-marks.js';
 import { FirstFailures, runEventHandler, type EventRunnerContext, type LeaseScope } from '../../src/worker/event-runner.js';
-import type { WorkerEmitter } from '../../src/worker/events.js';
+import type { EventOutcome, WorkerEmitter } from '../../src/worker/events.js';
 import { silent } from './harness.js';
 
 const event: CloudEvent = { specversion: '1.0', id: 'e-1', type: 'thing.happened', subject: 's-1', sequence: '1', data: {} };
@@ -70,7 +70,9 @@ function setUp(answers: (ClaimState | Error)[], { callbacks = false } = {}) {
     jobContext: { attempt: 1, generation: 1, workerId: 'w-0', leaseId: 'l-1', deadlineMs: now + 10_000 },
     lane: undefined,
   };
-  return { run: (claimed: ClaimState) => runEventHandler(ctx, lease, event, 0, 'h', 'h:e-1', claimed), dispatched, done, events, pendingWrites };
+  // The callbacks as a promise: an outcome resolves it, a thrown listener rejects it.
+  const run = (claimed: ClaimState) => new Promise<EventOutcome | 'unstarted'>((resolve, reject) => runEventHandler(ctx, lease, event, 0, 'h', 'h:e-1', claimed, resolve, reject));
+  return { run, dispatched, done, events, pendingWrites };
 }
 
 describe('runEventHandler by claim state', () => {
