@@ -110,8 +110,6 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
   };
   /** Our chunk id -> the thread piscina gave it to (recorded by the balancer below). */
   const assigned = new Map<number, number>();
-  /** Job (task id) -> its chunk, while the job runs. */
-  const chunkOf = new Map<number, number>();
   /** Threads that missed a deadline: no new task goes there until a ping clears or ends them. */
   const suspects = new Set<number>();
   /**
@@ -183,12 +181,12 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
   let closed = false;
 
   /**
-   * The thread running `taskId` did not answer by the deadline plus grace. It gets no new task; if
-   * it also misses a ping its event loop is blocked (a handler spinning synchronously), so it is
-   * terminated and piscina starts a replacement; if it answers, it was only slow and is cleared.
+   * The thread running a job of chunk `chunkId` did not answer by the deadline plus grace. It gets
+   * no new task; if it also misses a ping its event loop is blocked (a handler spinning
+   * synchronously), so it is terminated and piscina starts a replacement; if it answers, it was only
+   * slow and is cleared.
    */
-  const suspectThreadOf = async (taskId: number): Promise<void> => {
-    const chunkId = chunkOf.get(taskId);
+  const suspectThreadOf = async (chunkId: number | undefined): Promise<void> => {
     const threadId = chunkId === undefined ? undefined : assigned.get(chunkId);
     if (threadId === undefined || suspects.has(threadId)) return;
     suspects.add(threadId);
@@ -206,22 +204,30 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
     await thread.terminate();
   };
 
-  /** A job between dispatch and its outcome. */
+  /**
+   * A job between dispatch and its outcome. What a job needs is kept on it, reached through its
+   * chunk, and not in maps of the dispatcher keyed by task id: a long-lived Map that entries keep
+   * entering and leaving is rehashed now and then, and V8 leaves the old table in the old
+   * generation still pointing at the entries it held. The scavenger takes those pointers as live,
+   * so every job (and its event) survived until a major collection: ~1.3 KB promoted per event with
+   * `--isolation thread` (docs/benchmarks.md).
+   */
   interface PendingJob {
     threadJob: ThreadJob;
+    /** Settles the job once; later calls do nothing. */
     finish: (outcome: DispatchResult) => void;
     lane: BatchLane | undefined;
-    /** Once sent in a lane's chunk: that chunk's run states, the job's index in it, its shard. */
+    /** A lane's run with a timeout of its own: re-arms its watchdog when it starts. */
+    onStart?: ((atMs: number) => void) | undefined;
+    /** Once sent: its chunk; in a lane's chunk also that chunk's run states, the job's index in it, its shard. */
+    chunkId?: number;
     states?: Uint8Array;
     index?: number;
     shard?: Shard;
   }
-  /** Jobs dispatched since the last flush, and the settle function of every job still running. */
+  /** Jobs dispatched since the last flush. */
   let pending: PendingJob[] = [];
   let flushScheduled = false;
-  const running = new Map<number, (outcome: DispatchResult) => void>();
-  /** Runs that wait in a lane and have a timeout of their own: re-arms their watchdog at their start. */
-  const startedLate = new Map<number, (atMs: number) => void>();
   /** A lane's share on one thread: the lane id the thread knows, its part of the limit, its runs not settled. */
   interface Shard {
     id: number;
@@ -246,7 +252,11 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
 
   const sendChunk = (chunk: readonly PendingJob[], lane: ThreadLane | undefined) => {
     const chunkId = nextChunkId++;
-    for (const { threadJob } of chunk) chunkOf.set(threadJob.taskId, chunkId);
+    const byTaskId = new Map<number, PendingJob>();
+    for (const job of chunk) {
+      job.chunkId = chunkId;
+      byTaskId.set(job.threadJob.taskId, job);
+    }
     const { port1, port2 } = new MessageChannel();
     // Each outcome comes once: on the port as it finishes, or with the task's result (the last
     // turn's). The port stays open until every job of the chunk settled, whichever came first.
@@ -254,14 +264,17 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
     const settle = (outcomes: readonly ThreadJobOutcome[]) => {
       // A job already failed by the watchdog or an abort still reports once: count it too.
       unsettled -= outcomes.length;
-      for (const { taskId, outcome } of outcomes) running.get(taskId)?.(outcome);
+      for (const { taskId, outcome } of outcomes) byTaskId.get(taskId)?.finish(outcome);
       if (unsettled <= 0) port1.close();
     };
     // Stays referenced until its last outcome arrived: after the task resolved, outcomes still on
     // their way on the port are all that keeps a draining process alive.
     port1.on('message', (message: readonly ThreadJobOutcome[] | ThreadJobStart) => {
       if (Array.isArray(message)) settle(message);
-      else startedLate.get((message as ThreadJobStart).startedTaskId)?.((message as ThreadJobStart).atMs);
+      else {
+        const { startedTaskId, atMs } = message as ThreadJobStart;
+        byTaskId.get(startedTaskId)?.onStart?.(atMs);
+      }
     });
     // The symbol-keyed queue options reach the balancer but not the thread (structured clone skips symbols).
     const task = {
@@ -335,9 +348,8 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
           // Fewer runs unsettled than the shard's limit: the thread has room (it runs no more than
           // we have sent and not heard back from), so the run starts now and is watched from now.
           // Otherwise only the thread knows when it starts: it says so if the watch depends on it.
-          const taskId = job.threadJob.taskId;
-          if (shard.unsettled++ < shard.limit) startedLate.get(taskId)?.(Date.now());
-          else if (startedLate.has(taskId)) job.threadJob.noticeStart = true;
+          if (shard.unsettled++ < shard.limit) job.onStart?.(Date.now());
+          else if (job.onStart !== undefined) job.threadJob.noticeStart = true;
         }
         sendChunk(shardJobs, { id: shard.id, limit: shard.limit, states });
       });
@@ -386,9 +398,7 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
         const finish = (outcome: DispatchResult) => {
           if (settled) return;
           settled = true;
-          running.delete(taskId);
-          startedLate.delete(taskId);
-          chunkOf.delete(taskId);
+          entry.onStart = undefined;
           deadlineWatch.cancel();
           signalWatch.cancel();
           clearTimeout(graceTimer);
@@ -403,18 +413,18 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
         const giveUp = (failure: DispatchResult) => {
           const recorded = recordedOutcome(entry, job.handler);
           if (recorded !== undefined) return finish(recorded);
-          void suspectThreadOf(taskId);
+          void suspectThreadOf(entry.chunkId);
           finish(failure);
         };
         const onMissedDeadline = () =>
           giveUp({ status: 'failed', error: { message: `handler ${job.handler} did not return by its deadline (worker thread blocked)`, code: ErrorCodes.HANDLER_TIMEOUT } });
         let deadlineWatch = atDeadline(systemClock, deadlineMs + graceMs, onMissedDeadline);
         if (lane !== undefined && (handler.timeoutMs ?? options.defaultTimeoutMs) !== undefined) {
-          startedLate.set(taskId, (atMs) => {
-            startedLate.delete(taskId);
+          entry.onStart = (atMs) => {
+            entry.onStart = undefined;
             deadlineWatch.cancel();
             deadlineWatch = atDeadline(systemClock, effectiveDeadlineMs(handler, job, atMs, options.defaultTimeoutMs) + graceMs, onMissedDeadline);
-          });
+          };
         }
         const signalWatch = whenAborted(signal, (reason) => {
           // The batch's signal (deadline, shutdown): first stop the lane, so that the runs waiting
@@ -424,7 +434,6 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
           channel.postMessage({ type: 'abort', taskId, code: typeof code === 'string' ? code : undefined } satisfies ChannelMessage);
           graceTimer = setTimeout(() => giveUp({ status: 'failed', error: { message: `handler ${job.handler} was aborted (shutdown)`, code: ErrorCodes.ABORTED } }), graceMs);
         });
-        running.set(taskId, finish);
         pending.push(entry);
         if (!flushScheduled) {
           flushScheduled = true;
