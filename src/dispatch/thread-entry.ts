@@ -22,13 +22,24 @@ const data = workerData as ThreadWorkerData;
 const logger = createLogger({ level: data.logLevel, pretty: false, base: { thread: threadId }, destination: pino.destination({ fd: 1, sync: true }) });
 const childLogger = (bindings: Record<string, unknown>) => logger.child(bindings);
 
+/**
+ * What a long-lived Map or Set of this thread holds for an entry that comes and goes: a cell,
+ * emptied when the entry leaves. V8 leaves a rehashed table behind in the old generation still
+ * pointing at what it held, and the scavenger takes those pointers as live until a major collection
+ * (thread-pool.ts, PendingJob): held directly, every run and its event survived that long. An
+ * emptied cell pins nothing.
+ */
+interface Cell<T> {
+  value: T | undefined;
+}
+
 /** Task id -> the abort of its run, while it runs. */
-const aborts = new Map<number, (reason: unknown) => void>();
+const aborts = new Map<number, Cell<(reason: unknown) => void>>();
 const channel = new BroadcastChannel(data.channelName);
 channel.onmessage = (message: unknown) => {
   const payload = (message as { data: ChannelMessage }).data;
   if (payload.type === 'abort') {
-    if (!dropQueued(payload.taskId)) aborts.get(payload.taskId)?.({ code: payload.code });
+    if (!dropQueued(payload.taskId)) aborts.get(payload.taskId)?.value?.({ code: payload.code });
   } else if (payload.type === 'stop-lane') stopLane(payload.laneId);
   else if (payload.type === 'ping') channel.postMessage({ type: 'pong', nonce: payload.nonce, threadId } satisfies ChannelMessage);
 };
@@ -45,8 +56,14 @@ function runJob(handlers: Map<string, LoadedHandler>, { taskId, job }: ThreadJob
   const handler = handlers.get(job.handler);
   if (handler === undefined) return Promise.resolve({ status: 'failed', error: { message: `unknown handler ${job.handler} in worker thread` } });
   const abortOn = (abort: (reason: unknown) => void) => {
-    aborts.set(taskId, abort);
-    return { cancel: () => aborts.delete(taskId) };
+    const cell: Cell<(reason: unknown) => void> = { value: abort };
+    aborts.set(taskId, cell);
+    return {
+      cancel: () => {
+        cell.value = undefined;
+        aborts.delete(taskId);
+      },
+    };
   };
   return runHandler(handler, job, { abortOn, logger: childLogger, defaultTimeoutMs: data.defaultTimeoutMs });
 }
@@ -82,9 +99,9 @@ interface LaneState {
  * that blocks its thread for good would otherwise hold back outcomes of runs that did finish (for a
  * lane's runs the main thread can fall back on their states, but not on their error messages).
  */
-const unposted = new Set<() => void>();
+const unposted = new Set<Cell<() => void>>();
 function postUnposted(): void {
-  for (const post of unposted) post();
+  for (const post of unposted) post.value?.();
 }
 
 const lanes = new Map<number, LaneState>();
@@ -95,7 +112,14 @@ const lanes = new Map<number, LaneState>();
 const stoppedLanes = new Set<number>();
 const STOPPED_LANES_KEPT = 1_024;
 /** Task id -> its lane, while it waits there (an abort then drops it instead of aborting a run). */
-const queuedTasks = new Map<number, LaneState>();
+const queuedTasks = new Map<number, Cell<LaneState>>();
+
+function forgetQueued(taskId: number): void {
+  const cell = queuedTasks.get(taskId);
+  if (cell === undefined) return;
+  cell.value = undefined;
+  queuedTasks.delete(taskId);
+}
 
 const UNSTARTED: DispatchResult = Object.freeze({ status: 'unstarted' });
 
@@ -138,7 +162,7 @@ function startUnit(lane: LaneState, queued: QueuedUnit): void {
 function pumpLane(lane: LaneState): void {
   while (lane.queue.length > 0 && lane.running.size < lane.limit) {
     const next = lane.queue.shift() as QueuedUnit;
-    for (const threadJob of next.jobs) queuedTasks.delete(threadJob.taskId);
+    for (const threadJob of next.jobs) forgetQueued(threadJob.taskId);
     startUnit(lane, next);
   }
   if (lane.running.size === 0 && lane.queue.length === 0) lanes.delete(lane.id);
@@ -166,7 +190,7 @@ function admit(laneId: number, limit: number, chunk: ChunkRun, jobs: readonly Th
     if (lane.queue.length === 0 && (lane.running.size < lane.limit || lane.running.has(unit))) startUnit(lane, queued);
     else {
       lane.queue.push(queued);
-      for (const threadJob of queued.jobs) queuedTasks.set(threadJob.taskId, lane);
+      for (const threadJob of queued.jobs) queuedTasks.set(threadJob.taskId, { value: lane });
     }
   }
   if (lane.running.size === 0 && lane.queue.length === 0) lanes.delete(laneId);
@@ -174,9 +198,9 @@ function admit(laneId: number, limit: number, chunk: ChunkRun, jobs: readonly Th
 
 /** An abort for a run still waiting in its lane: it ends `unstarted`. False when it is not waiting. */
 function dropQueued(taskId: number): boolean {
-  const lane = queuedTasks.get(taskId);
+  const lane = queuedTasks.get(taskId)?.value;
   if (lane === undefined) return false;
-  queuedTasks.delete(taskId);
+  forgetQueued(taskId);
   for (let u = 0; u < lane.queue.length; u++) {
     const queued = lane.queue[u] as QueuedUnit;
     const j = queued.jobs.findIndex((threadJob) => threadJob.taskId === taskId);
@@ -200,7 +224,7 @@ function stopLane(laneId: number): void {
   lane.queue = [];
   for (const queued of dropped) {
     for (const threadJob of queued.jobs) {
-      queuedTasks.delete(threadJob.taskId);
+      forgetQueued(threadJob.taskId);
       queued.chunk.report({ taskId: threadJob.taskId, outcome: UNSTARTED });
     }
   }
@@ -223,11 +247,12 @@ export default async function runTask(task: ThreadTask): Promise<ThreadJobOutcom
   const post = () => {
     if (timer !== undefined) clearImmediate(timer);
     timer = undefined;
-    unposted.delete(post);
+    unposted.delete(postCell);
     if (unsent.length === 0) return;
     port.postMessage(unsent);
     unsent = [];
   };
+  const postCell: Cell<() => void> = { value: post };
   let reported = 0;
   let allReported!: () => void;
   const done = new Promise<void>((resolve) => (allReported = resolve));
@@ -246,7 +271,7 @@ export default async function runTask(task: ThreadTask): Promise<ThreadJobOutcom
       }
       if (timer !== undefined) return;
       timer = setImmediate(post);
-      unposted.add(post);
+      unposted.add(postCell);
     },
   };
   try {
@@ -258,7 +283,8 @@ export default async function runTask(task: ThreadTask): Promise<ThreadJobOutcom
     return unsent;
   } finally {
     if (timer !== undefined) clearImmediate(timer);
-    unposted.delete(post);
+    postCell.value = undefined;
+    unposted.delete(postCell);
     port.close();
   }
 }
