@@ -101,10 +101,10 @@ export function runScheduled(options: ScheduleOptions): Schedule {
 }
 
 /**
- * A class, not an object literal with a `settled` getter: V8 allocates the accessor of such a
- * literal in the old generation on every call, and the scavenger treats what old objects point to
- * as live. The getter's closure held this schedule's context, and through `run` the whole batch:
- * every batch of events survived two scavenges and was promoted, ~2 MB per scavenge, with a major
+ * A class, not an object literal with a `settled` getter: V8 builds such a literal with its accessor
+ * pair outside the young generation on every call, and the scavenger takes whatever old objects
+ * point to as live, dead or not. The getter's closure held this schedule's context, and through
+ * `run` the whole batch: every batch of events was promoted, ~2 MB per scavenge, with a major
  * collection every ~30,000 events (docs/benchmarks.md).
  */
 class ScheduleState implements Schedule {
