@@ -59,4 +59,28 @@ describe('atDeadline', () => {
     await clock.advance(200);
     expect(fired).toEqual(['new at 100', 'kept']);
   });
+
+  it('a deadline registered again after it fired gets a timer of its own, not the spent one', async () => {
+    const clock = createFakeClock(0);
+    const fired: string[] = [];
+    atDeadline(clock, 100, () => fired.push('first'));
+    await clock.advance(100);
+    // The same deadline straight after (the runs of a batch share one): a new entry, due at once.
+    atDeadline(clock, 100, () => fired.push('second'));
+    await clock.advance(0);
+    expect(fired).toEqual(['first', 'second']);
+  });
+
+  it('a signal watched again after it aborted calls back at once, and a new signal gets its own list', () => {
+    const first = new AbortController();
+    const seen: string[] = [];
+    whenAborted(first.signal, () => seen.push('first a'));
+    first.abort('r1');
+    whenAborted(first.signal, (reason) => seen.push(`first b ${String(reason)}`));
+    const second = new AbortController();
+    whenAborted(second.signal, () => seen.push('second'));
+    expect(seen).toEqual(['first a', 'first b r1']);
+    second.abort();
+    expect(seen).toEqual(['first a', 'first b r1', 'second']);
+  });
 });

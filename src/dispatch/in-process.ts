@@ -20,12 +20,16 @@ export function createInProcessDispatcher(options: InProcessDispatcherOptions): 
   const childLogger = (bindings: Record<string, unknown>) => logger.child(bindings);
   // One options object per batch signal, not one per run.
   const optionsBySignal = new WeakMap<AbortSignal, RunHandlerOptions>();
+  // The runs of a batch come one after another: the last options serve most of them without a lookup.
+  let lastOptions: RunHandlerOptions | undefined;
   const optionsFor = (signal: AbortSignal): RunHandlerOptions => {
+    if (lastOptions?.signal === signal) return lastOptions;
     let runOptions = optionsBySignal.get(signal);
     if (runOptions === undefined) {
       runOptions = { signal, logger: childLogger, defaultTimeoutMs: options.defaultTimeoutMs };
       optionsBySignal.set(signal, runOptions);
     }
+    lastOptions = runOptions;
     return runOptions;
   };
   const unknown = (job: DispatchJob): DispatchOutcome => ({ status: 'failed', error: { message: `unknown handler ${job.handler}` } });
