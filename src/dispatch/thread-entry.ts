@@ -23,23 +23,44 @@ const logger = createLogger({ level: data.logLevel, pretty: false, base: { threa
 const childLogger = (bindings: Record<string, unknown>) => logger.child(bindings);
 
 /**
- * What a long-lived Map or Set of this thread holds for an entry that comes and goes: a cell,
- * emptied when the entry leaves. V8 leaves a rehashed table behind in the old generation still
- * pointing at what it held, and the scavenger takes those pointers as live until a major collection
- * (thread-pool.ts, PendingJob): held directly, every run and its event survived that long. An
- * emptied cell pins nothing.
+ * A long-lived Map whose entries come and go, holding each value in a cell that is emptied when
+ * its entry leaves. V8 leaves a rehashed table behind in the old generation still pointing at what
+ * it held, and the scavenger takes those pointers as live until a major collection (thread-pool.ts,
+ * PendingJob): held directly, every run and its event survived that long. An emptied cell pins
+ * nothing (and the keys here are numbers).
  */
-interface Cell<T> {
-  value: T | undefined;
+class CellMap<K, V> {
+  readonly #cells = new Map<K, { value: V | undefined }>();
+
+  get(key: K): V | undefined {
+    return this.#cells.get(key)?.value;
+  }
+
+  set(key: K, value: V): void {
+    this.#cells.set(key, { value });
+  }
+
+  delete(key: K): void {
+    const cell = this.#cells.get(key);
+    if (cell === undefined) return;
+    cell.value = undefined;
+    this.#cells.delete(key);
+  }
+
+  values(): V[] {
+    const values: V[] = [];
+    for (const { value } of this.#cells.values()) if (value !== undefined) values.push(value);
+    return values;
+  }
 }
 
 /** Task id -> the abort of its run, while it runs. */
-const aborts = new Map<number, Cell<(reason: unknown) => void>>();
+const aborts = new CellMap<number, (reason: unknown) => void>();
 const channel = new BroadcastChannel(data.channelName);
 channel.onmessage = (message: unknown) => {
   const payload = (message as { data: ChannelMessage }).data;
   if (payload.type === 'abort') {
-    if (!dropQueued(payload.taskId)) aborts.get(payload.taskId)?.value?.({ code: payload.code });
+    if (!dropQueued(payload.taskId)) aborts.get(payload.taskId)?.({ code: payload.code });
   } else if (payload.type === 'stop-lane') stopLane(payload.laneId);
   else if (payload.type === 'ping') channel.postMessage({ type: 'pong', nonce: payload.nonce, threadId } satisfies ChannelMessage);
 };
@@ -56,14 +77,8 @@ function runJob(handlers: Map<string, LoadedHandler>, { taskId, job }: ThreadJob
   const handler = handlers.get(job.handler);
   if (handler === undefined) return Promise.resolve({ status: 'failed', error: { message: `unknown handler ${job.handler} in worker thread` } });
   const abortOn = (abort: (reason: unknown) => void) => {
-    const cell: Cell<(reason: unknown) => void> = { value: abort };
-    aborts.set(taskId, cell);
-    return {
-      cancel: () => {
-        cell.value = undefined;
-        aborts.delete(taskId);
-      },
-    };
+    aborts.set(taskId, abort);
+    return { cancel: () => aborts.delete(taskId) };
   };
   return runHandler(handler, job, { abortOn, logger: childLogger, defaultTimeoutMs: data.defaultTimeoutMs });
 }
@@ -99,9 +114,11 @@ interface LaneState {
  * that blocks its thread for good would otherwise hold back outcomes of runs that did finish (for a
  * lane's runs the main thread can fall back on their states, but not on their error messages).
  */
-const unposted = new Set<Cell<() => void>>();
+const unposted = new CellMap<number, () => void>();
+/** Keys of `unposted`: one per chunk being run. */
+let nextChunkRun = 1;
 function postUnposted(): void {
-  for (const post of unposted) post.value?.();
+  for (const post of unposted.values()) post();
 }
 
 const lanes = new Map<number, LaneState>();
@@ -112,14 +129,7 @@ const lanes = new Map<number, LaneState>();
 const stoppedLanes = new Set<number>();
 const STOPPED_LANES_KEPT = 1_024;
 /** Task id -> its lane, while it waits there (an abort then drops it instead of aborting a run). */
-const queuedTasks = new Map<number, Cell<LaneState>>();
-
-function forgetQueued(taskId: number): void {
-  const cell = queuedTasks.get(taskId);
-  if (cell === undefined) return;
-  cell.value = undefined;
-  queuedTasks.delete(taskId);
-}
+const queuedTasks = new CellMap<number, LaneState>();
 
 const UNSTARTED: DispatchResult = Object.freeze({ status: 'unstarted' });
 
@@ -162,7 +172,7 @@ function startUnit(lane: LaneState, queued: QueuedUnit): void {
 function pumpLane(lane: LaneState): void {
   while (lane.queue.length > 0 && lane.running.size < lane.limit) {
     const next = lane.queue.shift() as QueuedUnit;
-    for (const threadJob of next.jobs) forgetQueued(threadJob.taskId);
+    for (const threadJob of next.jobs) queuedTasks.delete(threadJob.taskId);
     startUnit(lane, next);
   }
   if (lane.running.size === 0 && lane.queue.length === 0) lanes.delete(lane.id);
@@ -190,7 +200,7 @@ function admit(laneId: number, limit: number, chunk: ChunkRun, jobs: readonly Th
     if (lane.queue.length === 0 && (lane.running.size < lane.limit || lane.running.has(unit))) startUnit(lane, queued);
     else {
       lane.queue.push(queued);
-      for (const threadJob of queued.jobs) queuedTasks.set(threadJob.taskId, { value: lane });
+      for (const threadJob of queued.jobs) queuedTasks.set(threadJob.taskId, lane);
     }
   }
   if (lane.running.size === 0 && lane.queue.length === 0) lanes.delete(laneId);
@@ -198,9 +208,9 @@ function admit(laneId: number, limit: number, chunk: ChunkRun, jobs: readonly Th
 
 /** An abort for a run still waiting in its lane: it ends `unstarted`. False when it is not waiting. */
 function dropQueued(taskId: number): boolean {
-  const lane = queuedTasks.get(taskId)?.value;
+  const lane = queuedTasks.get(taskId);
   if (lane === undefined) return false;
-  forgetQueued(taskId);
+  queuedTasks.delete(taskId);
   for (let u = 0; u < lane.queue.length; u++) {
     const queued = lane.queue[u] as QueuedUnit;
     const j = queued.jobs.findIndex((threadJob) => threadJob.taskId === taskId);
@@ -224,7 +234,7 @@ function stopLane(laneId: number): void {
   lane.queue = [];
   for (const queued of dropped) {
     for (const threadJob of queued.jobs) {
-      forgetQueued(threadJob.taskId);
+      queuedTasks.delete(threadJob.taskId);
       queued.chunk.report({ taskId: threadJob.taskId, outcome: UNSTARTED });
     }
   }
@@ -242,17 +252,17 @@ export default async function runTask(task: ThreadTask): Promise<ThreadJobOutcom
   const handlers = await handlersPromise;
   if (!('jobs' in task)) return [];
   const { port, jobs } = task;
+  const run = nextChunkRun++;
   let unsent: ThreadJobOutcome[] = [];
   let timer: NodeJS.Immediate | undefined;
   const post = () => {
     if (timer !== undefined) clearImmediate(timer);
     timer = undefined;
-    unposted.delete(postCell);
+    unposted.delete(run);
     if (unsent.length === 0) return;
     port.postMessage(unsent);
     unsent = [];
   };
-  const postCell: Cell<() => void> = { value: post };
   let reported = 0;
   let allReported!: () => void;
   const done = new Promise<void>((resolve) => (allReported = resolve));
@@ -271,7 +281,7 @@ export default async function runTask(task: ThreadTask): Promise<ThreadJobOutcom
       }
       if (timer !== undefined) return;
       timer = setImmediate(post);
-      unposted.add(postCell);
+      unposted.set(run, post);
     },
   };
   try {
@@ -283,8 +293,7 @@ export default async function runTask(task: ThreadTask): Promise<ThreadJobOutcom
     return unsent;
   } finally {
     if (timer !== undefined) clearImmediate(timer);
-    postCell.value = undefined;
-    unposted.delete(postCell);
+    unposted.delete(run);
     port.close();
   }
 }
