@@ -17,12 +17,11 @@ export async function acknowledgeBatch(ctx: BatchContext, batch: LeaseBatch, sen
   const base = { workerId: ctx.workerId, leaseId: batch.leaseId, generation: batch.generation, sent, ...(lastSequence === undefined ? {} : { lastSequence }) };
   for (let attempt = 1; ; attempt++) {
     const remainingMs = expiresAtMs - Date.now();
-    // A controller and a timer cleared on the answer, not AbortSignal.timeout: that one keeps its
-    // timer until it fires (a lease's worth) and costs more to create, once per batch.
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(new Error('the lease expired before the ack was answered')), Math.max(1, remainingMs));
+    // Not AbortSignal.timeout: that one keeps its timer until it fires (a lease's worth) and costs
+    // more to create, once per batch.
+    const signal = ctx.ackTimeout.arm(Math.max(1, remainingMs), 'the lease expired before the ack was answered');
     try {
-      const response = await ctx.api.acknowledge(ctx.destination, { leaseId: batch.leaseId, generation: batch.generation, status: sent }, timeout.signal);
+      const response = await ctx.api.acknowledge(ctx.destination, { leaseId: batch.leaseId, generation: batch.generation, status: sent }, signal);
       ctx.events.emit('ack:done', { ...base, status: response.status, response });
       if (response.status === 'stale') {
         ctx.logger.warn({ sent }, 'ack was stale: the lease expired and was handed out again (raise --visibility or lower --limit)');
@@ -39,7 +38,7 @@ export async function acknowledgeBatch(ctx: BatchContext, batch: LeaseBatch, sen
       ctx.logger.error({ err, sent }, 'acknowledge failed: the lease will expire and the batch be redelivered');
       return undefined;
     } finally {
-      clearTimeout(timer);
+      ctx.ackTimeout.disarm();
     }
   }
 }

@@ -13,7 +13,7 @@ import { DoneMarkWriter } from './done-marks.js';
 import { runEventHandler, type EventRunnerContext, type LeaseScope } from './event-runner.js';
 import type { InFlightCounter } from './in-flight.js';
 import { runScheduled, type RunDone, type RunEnd } from './subject-scheduler.js';
-import { RateLimiter, safetyMarginMs } from './timing.js';
+import { RateLimiter, ReusableTimeoutSignal, safetyMarginMs } from './timing.js';
 
 /** What a batch needs from the worker, beyond running one event (STYLE 3: a narrow view). */
 export interface BatchContext extends EventRunnerContext {
@@ -29,6 +29,8 @@ export interface BatchContext extends EventRunnerContext {
   /** Aborted at forced shutdown: running handlers are aborted and the batch is acked failed. */
   forceSignal: AbortSignal;
   nearDeadlineWarnings: RateLimiter;
+  /** The ack's timeout (the lease expiry), one per pull loop: it acks one batch at a time. */
+  ackTimeout: ReusableTimeoutSignal;
 }
 
 export interface BatchResult {

@@ -16,7 +16,7 @@ import { InFlightCounter } from './in-flight.js';
 import { DEFAULT_LOOP_TIMINGS, runPullLoop, type LoopContext, type LoopTimings } from './loop.js';
 import { Readiness } from './readiness.js';
 import { createSupervisor } from './supervisor.js';
-import { RateLimiter } from './timing.js';
+import { RateLimiter, ReusableTimeoutSignal } from './timing.js';
 
 /**
  * The one scope the worker's token asks for (CONTRACT: client credentials, scope read:events; spec,
@@ -162,7 +162,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
   const done = new Promise<WorkerEnd>((resolve) => (resolveDone = resolve));
   let closing: Promise<void> | undefined;
 
-  const loopContext: Omit<LoopContext, 'workerId' | 'logger'> = {
+  const loopContext: Omit<LoopContext, 'workerId' | 'logger' | 'ackTimeout'> = {
     api: client,
     store,
     dispatcher,
@@ -198,7 +198,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     workerIdPrefix: config.workerIdPrefix,
     events,
     logger,
-    runLoop: (workerId) => runPullLoop({ ...loopContext, workerId, logger: logger.child({ workerId }) }),
+    runLoop: (workerId) => runPullLoop({ ...loopContext, workerId, logger: logger.child({ workerId }), ackTimeout: new ReusableTimeoutSignal() }),
   });
   const running = supervisor.run(drain.signal).catch((err: unknown) => {
     endReason ??= { reason: 'fatal', error: err };

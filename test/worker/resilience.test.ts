@@ -102,6 +102,37 @@ describe('worker resilience (real emulator, real threads, real files)', () => {
     expect(state.committed).toBe(state.head);
   });
 
+  it('an ack left unanswered is given up at the lease expiry; the batch comes back and later acks commit', async () => {
+    const dir = tempDir('ack-hang');
+    const record = join(dir, 'effects.log');
+    const destination = await createConsumer(emulator);
+    appendBehave(emulator, 10, () => ({ record }));
+    emulator.faults.set({ latencyMs: 60_000, latencyRoutes: ['ack'] });
+    const worker = await startWorker(workerConfig(emulator, destination, dir, { isolation: 'none', exitWhenIdle: true, visibilitySeconds: 2 }), { logger: silent, timings: FAST });
+    running.push(worker);
+    const counts = countOutcomes(worker);
+    const pulledAt: number[] = [];
+    const acks: { status: string; afterPullMs: number }[] = [];
+    worker.events.on('batch:pulled', () => pulledAt.push(Date.now()));
+    worker.events.on('ack:done', (e) => {
+      acks.push({ status: e.status, afterPullMs: Date.now() - (pulledAt.at(-1) ?? 0) });
+      // The first ack gave up: from now on the emulator answers at once.
+      if (e.status === 'error') emulator.faults.clear();
+    });
+    expect((await worker.done).reason).toBe('idle');
+    expect(acks[0]?.status).toBe('error');
+    // Given up when the lease expired (2 s after the pull), not before, and not a minute later.
+    expect(acks[0]?.afterPullMs).toBeGreaterThanOrEqual(1_900);
+    expect(acks[0]?.afterPullMs).toBeLessThan(10_000);
+    expect(acks.at(-1)?.status).toBe('committed');
+    // The redelivered batch found its done marks: every effect ran once.
+    expect(new Set(records(record).map((l) => l.eventId)).size).toBe(10);
+    expect(records(record)).toHaveLength(10);
+    expect(counts).toMatchObject({ ok: 10, duplicate: 10, stale: 0 });
+    const state = consumerState(emulator, destination);
+    expect(state.committed).toBe(state.head);
+  });
+
   it('survives 5xx and dropped connections on pull and ack with every effect exactly once', async () => {
     const dir = tempDir('faults');
     const record = join(dir, 'effects.log');
