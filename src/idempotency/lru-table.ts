@@ -5,19 +5,19 @@
  * Why not a `Map<string, Entry>`: in a map of 100,000 keys each lookup walks a bucket chain through
  * entries and key strings scattered over the heap, a cache miss at each step, and a store did four
  * such lookups per key (a claim's miss and insert, the eviction's delete, the done mark's lookup):
- * ~0.9 µs per key, the largest cost the worker added per event after parsing the batch. Here:
+ * 0.8 µs per event in the worker's profile, its largest cost after parsing the batch. Here:
  *
- * - records live in columns (typed arrays and two string arrays) indexed by a position in a ring
- *   that holds them in recency order: the oldest at `tail`, the newest just before `head`;
+ * - records live in columns (typed arrays and two string arrays) that form a ring in recency order:
+ *   the oldest record at `tail`, the newest `used - 1` columns on (with holes in between);
  * - an open-addressing index (linear probing, at most half full) maps a key's 32-bit hash to its
- *   position, hash and position side by side, so a probe is one cache line; the key itself is only
+ *   column, hash and column side by side, so a probe is one cache line; the key itself is only
  *   compared when the hashes match;
- * - touching a record appends it at `head` and leaves a hole where it was; eviction takes from
- *   `tail`, skipping holes; when the ring fills up it is compacted (or grown, up to twice the bound)
- *   in one pass, so holes cost amortised O(1).
+ * - touching a record appends it after the newest and leaves a hole where it was; eviction takes
+ *   from `tail`, skipping holes; when the ring fills up it is compacted (or grown, up to twice the
+ *   bound) in one pass, so holes cost amortised O(1).
  *
- * Measured with random UUID keys, full at 100,000 (bench/store/memory-bound.ts): 0.55 µs per key
- * for a claim and a done mark, against 0.9-1.0 with the Map (docs/benchmarks.md).
+ * Measured with random UUID keys, full at 100,000 (bench/store/memory-bound.ts): 0.35-0.37 µs per
+ * key for a claim and a done mark, against 0.58-0.64 with the Map (docs/benchmarks.md).
  */
 
 /** The index's mark of a free slot. Columns are stored plus one. */
