@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { stringifyJsonExact } from '../ingest/index.js';
 import type { FaultInjector } from './faults/injector.js';
 import type { RouteFamily } from './faults/options.js';
 import { HttpProblem, sendProblem } from './http/problem.js';
@@ -44,7 +45,8 @@ function sendReply(res: ServerResponse, reply: RouteReply): void {
     res.end();
     return;
   }
-  const payload = JSON.stringify(reply.body);
+  // Exact: a read of an Integer beyond 2^53 carries a bigint (sources/read-shape.ts).
+  const payload = stringifyJsonExact(reply.body);
   headers['content-type'] ??= 'application/json';
   headers['content-length'] = Buffer.byteLength(payload);
   res.writeHead(reply.status, headers);

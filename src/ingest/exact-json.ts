@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+
 /**
  * JSON parsing that keeps integer literals beyond 2^53 exact (as `bigint`), so the 64-bit range of
  * Integer properties (spec, Limits) can be checked on the number the client wrote:
@@ -61,3 +63,22 @@ function skipString(text: string, start: number): number {
   }
   return index;
 }
+
+/**
+ * `JSON.stringify` that writes a `bigint` as the exact integer literal (the reads of an Integer
+ * property beyond 2^53, spec: "whole JSON number within the 64-bit integer range"), where
+ * `JSON.stringify` throws. Values without a bigint take the plain path at its usual speed.
+ */
+export function stringifyJsonExact(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch (err) {
+    if (!(err instanceof TypeError) || !/BigInt/i.test(err.message)) throw err;
+  }
+  // The marker carries a per-process nonce, so a stored string can never be mistaken for it.
+  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? `${STRINGIFY_MARK}${v.toString()}` : v)).replace(STRINGIFIED_BIGINT, '$1');
+}
+
+const STRINGIFY_NONCE = randomUUID();
+const STRINGIFY_MARK = `${MARK}${STRINGIFY_NONCE}:`;
+const STRINGIFIED_BIGINT = new RegExp(`"${MARK_IN_JSON.replaceAll('\\', '\\\\')}${STRINGIFY_NONCE}:(-?\\d+)"`, 'g');

@@ -3,8 +3,8 @@
  * them) and the client (which checks a batch before sending it). Pure code, no HTTP.
  */
 export { validateTypedIngest } from './validate.js';
-export { parseJsonExact } from './exact-json.js';
-export { decodeAtRest, serializeAtRest, valueProblem, isInt64, listDelimiter, type DecodedValue } from './values.js';
+export { parseJsonExact, stringifyJsonExact } from './exact-json.js';
+export { decodeAtRest, serializeAtRest, valueProblem, isInt64, listDelimiter, type DecodedValue, type ReadValue } from './values.js';
 export { isIso8601Timestamp } from './timestamp.js';
 export { typedIngestRequestSchema, requestPath } from './schema.js';
 export {

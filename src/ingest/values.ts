@@ -110,7 +110,10 @@ export function serializeAtRest(value: IngestValue, delimiter: string | null): s
   return typeof value === 'boolean' ? String(value) : value;
 }
 
-export type DecodedValue = { ok: true; value: PropertyValue } | { ok: false; reason: string };
+/** A value as reads show it: an Integer beyond 2^53 is a `bigint`, written exactly by stringifyJsonExact. */
+export type ReadValue = PropertyValue | bigint;
+
+export type DecodedValue = { ok: true; value: ReadValue } | { ok: false; reason: string };
 
 const INTEGER_AT_REST = /^-?\d+$/;
 const DECIMAL_AT_REST = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/;
@@ -143,9 +146,9 @@ export function decodeAtRest(
     case 'Boolean':
       return atRest === 'true' || atRest === 'false' ? { ok: true, value: atRest === 'true' } : incompatible(type, `'${atRest}' is not a boolean`);
     case 'Integer':
-      return INTEGER_AT_REST.test(atRest) && isInt64(BigInt(atRest))
-        ? { ok: true, value: Number(atRest) }
-        : incompatible(type, `'${atRest}' is not a 64-bit integer`);
+      if (!INTEGER_AT_REST.test(atRest) || !isInt64(BigInt(atRest))) return incompatible(type, `'${atRest}' is not a 64-bit integer`);
+      // Exact: a Number would round 2^53 + 1 and up to the nearest double.
+      return { ok: true, value: Number.isSafeInteger(Number(atRest)) ? Number(atRest) : BigInt(atRest) };
     case 'Decimal':
       return DECIMAL_AT_REST.test(atRest) && Number.isFinite(Number(atRest))
         ? { ok: true, value: Number(atRest) }

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { PropertyDataType, PropertyItem, PropertyValue, SourceEntry } from '../../src/types.js';
+import type { ReadValue } from '../../src/ingest/index.js';
+import type { ReadEntry as SourceEntry, ReadItem } from '../../src/emulator/sources/read-shape.js';
+import type { PropertyDataType } from '../../src/types.js';
 import { registerDestinationRoutes, type DestinationDeps } from '../../src/emulator/destinations/index.js';
 import { startHarness, type Harness } from './tags-harness.js';
 
-/** Source entries in the read shape, as the sources module would return them. */
-export function entry(id: string, lastUpdated: string, props: Array<[string, PropertyDataType | null, PropertyValue, string?]>): SourceEntry {
-  const properties: PropertyItem[] = props.map(([pid, type, value, language]) => ({
+/** Source entries in the read shape, as the sources module would return them (exact Integers as bigint). */
+export function entry(id: string, lastUpdated: string, props: Array<[string, PropertyDataType | null, ReadValue, string?]>): SourceEntry {
+  const properties: ReadItem[] = props.map(([pid, type, value, language]) => ({
     id: pid,
     value,
     type,

@@ -39,6 +39,13 @@ describe('destination query: defaults and projection', () => {
     expect(body.facets).toBeUndefined();
   });
 
+  it('an Integer beyond 2^53 is written with its exact digits', async () => {
+    const big = await h.fresh([entry('b1', '2024-01-01T00:00:00.000Z', [['count', 'Integer', 9007199254740993n]])], { endpoints: [{ name: 'items' }] });
+    const res = await fetch(`${big.base}/items?id=b1`);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('"count":9007199254740993');
+  });
+
   it('a POST without a body is a query without parameters', async () => {
     const res = await fetch(`${base}/products`, { method: 'POST' });
     expect(res.status).toBe(200);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from './helpers.js';
 import { entry, startSourcesTestbed, valuesOf, type SourcesTestbed } from './sources-helpers.js';
 
 describe('source entry reads (GET /v1/sources/{sourceId}/entries)', () => {
@@ -111,6 +112,26 @@ describe('source entry reads (GET /v1/sources/{sourceId}/entries)', () => {
       ratio: 'Decimal',
       when: 'Timestamp',
     });
+  });
+
+  it('Integers beyond 2^53 read back exactly: both reads and the source_entry.updated event carry the digits written', async () => {
+    const consumer = await t.newConsumer();
+    const sourceId = t.newSourceId();
+    const literals = { max: '9223372036854775807', min: '-9223372036854775808', above: '9007199254740993', small: '12' };
+    const properties = Object.entries(literals).map(([id, literal]) => `{"id":"${id}","value":${literal}}`);
+    expect((await t.ingestRaw(sourceId, `{"entries":[{"id":"big","properties":[${properties.join(',')}]}]}`)).status).toBe(202);
+    await t.em.idle();
+    // Parsed with JSON.parse these would round; the text must hold the exact literals.
+    const one = await t.readOne(sourceId, 'big');
+    const many = await t.readMany(sourceId, ['big']);
+    const pulled = await call('POST', `${t.url}/v1/event-destinations/${consumer}/pull?limit=100`, { headers: t.auth });
+    expect([one.status, many.status, pulled.status]).toEqual([200, 200, 200]);
+    for (const [id, literal] of Object.entries(literals)) {
+      const item = `{"id":"${id}","value":${literal},"type":"Integer"`;
+      expect(one.text, id).toContain(item);
+      expect(many.text, id).toContain(item);
+      expect(pulled.text, id).toContain(item);
+    }
   });
 
   it('null clears: a scalar reads as null, a list as []', async () => {

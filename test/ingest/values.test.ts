@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeAtRest, isIso8601Timestamp, parseJsonExact, serializeAtRest, validateTypedIngest } from '../../src/ingest/index.js';
+import { decodeAtRest, isIso8601Timestamp, parseJsonExact, serializeAtRest, stringifyJsonExact, validateTypedIngest } from '../../src/ingest/index.js';
 
 describe('string-at-rest form read back by the current type', () => {
   it('cleared scalars read as null and cleared lists as []', () => {
@@ -59,6 +59,25 @@ describe('exact JSON integers', () => {
   it('keeps integer literals beyond 2^53 exact as bigint and leaves the rest alone', () => {
     const parsed = parseJsonExact('{"a":9223372036854775807,"s":"9223372036854775808","d":1.5e300,"n":[-9223372036854775809,12]}');
     expect(parsed).toEqual({ a: 9223372036854775807n, s: '9223372036854775808', d: 1.5e300, n: [-9223372036854775809n, 12] });
+  });
+
+  it('writes bigints as exact integer literals, and parses back to the same values', () => {
+    const value = { a: 9223372036854775807n, n: [-9223372036854775808n, 12, 'x'] };
+    const text = stringifyJsonExact(value);
+    expect(text).toBe('{"a":9223372036854775807,"n":[-9223372036854775808,12,"x"]}');
+    expect(parseJsonExact(text)).toEqual(value);
+    // A stored string that looks like a marker stays a string.
+    expect(stringifyJsonExact({ a: 1n, s: '\u0000bigint:5' })).toBe('{"a":1,"s":"\\u0000bigint:5"}');
+    expect(stringifyJsonExact({ plain: [1, 'two'] })).toBe('{"plain":[1,"two"]}');
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    expect(() => stringifyJsonExact(circular)).toThrow(/circular/);
+  });
+
+  it('an Integer at rest beyond 2^53 reads as an exact bigint; within it, as a number', () => {
+    expect(decodeAtRest('9007199254740993', 'Integer', null, null)).toEqual({ ok: true, value: 9007199254740993n });
+    expect(decodeAtRest('-9223372036854775808', 'Integer', null, null)).toEqual({ ok: true, value: -9223372036854775808n });
+    expect(decodeAtRest('9007199254740991', 'Integer', null, null)).toEqual({ ok: true, value: 9007199254740991 });
   });
 
   it('numbers inside strings with escaped quotes are not touched', () => {

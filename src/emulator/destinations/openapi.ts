@@ -1,4 +1,4 @@
-import type { SourceEntry } from '../../types.js';
+import type { ReadEntry } from '../sources/read-shape.js';
 import type { DestinationConfig } from './registry.js';
 import { endpointSchema, type ExposedProperty } from './query/schema.js';
 
@@ -8,7 +8,7 @@ import { endpointSchema, type ExposedProperty } from './query/schema.js';
  * per endpoint whose properties carry their query value type in `x-property-type` (String,
  * DateTime, Integer, Double, Bool), which decides the filter operators they accept.
  */
-export function destinationOpenApi(destination: DestinationConfig, entries: readonly SourceEntry[]): Record<string, unknown> {
+export function destinationOpenApi(destination: DestinationConfig, entries: readonly ReadEntry[]): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
   const schemas: Record<string, unknown> = {
     QueryRequest: queryRequestSchema(),

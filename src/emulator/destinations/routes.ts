@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
-import type { SourceEntry } from '../../types.js';
+import { stringifyJsonExact } from '../../ingest/index.js';
+import type { ReadEntry } from '../sources/read-shape.js';
 import type { EmulatorContext } from '../context.js';
 import { readBody, readJson } from '../http/body.js';
 import { HttpProblem } from '../http/problem.js';
@@ -13,7 +14,7 @@ import { DestinationTokens } from './tokens.js';
 
 export interface DestinationDeps {
   /** The entries of a source in the read shape (wired to the sources module). An unknown source yields nothing. */
-  readSourceEntries(tenant: string, sourceId: string): Iterable<SourceEntry>;
+  readSourceEntries(tenant: string, sourceId: string): Iterable<ReadEntry>;
   /** The registered application with these credentials, or undefined (wired to the emulator's applications). */
   verifyApplication(clientId: string, clientSecret: string): { tenant: string } | undefined;
   /**
@@ -69,7 +70,7 @@ export function registerDestinationRoutes(ctx: EmulatorContext, deps: Destinatio
     if (destination.protected) authorize(req, destination, tokens, deps);
     return destination;
   };
-  const entriesOf = (d: DestinationConfig): SourceEntry[] => [...deps.readSourceEntries(d.tenant, d.sourceId)];
+  const entriesOf = (d: DestinationConfig): ReadEntry[] => [...deps.readSourceEntries(d.tenant, d.sourceId)];
 
   ctx.router.add('GET', '/:customer/:destination/v1/openapi', ({ req, res, params }) => {
     const destination = destinationOf(req, params.customer!, params.destination!);
@@ -119,7 +120,7 @@ async function readOptionalJson(req: IncomingMessage, maxBytes: number): Promise
 
 /** Spec: compression is opt-in via `Accept-Encoding: gzip`. */
 function sendJson(req: IncomingMessage, res: ServerResponse, body: unknown): void {
-  const json = Buffer.from(JSON.stringify(body), 'utf8');
+  const json = Buffer.from(stringifyJsonExact(body), 'utf8');
   const gzip = acceptsGzip(req.headers['accept-encoding']);
   const payload = gzip ? gzipSync(json) : json;
   res.writeHead(200, {

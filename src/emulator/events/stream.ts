@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { stringifyJsonExact } from '../../ingest/index.js';
 import type { CloudEvent } from '../../types.js';
 import type { NewEvent } from '../context.js';
 
@@ -52,7 +53,7 @@ export class EventStream {
       const sequence = String(++this.lastSequence);
       const id = randomUUID();
       const data = event.data === undefined ? null : event.data;
-      const json = `${head},"id":"${id}","type":${JSON.stringify(event.type)},"subject":${JSON.stringify(event.subject)},"sequence":"${sequence}","data":${JSON.stringify(data)}}`;
+      const json = `${head},"id":"${id}","type":${JSON.stringify(event.type)},"subject":${JSON.stringify(event.subject)},"sequence":"${sequence}","data":${stringifyJsonExact(data)}}`;
       // A template literal is a rope of its pieces (~1 KB per event kept alive); reading one
       // character makes V8 flatten it into one sequential string (~1 byte per character).
       json.charCodeAt(0);

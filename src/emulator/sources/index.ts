@@ -1,10 +1,10 @@
 import type { IngestLimits, PlannedEntry } from '../../ingest/index.js';
-import type { Source, SourceEntry, SourceProperty } from '../../types.js';
+import type { Source, SourceProperty } from '../../types.js';
 import type { EmulatorContext } from '../context.js';
 import { ApplyQueue } from './apply-queue.js';
 import { applyIngest, registerIngestRoute, type IngestJob } from './ingest.js';
 import { registerMetadataRoutes } from './metadata.js';
-import { entryReadShape } from './read-shape.js';
+import { entryReadShape, type ReadEntry } from './read-shape.js';
 import { registerReadRoutes } from './reads.js';
 import { tenantLimitsResolver, type TenantIngestLimits } from './limits.js';
 import { SourceStore, toSourceProperty, type PropertyRecord } from './store.js';
@@ -53,7 +53,7 @@ export interface SourcesModule {
    * Every applied entry of a source in its read shape (for destinations). A value the current type
    * cannot represent appears as its raw string with `type: null` instead of failing.
    */
-  listEntries(tenant: string, sourceId: string): SourceEntry[];
+  listEntries(tenant: string, sourceId: string): ReadEntry[];
   /**
    * Queues legacy import entries (string values at rest, `null` clears) for the same apply queue as
    * typed ingest, creating the source when it is absent. Each entry emits `source_entry.updated`.

@@ -9,7 +9,7 @@ import { RateWindow } from '../http/rate-window.js';
 import type { TenantIngestLimits } from './limits.js';
 import { authorizeIngest } from './access.js';
 import type { ApplyQueue } from './apply-queue.js';
-import { entryReadShape } from './read-shape.js';
+import { entryReadShape, type ReadEntry } from './read-shape.js';
 import { configuredProperties, nowIso, registerInferred, upsertEntry, type SourceStore } from './store.js';
 
 /** A batch accepted with 202 and waiting to be applied. */
@@ -78,6 +78,9 @@ export function registerIngestRoute(ctx: EmulatorContext, deps: IngestDeps): voi
   });
 }
 
+/** The data of `source_entry.updated` as the emulator writes it (exact Integers: see ReadEntry). */
+type ReadEntryUpdated = Omit<SourceEntryUpdatedData, 'previous' | 'current'> & { previous: ReadEntry | null; current: ReadEntry };
+
 /**
  * Applies an accepted batch: registers its inferred properties, upserts its entries, then appends
  * one `source_entry.updated` event per entry (CONTRACT; spec, Events 1: subject is the entry ID,
@@ -93,7 +96,7 @@ export function applyIngest(ctx: EmulatorContext, store: SourceStore, job: Inges
     const existing = record.entries.get(entryKey(planned.id));
     const previous = existing ? entryReadShape(existing, record.properties, false) : null;
     const entry = upsertEntry(record, planned, now);
-    const data: SourceEntryUpdatedData = {
+    const data: ReadEntryUpdated = {
       sourceId: job.sourceId,
       entryId: entry.id,
       previous,

@@ -1,4 +1,4 @@
-import { decodeAtRest, isListType } from '../../ingest/index.js';
+import { decodeAtRest, isListType, type ReadValue } from '../../ingest/index.js';
 import type { PropertyItem, SourceEntry } from '../../types.js';
 import type { EntryRecord, PropertyRecord } from './store.js';
 
@@ -15,14 +15,19 @@ export class IncompatibleValueError extends Error {
   }
 }
 
+/** A property item as the emulator writes it: an Integer beyond 2^53 is a `bigint` (exact on the wire). */
+export type ReadItem = Omit<PropertyItem, 'value'> & { value: ReadValue };
+/** A source entry as the emulator writes it (see ReadItem); clients parse it as a SourceEntry. */
+export type ReadEntry = Omit<SourceEntry, 'properties'> & { properties: ReadItem[] };
+
 /**
  * The entry in its read shape, typed by the CURRENT property configuration (spec, Read source
  * entries). `strict` throws IncompatibleValueError for a value the current type cannot represent
  * (the reads' 409); otherwise (events) such a value is shown as its raw string with `type: null`,
  * so an event never fails to be written.
  */
-export function entryReadShape(entry: EntryRecord, properties: ReadonlyMap<string, PropertyRecord>, strict: boolean): SourceEntry {
-  const items: PropertyItem[] = [];
+export function entryReadShape(entry: EntryRecord, properties: ReadonlyMap<string, PropertyRecord>, strict: boolean): ReadEntry {
+  const items: ReadItem[] = [];
   for (const [propertyId, stored] of entry.properties) {
     const config = properties.get(propertyId);
     const type = config?.type ?? null;

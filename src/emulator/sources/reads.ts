@@ -1,9 +1,9 @@
 import { entryKey } from '../../ingest/index.js';
-import type { SourceEntry, SourceEntryList } from '../../types.js';
+
 import type { EmulatorContext } from '../context.js';
 import { HttpProblem, validationProblem } from '../http/problem.js';
 import { authorizeRead } from './access.js';
-import { entryReadShape, IncompatibleValueError } from './read-shape.js';
+import { entryReadShape, IncompatibleValueError, type ReadEntry } from './read-shape.js';
 import type { EntryRecord, SourceRecord, SourceStore } from './store.js';
 
 /** Spec, Limits: "IDs per source entries read: 1 to 100". */
@@ -23,7 +23,7 @@ export function registerReadRoutes(ctx: EmulatorContext, store: SourceStore): vo
     // Spec: results follow the requested order; duplicates collapse (case-insensitively, the way
     // entry IDs are keyed); missing entries are omitted.
     const seen = new Set<string>();
-    const items: SourceEntry[] = [];
+    const items: ReadEntry[] = [];
     for (const id of ids) {
       const key = entryKey(id);
       if (seen.has(key)) continue;
@@ -31,7 +31,7 @@ export function registerReadRoutes(ctx: EmulatorContext, store: SourceStore): vo
       const entry = record.entries.get(key);
       if (entry) items.push(readOrConflict(entry, record));
     }
-    const body: SourceEntryList = { items };
+    const body: { items: ReadEntry[] } = { items };
     return { status: 200, body };
   });
 
@@ -65,7 +65,7 @@ function checkIds(ids: string[]): string[] {
   return ids;
 }
 
-function readOrConflict(entry: EntryRecord, record: SourceRecord): SourceEntry {
+function readOrConflict(entry: EntryRecord, record: SourceRecord): ReadEntry {
   try {
     return entryReadShape(entry, record.properties, true);
   } catch (err) {

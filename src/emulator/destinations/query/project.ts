@@ -1,4 +1,4 @@
-import type { PropertyValue } from '../../../types.js';
+import type { ReadValue } from '../../../ingest/index.js';
 import type { ErrorBag } from '../../tags/seeding.js';
 import { resolveProperty } from './filter.js';
 import type { DestinationQuery } from './params.js';
@@ -41,7 +41,7 @@ export function compileProjection(query: DestinationQuery, schema: EndpointSchem
   };
 }
 
-function valueOf(value: PropertyValue | undefined, p: ExposedProperty): PropertyValue {
+function valueOf(value: ReadValue | undefined, p: ExposedProperty): ReadValue {
   if (value === undefined) return p.multiValued ? [] : null;
   return value;
 }

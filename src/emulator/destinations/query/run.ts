@@ -1,6 +1,6 @@
 import { HttpProblem } from '../../http/problem.js';
 import { ErrorBag } from '../../tags/seeding.js';
-import type { SourceEntry } from '../../../types.js';
+import type { ReadEntry } from '../../sources/read-shape.js';
 import type { DestinationConfig, EndpointConfig } from '../registry.js';
 import { computeFacets, type FacetResult } from './facets.js';
 import { compileFilter, compilePeriod } from './filter.js';
@@ -22,7 +22,7 @@ export interface DestinationQueryResponse {
 export function runQuery(
   destination: DestinationConfig,
   endpoint: EndpointConfig,
-  entries: readonly SourceEntry[],
+  entries: readonly ReadEntry[],
   query: DestinationQuery,
 ): DestinationQueryResponse {
   const bag = new ErrorBag();

@@ -1,4 +1,6 @@
-import type { PropertyDataType, PropertyValue, SourceEntry } from '../../../types.js';
+import type { ReadValue } from '../../../ingest/index.js';
+import type { PropertyDataType } from '../../../types.js';
+import type { ReadEntry } from '../../sources/read-shape.js';
 import type { EndpointConfig, EndpointProperty } from '../registry.js';
 import { queryTypeOf, type QueryValueType } from './values.js';
 
@@ -26,7 +28,7 @@ interface SeenProperty {
 }
 
 /** The source's properties with their current configured type, as the read shape reports them. */
-export function sourceProperties(entries: readonly SourceEntry[]): Map<string, SeenProperty> {
+export function sourceProperties(entries: readonly ReadEntry[]): Map<string, SeenProperty> {
   const seen = new Map<string, SeenProperty>();
   for (const entry of entries) {
     for (const item of entry.properties) {
@@ -43,7 +45,7 @@ export function sourceProperties(entries: readonly SourceEntry[]): Map<string, S
 
 const ID_PROPERTY: ExposedProperty = { name: 'id', propertyId: 'id', type: 'String', multiValued: false, localized: false };
 
-export function endpointSchema(endpoint: EndpointConfig, entries: readonly SourceEntry[]): EndpointSchema {
+export function endpointSchema(endpoint: EndpointConfig, entries: readonly ReadEntry[]): EndpointSchema {
   const seen = sourceProperties(entries);
   const exposed: EndpointProperty[] = endpoint.properties ?? [...seen.keys()].map((id) => ({ id }));
   const properties: ExposedProperty[] = [ID_PROPERTY];
@@ -55,7 +57,7 @@ export function endpointSchema(endpoint: EndpointConfig, entries: readonly Sourc
 }
 
 /** A facet may count a source property that is not exposed, so it is described from the source. */
-export function describeSourceProperty(propertyId: string, entries: readonly SourceEntry[]): ExposedProperty {
+export function describeSourceProperty(propertyId: string, entries: readonly ReadEntry[]): ExposedProperty {
   return propertyId === 'id' ? ID_PROPERTY : describe(propertyId, propertyId, sourceProperties(entries).get(propertyId));
 }
 
@@ -76,17 +78,17 @@ export interface Row {
   language: string;
   lastUpdated: string;
   /** Source property ID -> value in this row's language (`id` included). */
-  values: Map<string, PropertyValue>;
+  values: Map<string, ReadValue>;
   /** Position in the source order, the last sort tie-breaker. */
   ordinal: number;
 }
 
-export function rowsOf(entries: readonly SourceEntry[], languages: readonly string[]): Row[] {
+export function rowsOf(entries: readonly ReadEntry[], languages: readonly string[]): Row[] {
   const rows: Row[] = [];
   let ordinal = 0;
   for (const entry of entries) {
     for (const language of languages) {
-      const values = new Map<string, PropertyValue>([['id', entry.id]]);
+      const values = new Map<string, ReadValue>([['id', entry.id]]);
       for (const item of entry.properties) {
         if (item.language === null) values.set(item.id, item.value);
         else if (item.language.toLowerCase() === language.toLowerCase()) values.set(item.id, item.value);

@@ -1,4 +1,5 @@
-import type { PropertyDataType, PropertyValue } from '../../../types.js';
+import type { ReadValue } from '../../../ingest/index.js';
+import type { PropertyDataType } from '../../../types.js';
 
 /**
  * Value types of the destination query API (spec: Filtering rule 4): String, Datetime, Integer,
@@ -87,7 +88,7 @@ export function parseQueryValue(raw: unknown, type: QueryValueType): Comparable 
 }
 
 /** The comparable elements of a stored value (a list property gives one per element). */
-export function comparablesOf(value: PropertyValue | undefined, type: QueryValueType): Comparable[] {
+export function comparablesOf(value: ReadValue | undefined, type: QueryValueType): Comparable[] {
   if (value === null || value === undefined) return [];
   const items = Array.isArray(value) ? value : [value];
   const out: Comparable[] = [];
