@@ -1,5 +1,4 @@
 import { entryKey } from '../../ingest/index.js';
-
 import type { EmulatorContext } from '../context.js';
 import { HttpProblem, validationProblem } from '../http/problem.js';
 import { authorizeRead } from './access.js';
