@@ -45,7 +45,7 @@ export interface WorkerMetrics {
 export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
   const registry = new Registry();
   const registers = [registry];
-  if (options.collectDefaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  if (options.collectDefaultMetrics ?? true) collectProcessMetrics(registry);
 
   // Written once per handler run: counted and observed without prom-client's per-call label hashing.
   const eventCounts: PendingCount[] = [];
@@ -156,6 +156,20 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
       for (const [name, listener] of entries) bus.off(name, listener);
     },
   };
+}
+
+/**
+ * prom-client's default process and Node.js metrics, less the three gauges named `_total`
+ * (`nodejs_active_handles_total`, `..._requests_total`, `..._resources_total`): a `_total` suffix
+ * promises a counter, so `promtool check metrics` flags them, and a query with rate() on them would
+ * be wrong. Nothing is lost: each is the sum of the per-`type` gauge beside it
+ * (`sum(nodejs_active_handles)`).
+ */
+export const DROPPED_DEFAULT_METRICS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'] as const;
+
+function collectProcessMetrics(registry: Registry): void {
+  collectDefaultMetrics({ register: registry });
+  for (const name of DROPPED_DEFAULT_METRICS) registry.removeSingleMetric(name);
 }
 
 /**
