@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { startWorker, type RunningWorker } from '../../src/worker/start.js';
 import { waitFor } from '../fixtures/wait-for.js';
+import { workerConfig } from '../worker/harness.js';
 import { onlyDoc, splitManifests } from './manifests.js';
 import { startPrometheus, type RunningPrometheus, type ScrapeTarget } from './prometheus-server.js';
 import { CHART_DIR, REPO_ROOT, run, toolGate } from './tools.js';
@@ -93,32 +94,9 @@ describe.skipIf(prometheusBinary.skip || helm.skip)('backlog signal through a re
 
   async function startReplica(index: number): Promise<void> {
     const pod = `${RELEASE}-durable-worker-7d9f-${index}`;
-    const worker = await startWorker({
-      baseUrl: emulator.url,
-      authUrl: emulator.url,
-      destination: DESTINATION,
-      tenant: 'dev-tenant',
-      clientId: 'dev-client',
-      clientSecret: 'dev-secret',
-      handlersDir: HANDLERS_DIR,
-      workers: 1,
-      workerIdPrefix: pod,
-      limit: 20,
-      visibilitySeconds: 60,
-      concurrency: 2,
-      maxAttempts: 5,
-      idempotencyUrl: 'memory',
-      idempotencyPrefix: `backlog-${index}`,
-      idempotencyTtlMs: 600_000,
-      deadLetterUrl: `file:${join(dir, `dead-letter-${index}.jsonl`)}`,
-      metricsPort: 0,
-      metricsHost: '127.0.0.1',
-      exitWhenIdle: false,
-      logLevel: 'silent',
-      isolation: 'none',
-      shutdownTimeoutSeconds: 5,
-      forwardMode: 'binary',
-    });
+    const worker = await startWorker(
+      workerConfig(emulator, DESTINATION, dir, { handlersDir: HANDLERS_DIR, workerIdPrefix: pod, limit: 20, visibilitySeconds: 60, concurrency: 2, maxAttempts: 5 }),
+    );
     replicas.push(worker);
     targets.push(podTarget(chart, pod, worker.metricsUrl!));
     prometheus.setTargets(targets);

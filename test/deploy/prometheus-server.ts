@@ -5,10 +5,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, renameSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '../fixtures/wait-for.js';
+import { freePort } from '../idempotency/private-servers.js';
 
 /** One scrape target with its target labels (`job`, `namespace`, `pod`... as service discovery would set them). */
 export interface ScrapeTarget {
@@ -46,14 +46,6 @@ export interface RunningPrometheus {
   /** Active alerts (pending and firing). */
   alerts(): Promise<Alert[]>;
   close(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 export async function startPrometheus(options: PrometheusOptions): Promise<RunningPrometheus> {
