@@ -151,7 +151,7 @@ describe.skipIf(prometheusBinary.skip || helm.skip)('backlog signal through a re
           return value > chart.keda.threshold && value;
         }, 180_000, 1_000);
         expect(crossed).toBeGreaterThan(chart.keda.threshold);
-        expect(realBacklog()).toBeGreaterThan(1_000);
+        expect(realBacklog()).toBeGreaterThan(500);
 
         // KEDA would now add a replica: it starts with nothing leased, and must not pull the max down.
         await startReplica(1);
@@ -168,8 +168,12 @@ describe.skipIf(prometheusBinary.skip || helm.skip)('backlog signal through a re
         expect(alerts).toHaveLength(1);
         expect(alerts[0]!.labels).toMatchObject({ alertname: ALERT, severity: 'warning', namespace: NAMESPACE, job: chart.service, destination: DESTINATION });
         expect(Number(alerts[0]!.value)).toBeGreaterThan(60);
-        expect(realBacklog()).toBeGreaterThan(5_000);
+        const backlog = realBacklog();
+        expect(backlog).toBeGreaterThan(2_000);
         expect(await kedaValue()).toBeGreaterThan(chart.keda.threshold);
+        // What the issue saw: lag_events only counts what the replicas lease, nowhere near the backlog.
+        const lag = (await prometheus.query(`max(durable_worker_lag_events{job="${chart.service}"})`))[0]!.value;
+        expect(lag).toBeLessThan(backlog / 10);
       } finally {
         clearInterval(ingest);
       }
