@@ -35,9 +35,8 @@ const emptyOutcomes = (): Record<EventOutcome, number> => ({ ok: 0, failed: 0, d
 
 /**
  * One info line per interval for people reading logs rather than dashboards: throughput, lag and
- * backlog age, work
- * in flight and stale acks (a stale ack means a lease expired under us: raise --visibility or lower
- * --limit). Counted from the same events as the metrics.
+ * backlog age, work in flight and stale acks (a stale ack means a lease expired under us: raise
+ * --visibility or lower --limit). Counted from the same events as the metrics.
  */
 export function startSummary(options: StartSummaryOptions): Summary {
   const now = options.now ?? Date.now;
