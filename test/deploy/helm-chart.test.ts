@@ -357,11 +357,12 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
       ? render(['--set', 'keda.enabled=true,keda.maxReplicaCount=4,serviceMonitor.enabled=true,prometheusRule.enabled=true,grafanaDashboard.enabled=true,worker.idempotency=redis://redis:6379'])
       : [];
 
-    it('KEDA scales the Deployment on durable_worker_lag_events; the Deployment leaves replicas to it', () => {
+    it('KEDA scales the Deployment on durable_worker_backlog_age_seconds; the Deployment leaves replicas to it', () => {
       const scaled = onlyDoc(docs, 'ScaledObject').text;
       expect(scaled).toMatch(/scaleTargetRef:\n\s+name: rel-durable-worker/);
       expect(scaled).toMatch(/- type: prometheus/);
-      expect(scaled).toContain('query: "max(durable_worker_lag_events{namespace=\\"jobs\\",destination=\\"dev-consumer\\"})"');
+      expect(scaled).toContain('query: "max(durable_worker_backlog_age_seconds{namespace=\\"jobs\\",destination=\\"dev-consumer\\"})"');
+      expect(scaled).toContain('threshold: "30"');
       expect(scaled).toMatch(/minReplicaCount: 1\n\s+maxReplicaCount: 4/);
       expect(onlyDoc(docs, 'Deployment').text).not.toMatch(/^\s+replicas:/m);
     });
