@@ -1,10 +1,10 @@
 import { request } from 'undici';
 import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../src/emulator/index.js';
-import type { Method, OperationSpec } from '../../src/emulator/openapi/operation.js';
+import type { Method, OperationSpec, ResponseSpec } from '../../src/emulator/openapi/operation.js';
 import type { AckResponse, LeaseBatch } from '../../src/types.js';
 
-/** The declaration of a route a test adds to an emulator (`modules`): no credential, answers 204. */
-export function testOperation(method: Method, path: string): OperationSpec {
+/** The declaration of a route a test adds to an emulator (`modules`): no credential, answers 204 unless told. */
+export function testOperation(method: Method, path: string, responses: Record<string, ResponseSpec> = { '204': { description: 'Done.' } }): OperationSpec {
   return {
     method,
     path,
@@ -12,7 +12,7 @@ export function testOperation(method: Method, path: string): OperationSpec {
     summary: 'A route added by a test.',
     tag: 'Emulator only',
     security: { kind: 'none' },
-    responses: { '204': { description: 'Done.' } },
+    responses,
   };
 }
 

@@ -55,12 +55,14 @@ function impliedResponses(operation: OperationSpec): Record<string, ResponseSpec
   }
   if (!emulatorOnly) {
     out['429'] = rateLimited('Too many requests: only when fault injection throttles this route (see the route for limits of its own).');
+    // Injected faults, which stand for the platform's transient failures. An unexpected error is a
+    // bug: on emulator-only routes it is left undeclared, so the suite's response check reports it.
+    const failure = 'An injected fault (500 or 503), or an unexpected error in the emulator.';
+    // An operation that only redirects (the authorization endpoint) has no 2XX answer to name;
+    // OpenAPI tools then expect `default`, which here stands for that same failure.
+    const redirectsOnly = !Object.keys(operation.responses).some((status) => status.startsWith('2'));
+    out[redirectsOnly ? 'default' : '5XX'] = problem(redirectsOnly ? `Any other status: ${failure[0]!.toLowerCase()}${failure.slice(1)}` : failure);
   }
-  const failure = emulatorOnly ? 'An unexpected error in the emulator.' : 'An unexpected error in the emulator, or an injected fault (500 or 503).';
-  // An operation that only redirects (the authorization endpoint) has no 2XX answer to name; OpenAPI
-  // tools then expect `default`, which here stands for that same failure.
-  const redirectsOnly = !Object.keys(operation.responses).some((status) => status.startsWith('2'));
-  out[redirectsOnly ? 'default' : '5XX'] = problem(redirectsOnly ? `Any other status: ${failure[0]!.toLowerCase()}${failure.slice(1)}` : failure);
   for (const status of operation.omitImplied ?? []) delete out[status];
   return out;
 }
