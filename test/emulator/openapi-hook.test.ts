@@ -5,7 +5,8 @@ import { SourceEntry } from '../../src/emulator/sources/schemas.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import type { OperationSpec } from '../../src/emulator/openapi/operation.js';
 import { ROOT } from '../docs/doc-commands.js';
-import { takeResponseViolations } from '../setup/emulator-responses.js';
+import { CliProcess } from '../cli/cli-process.js';
+import { childAnswersCheckedCount, takeResponseViolations } from '../setup/emulator-responses.js';
 import { testOperation } from './helpers.js';
 
 /**
@@ -57,6 +58,22 @@ describe('the response check of the test suite', () => {
     await fetch(`${emulator.url}/v1/sources/s/entries?id=a`);
     await fetch(`${emulator.url}/no/such/route`);
     expect(await takeResponseViolations()).toEqual([]);
+  });
+
+  it('checks the answers of an emulator in a child process too (durable-worker emulator)', async () => {
+    const before = childAnswersCheckedCount();
+    const cli = new CliProcess(['emulator', '--port', '0']);
+    try {
+      const [, url] = await cli.waitForOutput(/emulator listening on (http:\/\/127\.0\.0\.1:\d+)/);
+      expect((await fetch(`${url}/_emulator/state`)).status).toBe(200);
+      expect((await fetch(`${url}/v1/managed-tags`)).status).toBe(401);
+      cli.kill('SIGTERM');
+      expect((await cli.exited).code).toBe(0);
+    } finally {
+      cli.kill('SIGKILL');
+    }
+    expect(await takeResponseViolations()).toEqual([]);
+    expect(childAnswersCheckedCount() - before).toBe(2);
   });
 
   it('fails the test that received the answer, with the route and the field in the message', () => {

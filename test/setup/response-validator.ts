@@ -29,6 +29,7 @@ const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '
 export class ResponseValidator {
   readonly #ajv = new Ajv2020({ strict: false, allErrors: true });
   readonly #platform: Map<string, Described>;
+  readonly #operations = new Map(emulatorOperations().map((operation) => [operation.operationId, operation]));
   readonly #own = new WeakMap<OperationSpec, Described>();
   readonly #compiled = new Map<string, ValidateFunction>();
   #documents = 0;
@@ -36,7 +37,7 @@ export class ResponseValidator {
   constructor() {
     // A CommonJS module: its default export is the plugin.
     (formats as unknown as { default: (ajv: Ajv2020) => void }).default(this.#ajv);
-    this.#platform = this.#index(platformApiDocument(emulatorOperations()));
+    this.#platform = this.#index(platformApiDocument([...this.#operations.values()]));
   }
 
   /** Registers a document with Ajv and indexes its operations by operationId. */
@@ -70,6 +71,13 @@ export class ResponseValidator {
     const validate = this.#ajv.compile({ $ref: key });
     this.#compiled.set(key, validate);
     return validate;
+  }
+
+  /** An answer a child process reported (its operation by ID: the emulator's own routes only). */
+  checkReported(exchange: Omit<EmulatorExchange, 'operation'> & { operationId?: string }): string | undefined {
+    const operation = exchange.operationId === undefined ? undefined : this.#operations.get(exchange.operationId);
+    if (exchange.operationId !== undefined && operation === undefined) return `${exchange.method} ${exchange.path}: a child process answered from an unknown operation ${exchange.operationId}`;
+    return this.check({ ...exchange, operation });
   }
 
   /** What is wrong with one answer, naming the route and the fields; undefined when it matches its description. */
