@@ -122,31 +122,91 @@ export const DESTINATION_GET_QUERY = {
   periodBefore: { schema: datetime.optional(), description: 'Entries modified before the timestamp.' },
 } satisfies Record<string, ParameterSpec>;
 
-const slug = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._~-]*$/);
+const SLUG = /^[A-Za-z0-9][A-Za-z0-9._~-]*$/;
+const slugMessage = (key: string) => `${key} is required: letters, digits, '.', '_', '~' or '-'.`;
+const slug = (key: string) => z.string({ error: slugMessage(key) }).regex(SLUG, slugMessage(key));
+const endpointName = "name is required: letters, digits, '.', '_', '~' or '-', and not 'openapi'.";
+const languagesMessage = "languages must be a non-empty array of language codes ('all' is reserved).";
 
-/** CONTRACT body of `POST /_emulator/destinations` (checked by registry.ts `parseDestinationSeed`). */
+const EndpointSeed = z.object(
+  {
+    name: z.string({ error: endpointName }).regex(SLUG, endpointName).refine((name) => name !== 'openapi', endpointName),
+    properties: z
+      .array(
+        z.object(
+          {
+            id: z.string({ error: 'id is required.' }).min(1, 'id is required.'),
+            alias: z.string({ error: 'alias must be a non-empty string.' }).min(1, 'alias must be a non-empty string.').optional(),
+          },
+          { error: 'A property must be an object { id, alias? }.' },
+        ),
+        { error: 'properties must be an array.' },
+      )
+      .optional()
+      .meta({ description: 'Omitted: every property of the source is exposed. `id` is always exposed; exposed names are unique.' }),
+    facets: z
+      .array(
+        z.object(
+          {
+            propertyId: z.string({ error: 'propertyId is required.' }).min(1, 'propertyId is required.'),
+            size: z.int({ error: 'size must be a positive integer.' }).min(1, 'size must be a positive integer.').meta({ description: 'Maximum number of values; above 50 can slow responses (spec).' }),
+            header: z.record(z.string(), z.string(), { error: 'header must map languages to strings.' }).optional().meta({ description: 'Localized label: language -> text.' }),
+          },
+          { error: 'A facet must be an object.' },
+        ),
+        { error: 'facets must be an array.' },
+      )
+      .optional(),
+  },
+  { error: 'An endpoint must be an object.' },
+);
+
+type RawEndpoint = { name?: unknown; properties?: unknown };
+
+/** Endpoint names are unique in a destination; exposed names (alias or ID, `id` included) in an endpoint. */
+function checkNames(endpoints: readonly unknown[], issues: z.core.$RefinementCtx): void {
+  const names = new Set<string>();
+  endpoints.forEach((raw, i) => {
+    const endpoint = (typeof raw === 'object' && raw !== null ? raw : {}) as RawEndpoint;
+    if (typeof endpoint.name === 'string') {
+      if (names.has(endpoint.name)) issues.addIssue({ code: 'custom', path: ['endpoints', i, 'name'], message: `Endpoint ${endpoint.name} is defined twice.` });
+      names.add(endpoint.name);
+    }
+    if (!Array.isArray(endpoint.properties)) return;
+    const exposed = new Set(['id']);
+    endpoint.properties.forEach((property: { id?: unknown; alias?: unknown } | null, j) => {
+      const name = typeof property?.alias === 'string' ? property.alias : typeof property?.id === 'string' ? property.id.toLowerCase() : undefined;
+      if (name === undefined) return;
+      if (exposed.has(name)) issues.addIssue({ code: 'custom', path: ['endpoints', i, 'properties', j], message: `The exposed name ${name} is used twice (id is always exposed).` });
+      exposed.add(name);
+    });
+  });
+}
+
+/** CONTRACT body of `POST /_emulator/destinations` (and of the config's `destinationApis`). */
 export const DestinationSeedSchema = component(
   'DestinationSeed',
-  z.object({
-    customer: slug,
-    destination: slug,
-    protected: z.boolean().optional(),
-    sourceId: slug,
-    tenant: z.string().min(1).optional().meta({ description: 'Default `dev-tenant`.' }),
-    languages: z.array(z.string().min(1)).min(1).optional().meta({ description: "Distinct language codes ('all' is reserved); the first is the default. Default `['en']`." }),
-    endpoints: z
-      .array(
-        z.object({
-          name: slug.meta({ description: "Not 'openapi'." }),
-          properties: z
-            .array(z.object({ id: z.string().min(1), alias: z.string().min(1).optional() }))
-            .optional()
-            .meta({ description: 'Omitted: every property of the source is exposed.' }),
-          facets: z.array(z.object({ propertyId: z.string().min(1), size: z.int().min(1), header: z.record(z.string(), z.string()).optional() })).optional(),
-        }),
-      )
-      .min(1),
-  }),
+  z
+    .object(
+      {
+        customer: slug('customer'),
+        destination: slug('destination'),
+        protected: z.boolean({ error: 'protected must be a boolean.' }).optional(),
+        sourceId: slug('sourceId'),
+        tenant: z.string({ error: 'tenant must be a non-empty string.' }).min(1, 'tenant must be a non-empty string.').optional().meta({ description: 'Default `dev-tenant`.' }),
+        languages: z
+          .array(z.string({ error: languagesMessage }).min(1, languagesMessage).refine((code) => code.toLowerCase() !== 'all', languagesMessage), { error: languagesMessage })
+          .min(1, languagesMessage)
+          .refine((codes) => new Set(codes.map((code) => code.toLowerCase())).size === codes.length, 'languages must be distinct.')
+          .optional()
+          .meta({ description: "Distinct language codes ('all' is reserved); the first is the default of queries. Default `['en']`." }),
+        endpoints: z.array(EndpointSeed, { error: 'endpoints must be a non-empty array.' }).min(1, 'endpoints must be a non-empty array.'),
+      },
+      { error: 'The body must be a JSON object.' },
+    )
+    .superRefine((seed, issues) => checkNames(seed.endpoints, issues), {
+      when: (payload) => typeof payload.value === 'object' && payload.value !== null && Array.isArray((payload.value as { endpoints?: unknown }).endpoints),
+    }),
 );
 
 export const DestinationSeededSchema = component('DestinationSeeded', z.strictObject({ customer: z.string(), destination: z.string(), apiVersionId: z.uuid() }));
