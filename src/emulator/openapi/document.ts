@@ -107,6 +107,9 @@ function parameters(operation: OperationSpec): JsonSchema[] {
       ...example(parameter.example),
     });
   }
+  for (const [name, parameter] of Object.entries(operation.headers ?? {})) {
+    out.push({ name, in: 'header', required: parameter.required ?? false, description: parameter.description, schema: inlineSchema(parameter.schema), ...example(parameter.example) });
+  }
   if (operation.freeformQuery) {
     const { name, description, schema } = operation.freeformQuery;
     out.push({ name, in: 'query', required: false, description, style: 'form', explode: true, schema: { type: 'object', additionalProperties: inlineSchema(schema) } });

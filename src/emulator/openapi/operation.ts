@@ -86,6 +86,8 @@ export interface OperationSpec {
   /** Every `{name}` of the path, described. Array query parameters are repeated (`id=a&id=b`). */
   pathParameters?: Record<string, ParameterSpec>;
   query?: Record<string, ParameterSpec>;
+  /** Request headers the operation reads (e.g. a `traceparent`), by name. */
+  headers?: Record<string, ParameterSpec>;
   /**
    * Query parameters beyond the named ones are accepted (destination GET queries: each is an Equal
    * filter on the property of that name). Described by this schema for every value.
