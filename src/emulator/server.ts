@@ -55,18 +55,19 @@ function writeAnswer(
   gzip = false,
 ): void {
   const out: Record<string, string | number> = { ...headers };
-  let entity: Buffer | undefined;
+  // A string is written as is (no copy of a large lease batch); only a compressed answer is a Buffer.
+  let entity: string | Buffer | undefined;
   if (payload !== undefined && status !== 204 && status !== 304) {
-    entity = Buffer.from(payload, 'utf8');
+    entity = payload;
     out['content-type'] ??= 'application/json';
     if (gzip) {
       out.vary = 'Accept-Encoding';
       if (acceptsGzip(req.headers['accept-encoding'])) {
-        entity = gzipSync(entity);
+        entity = gzipSync(Buffer.from(payload, 'utf8'));
         out['content-encoding'] = 'gzip';
       }
     }
-    out['content-length'] = entity.length;
+    out['content-length'] = typeof entity === 'string' ? Buffer.byteLength(entity) : entity.length;
   }
   res.writeHead(status, out);
   res.end(entity);
