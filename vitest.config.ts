@@ -3,6 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
+    setupFiles: ['test/setup/emulator-responses.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Integration suites start real servers and processes; two cores do not reward more forks.

@@ -4,19 +4,26 @@
  * the test that runs it. A new command without a mapping fails the first test.
  */
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { startEmulator } from '../../src/emulator/index.js';
 import { waitFor } from '../fixtures/wait-for.js';
-import { ROOT, allDocCommands } from './doc-commands.js';
+import { ROOT, allDocCommands, commandsOf } from './doc-commands.js';
 
 type Coverage = { kind: 'here' } | { kind: 'test'; file: string; proof: string } | { kind: 'manual'; why: string };
 
 const HERE: Coverage = { kind: 'here' };
+/** docs/client.md: generating a Python client from the whole API's OpenAPI description (run together, in order). */
+const PYTHON_CLIENT_COMMANDS = [
+  'python3 -m venv .venv && . .venv/bin/activate',
+  'pip install openapi-python-client==0.29.1',
+  'openapi-python-client generate --path docs/openapi/platform-api.json --meta none --output-path platform_api_client',
+];
 const REAL_PLATFORM_RUN =
   'npx durable-worker run --base-url https://api.example.com --tenant my-tenant --client-id "$CLIENT_ID" --client-secret-file /run/secrets/client-secret --destination my-consumer --handlers ./handlers';
 
@@ -49,6 +56,7 @@ const COVERAGE: Record<string, Coverage> = {
     proof: "import('./query-destination.js')",
   },
   'npx vitest run examples/typescript-handlers': { kind: 'test', file: 'examples/typescript-handlers/handlers.test.ts', proof: "describe('examples/typescript-handlers" },
+  ...Object.fromEntries(PYTHON_CLIENT_COMMANDS.map((command) => [command, HERE])),
 };
 
 const BIN = `node ${JSON.stringify(join(ROOT, 'bin', 'durable-worker.js'))}`;
@@ -259,4 +267,38 @@ describe('examples READMEs', () => {
       }
     });
   }
+});
+
+describe('docs/client.md', () => {
+  it('generates a Python client from docs/openapi/platform-api.json that ingests, pulls and acknowledges against the emulator', { timeout: 300_000 }, async () => {
+    const documented = commandsOf('docs/client.md').map((c) => c.command);
+    for (const command of PYTHON_CLIENT_COMMANDS) expect(documented).toContain(command);
+    // A scratch folder with the repository's docs/ in it (pip's own cache makes later runs quick).
+    const dir = mkdtempSync(join(tmpdir(), 'dw-python-client-'));
+    symlinkSync(join(ROOT, 'docs'), join(dir, 'docs'));
+    const generate = spawn('sh', ['-c', `set -e\n${PYTHON_CLIENT_COMMANDS.join('\n')}`], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    generate.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    generate.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const [code] = (await once(generate, 'close')) as [number | null];
+    expect(code, output).toBe(0);
+    // The generator ran from the new virtual environment, not from a Python installed elsewhere.
+    expect(existsSync(join(dir, '.venv', 'bin', 'openapi-python-client')), output).toBe(true);
+    expect(existsSync(join(dir, 'platform_api_client', 'api', 'durable_consumers', 'pull_batch.py')), output).toBe(true);
+
+    const emulator = await startEmulator({ port: 0, logger: pino({ level: 'silent' }) });
+    try {
+      const script = /^```python\n([\s\S]*?)^```/m.exec(readFileSync(join(ROOT, 'docs', 'client.md'), 'utf8'))![1]!;
+      writeFileSync(join(dir, 'demo.py'), script.replace('http://127.0.0.1:8787', emulator.url));
+      const demo = spawn(join(dir, '.venv', 'bin', 'python'), ['demo.py'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+      let printed = '';
+      demo.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+      demo.stderr.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+      const [exit] = (await once(demo, 'close')) as [number | null];
+      expect(exit, printed).toBe(0);
+      expect(printed.trim().split('\n')).toEqual(['accepted 1 entry', 'pulled source_entry.updated kettle 25.5', 'acknowledged committed committed 1']);
+    } finally {
+      await emulator.close();
+    }
+  });
 });

@@ -2,8 +2,9 @@ import { connect } from 'node:net';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readJson } from '../../src/emulator/http/body.js';
+import { problem } from '../../src/emulator/openapi/responses.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { call, startTestEmulator, type TestEmulator } from './helpers.js';
+import { call, startTestEmulator, testOperation, type TestEmulator } from './helpers.js';
 
 const PROBLEM_FIELDS = ['type', 'title', 'status', 'detail', 'instance', 'traceId'];
 
@@ -80,7 +81,7 @@ describe('emulator unexpected errors', () => {
       logger,
       modules: [
         (ctx) =>
-          ctx.router.add('GET', '/v1/boom', () => {
+          ctx.router.add(testOperation('GET', '/v1/boom', { '500': problem('The exception, as a problem.') }), () => {
             throw new Error('kaboom');
           }),
       ],
@@ -106,7 +107,7 @@ describe('emulator unexpected errors', () => {
       logger,
       modules: [
         (ctx) =>
-          ctx.router.add('POST', '/v1/slow-body', async ({ req }) => {
+          ctx.router.add(testOperation('POST', '/v1/slow-body'), async ({ req }) => {
             try {
               await readJson(req);
               return { status: 204 };
