@@ -20,13 +20,9 @@ export async function acknowledgeBatch(ctx: BatchContext, batch: LeaseBatch, sen
     // Not AbortSignal.timeout: that one keeps its timer until it fires (a lease's worth) and costs
     // more to create, once per batch.
     const signal = ctx.ackTimeout.arm(Math.max(1, remainingMs), 'the lease expired before the ack was answered');
+    let response: AckResponse;
     try {
-      const response = await ctx.api.acknowledge(ctx.destination, { leaseId: batch.leaseId, generation: batch.generation, status: sent }, signal);
-      ctx.events.emit('ack:done', { ...base, status: response.status, response });
-      if (response.status === 'stale') {
-        ctx.logger.warn({ sent }, 'ack was stale: the lease expired and was handed out again (raise --visibility or lower --limit)');
-      }
-      return response;
+      response = await ctx.api.acknowledge(ctx.destination, { leaseId: batch.leaseId, generation: batch.generation, status: sent }, signal);
     } catch (err) {
       const waitMs = backoffMs(attempt, ACK_RETRY_BASE_MS, ACK_RETRY_MAX_MS);
       if (isRetryable(err) && Date.now() + waitMs < expiresAtMs) {
@@ -40,5 +36,11 @@ export async function acknowledgeBatch(ctx: BatchContext, batch: LeaseBatch, sen
     } finally {
       ctx.ackTimeout.disarm();
     }
+    // Outside the try: what listeners do can never turn an answered ack into a failed one.
+    ctx.events.emit('ack:done', { ...base, status: response.status, response });
+    if (response.status === 'stale') {
+      ctx.logger.warn({ sent }, 'ack was stale: the lease expired and was handed out again (raise --visibility or lower --limit)');
+    }
+    return response;
   }
 }

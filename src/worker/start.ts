@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import type { ConsumerApi } from '../client/consumer-api.js';
 import type { WorkerConfig } from '../config/types.js';
@@ -11,6 +10,7 @@ import type { LoadedHandler } from '../handlers/loader.js';
 import { Router } from '../handlers/router.js';
 import type { IdempotencyStore } from '../idempotency/store.js';
 import type { WorkerEmitter } from './events.js';
+import { createWorkerEventBus } from './event-bus.js';
 import { FirstFailures } from './event-runner.js';
 import { InFlightCounter } from './in-flight.js';
 import { DEFAULT_LOOP_TIMINGS, runPullLoop, type LoopContext, type LoopTimings } from './loop.js';
@@ -52,6 +52,7 @@ export interface StartWorkerOptions {
   deadLetter?: DeadLetterSink;
   /** Pull loop waits (tests shorten them). */
   timings?: Partial<LoopTimings>;
+
   /** Interval of the summary log line; default 60 s. */
   summaryIntervalMs?: number;
   /** Serve /healthz, /readyz, /metrics (default true). */
@@ -78,8 +79,7 @@ async function runCleanups(cleanups: Cleanup[], logger: Logger): Promise<void> {
  */
 export async function startWorker(config: WorkerConfig, options: StartWorkerOptions = {}): Promise<RunningWorker> {
   const logger = options.logger ?? (await import('../observability/logger.js')).createLogger({ level: config.logLevel });
-  const events = new EventEmitter() as WorkerEmitter;
-  events.setMaxListeners(50);
+  const events = createWorkerEventBus(logger);
   const readiness = new Readiness(events);
   const inFlight = new InFlightCounter(events);
   const cleanups: Cleanup[] = [];

@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pino from 'pino';
+import { Writable } from 'node:stream';
+import pino, { type Logger } from 'pino';
 import type { WorkerConfig } from '../../src/config/types.js';
 import type { DeadLetterRecord } from '../../src/dead-letter/sink.js';
 import type { ConsumerStateSummary, RunningEmulator } from '../../src/emulator/index.js';
@@ -95,4 +96,25 @@ export function deadLetters(file: string): DeadLetterRecord[] {
   return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as DeadLetterRecord);
 }
 
+import { waitFor as waitForState } from '../fixtures/wait-for.js';
 export { waitFor } from '../fixtures/wait-for.js';
+
+/** A logger that keeps what the worker logs (as a user's log pipeline would get it), one object a line. */
+export function capturingLogger(level: pino.Level = 'info'): { logger: Logger; lines: () => Record<string, unknown>[]; messages: () => string[] } {
+  const kept: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, callback) {
+      for (const line of String(chunk).split('\n')) if (line !== '') kept.push(JSON.parse(line) as Record<string, unknown>);
+      callback();
+    },
+  });
+  return { logger: pino({ level }, stream), lines: () => kept, messages: () => kept.map((l) => String(l.msg)) };
+}
+
+/** Waits until the consumer committed everything appended so far and holds no lease. */
+export async function untilCommitted(emulator: RunningEmulator, destination: string, timeoutMs = 20_000): Promise<ConsumerStateSummary> {
+  return waitForState(`consumer ${destination} committed to its head`, () => {
+    const state = consumerState(emulator, destination);
+    return state.committed === state.head && state.leased === 0 && state.pendingRedelivery === 0 ? state : undefined;
+  }, timeoutMs);
+}
