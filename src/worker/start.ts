@@ -4,6 +4,7 @@ import type { WorkerConfig } from '../config/types.js';
 import { createDeadLetterSink } from '../dead-letter/index.js';
 import type { DeadLetterSink } from '../dead-letter/sink.js';
 import { createDispatcher } from '../dispatch/index.js';
+import { systemClock, type Clock } from '../dispatch/run-handler.js';
 import type { Dispatcher } from '../dispatch/types.js';
 import { loadHandlerSet } from '../handlers/handler-set.js';
 import type { LoadedHandler } from '../handlers/loader.js';
@@ -52,7 +53,11 @@ export interface StartWorkerOptions {
   deadLetter?: DeadLetterSink;
   /** Pull loop waits (tests shorten them). */
   timings?: Partial<LoopTimings>;
-
+  /**
+   * What the pull loops' waits (after 204, 409, 429, errors) run on. Default: the system clock; tests
+   * pass a fake one (`createFakeClock` of durable-worker/testing) to count pulls without waiting.
+   */
+  clock?: Clock;
   /** Interval of the summary log line; default 60 s. */
   summaryIntervalMs?: number;
   /** Serve /healthz, /readyz, /metrics (default true). */
@@ -181,6 +186,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     drainSignal: drain.signal,
     forceSignal: force.signal,
     timings: { ...DEFAULT_LOOP_TIMINGS, ...options.timings },
+    clock: options.clock ?? systemClock,
     onIdle(workerId, idle) {
       if (idle) idleWorkers.add(workerId);
       else idleWorkers.delete(workerId);
