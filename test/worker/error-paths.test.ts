@@ -8,7 +8,7 @@ import { underCi } from '../fixtures/ci.js';
 import { startPlatformProxy, type PlatformProxy } from '../fixtures/platform-proxy.js';
 import { scrape, sample } from '../fixtures/scrape.js';
 import { privateRedisUnavailable, startPrivateRedis } from '../idempotency/private-servers.js';
-import { appendBehave, capturingLogger, consumerState, createConsumer, deadLetters, FAST, records, silent, tempDir, untilCommitted, waitFor, workerConfig } from './harness.js';
+import { appendBehave, capturingLogger, consumerState, createConsumer, deadLetters, FAST, records, silent, tempDir, untilCaughtUp, untilCommitted, waitFor, workerConfig } from './harness.js';
 
 /**
  * The error paths, each over real HTTP against the emulator, asserted at the worker's edges: what the
@@ -63,49 +63,57 @@ describe('a thread-isolated handler that ignores ctx.signal past its own timeout
 });
 
 describe('a stale ack (the platform ended the lease before the ack came)', () => {
-  it('is counted and logged as stale; the batch went to another worker, which finds the effects done', async () => {
-    const dir = tempDir('stale');
-    const record = join(dir, 'effects.log');
-    const gateFile = join(dir, 'gate');
-    const destination = await createConsumer(emulator);
-    const store = await sharedMemoryStore();
-    // Worker A asks for a 10 s lease; its platform grants 1 s (as a stopped process or a skewed server would see it).
-    const proxy: PlatformProxy = await startPlatformProxy(emulator.url, {
-      rewrite: (url) => void (url.pathname.endsWith('/pull') && url.searchParams.set('visibility', '1')),
+  const cases = [
+    { first: 'succeeds', then: 'the other worker waits for its claims and finds the effects done', outcomeOfB: 'duplicate', attempt: 1 },
+    { first: 'fails', then: 'the other worker waits for its claims, which are released, and runs the events', outcomeOfB: 'ok', attempt: 2 },
+  ] as const;
+  for (const { first, then, outcomeOfB, attempt } of cases) {
+    it(`is counted and logged as stale; the batch went to another worker; the first run ${first}: ${then}`, async () => {
+      const dir = tempDir('stale');
+      const record = join(dir, 'effects.log');
+      const gateFile = join(dir, 'gate');
+      const destination = await createConsumer(emulator);
+      const store = await sharedMemoryStore();
+      // Worker A asks for a 10 s lease; its platform grants 1 s (as a stopped process or a skewed server would see it).
+      const proxy: PlatformProxy = await startPlatformProxy(emulator.url, {
+        rewrite: (url) => void (url.pathname.endsWith('/pull') && url.searchParams.set('visibility', '1')),
+      });
+      cleanups.push(() => proxy.close());
+      const a = capturingLogger('warn');
+      const workerA = await startWorker(workerConfig(emulator, destination, dir, { baseUrl: proxy.url, visibilitySeconds: 10 }), { logger: a.logger, store, timings: FAST });
+      running.push(workerA);
+      const pulledByA: number[] = [];
+      workerA.events.on('batch:pulled', (e) => pulledByA.push(e.events.length));
+      const events = appendBehave(emulator, 4, () => ({ behaviour: 'gate', gateFile, failAfterGate: first === 'fails', onlyOnAttempt: 1, record }));
+      await waitFor('worker A to hold the batch', () => pulledByA[0] === 4);
+
+      // Worker B (same store, its own ids) pulls once A's lease has expired on the platform: a redelivery.
+      const workerB = await startWorker(workerConfig(emulator, destination, dir, { visibilitySeconds: 10 }), { logger: silent, store, timings: FAST });
+      running.push(workerB);
+      const redelivered: number[] = [];
+      workerB.events.on('batch:pulled', (e) => redelivered.push(e.generation));
+      await waitFor('worker B to get the batch again', () => redelivered.length > 0);
+      expect(redelivered[0]).toBe(2);
+      // Now A's handlers end, and A acks a lease that is no longer its own.
+      writeFileSync(gateFile, '');
+
+      await untilCommitted(emulator, destination);
+      await untilCaughtUp(workerB);
+      await waitFor("worker A's ack answered", async () => (sample(await scrape(workerA.metricsUrl), 'durable_worker_acks_total', { status: 'stale' }) ?? 0) > 0);
+      const textA = await scrape(workerA.metricsUrl);
+      expect(sample(textA, 'durable_worker_acks_total', { status: 'stale' })).toBe(1);
+      expect(sample(textA, 'durable_worker_acks_total', { status: 'committed' })).toBe(0);
+      expect(sample(textA, 'durable_worker_acks_total', { status: 'requeued' })).toBe(0);
+      expect(a.messages()).toContain('ack was stale: the lease expired and was handed out again (raise --visibility or lower --limit)');
+      const textB = await scrape(workerB.metricsUrl);
+      expect(sample(textB, 'durable_worker_events_total', { type: 'behave.test', outcome: outcomeOfB })).toBe(4);
+      expect(sample(textB, 'durable_worker_acks_total', { status: 'committed' })).toBeGreaterThanOrEqual(1);
+      // Every effect once: by A's first attempt, or by B's run of the redelivery.
+      expect(records(record).map((e) => [e.eventId, e.attempt]).sort()).toEqual(events.map((e) => [e.id, attempt]).sort());
+      // The platform saw A's pulls with the visibility it granted.
+      expect(proxy.requests.filter((r) => r.route === 'pull').every((r) => r.path.includes('visibility=1'))).toBe(true);
     });
-    cleanups.push(() => proxy.close());
-    const a = capturingLogger('warn');
-    const workerA = await startWorker(workerConfig(emulator, destination, dir, { baseUrl: proxy.url, visibilitySeconds: 10 }), { logger: a.logger, store, timings: FAST });
-    running.push(workerA);
-    const pulledByA: number[] = [];
-    workerA.events.on('batch:pulled', (e) => pulledByA.push(e.events.length));
-    const events = appendBehave(emulator, 4, () => ({ behaviour: 'gate', gateFile, onlyOnAttempt: 1, record }));
-    await waitFor('worker A to hold the batch', () => pulledByA[0] === 4);
-
-    // Worker B (same store, its own ids) pulls once A's lease has expired on the platform: a redelivery.
-    const workerB = await startWorker(workerConfig(emulator, destination, dir, { visibilitySeconds: 10 }), { logger: silent, store, timings: FAST });
-    running.push(workerB);
-    const redelivered: number[] = [];
-    workerB.events.on('batch:pulled', (e) => redelivered.push(e.generation));
-    await waitFor('worker B to get the batch again', () => redelivered.length > 0);
-    expect(redelivered[0]).toBe(2);
-    // Now A's handlers end, and A acks a lease that is no longer its own.
-    writeFileSync(gateFile, '');
-
-    await untilCommitted(emulator, destination);
-    await waitFor("worker A's ack answered", async () => (sample(await scrape(workerA.metricsUrl), 'durable_worker_acks_total', { status: 'stale' }) ?? 0) > 0);
-    const textA = await scrape(workerA.metricsUrl);
-    expect(sample(textA, 'durable_worker_acks_total', { status: 'stale' })).toBe(1);
-    expect(sample(textA, 'durable_worker_acks_total', { status: 'committed' })).toBe(0);
-    expect(a.messages()).toContain('ack was stale: the lease expired and was handed out again (raise --visibility or lower --limit)');
-    const textB = await scrape(workerB.metricsUrl);
-    expect(sample(textB, 'durable_worker_events_total', { type: 'behave.test', outcome: 'duplicate' })).toBe(4);
-    expect(sample(textB, 'durable_worker_acks_total', { status: 'committed' })).toBeGreaterThanOrEqual(1);
-    // Every effect once, by A's first attempt.
-    expect(records(record).map((e) => [e.eventId, e.attempt]).sort()).toEqual(events.map((e) => [e.id, 1]).sort());
-    // The platform saw A's pulls with the visibility it granted.
-    expect(proxy.requests.filter((r) => r.route === 'pull').every((r) => r.path.includes('visibility=1'))).toBe(true);
-  });
+  }
 });
 
 describe('a dead-letter sink that cannot write', () => {

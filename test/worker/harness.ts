@@ -9,6 +9,7 @@ import type { WorkerConfig } from '../../src/config/types.js';
 import type { DeadLetterRecord } from '../../src/dead-letter/sink.js';
 import type { ConsumerStateSummary, RunningEmulator } from '../../src/emulator/index.js';
 import type { CloudEvent } from '../../src/types.js';
+import type { RunningWorker } from '../../src/worker/start.js';
 
 export const BEHAVIOURS = fileURLToPath(new URL('../fixtures/handlers-behaviours', import.meta.url));
 export const TENANT = 'dev-tenant';
@@ -117,4 +118,15 @@ export async function untilCommitted(emulator: RunningEmulator, destination: str
     const state = consumerState(emulator, destination);
     return state.committed === state.head && state.leased === 0 && state.pendingRedelivery === 0 ? state : undefined;
   }, timeoutMs);
+}
+
+/**
+ * Resolves once `loops` pull loops of `worker` were told they are caught up (a 204) after this call.
+ * A loop acks a batch before it pulls again, so by then every ack it sent was answered: what the worker
+ * reports about them (events, metrics, logs) is complete, not racing the emulator's state.
+ */
+export function untilCaughtUp(worker: RunningWorker, loops = 1, timeoutMs = 20_000): Promise<void> {
+  const seen = new Set<string>();
+  worker.events.on('caught-up', (e) => void seen.add(e.workerId));
+  return waitForState(`${loops} loop(s) caught up`, () => seen.size >= loops, timeoutMs).then(() => undefined);
 }

@@ -4,7 +4,7 @@ import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js
 import type { WorkerEventMap } from '../../src/worker/events.js';
 import { startWorker, type RunningWorker } from '../../src/worker/start.js';
 import { scrape, sample } from '../fixtures/scrape.js';
-import { appendBehave, capturingLogger, createConsumer, FAST, records, tempDir, untilCommitted, waitFor, workerConfig } from './harness.js';
+import { appendBehave, capturingLogger, createConsumer, FAST, records, tempDir, untilCaughtUp, untilCommitted, waitFor, workerConfig } from './harness.js';
 
 /**
  * Listeners on `worker.events` (metrics, logs, a user's own code) watch the worker and never steer it:
@@ -59,7 +59,7 @@ describe('a listener that throws changes nothing the worker does', () => {
       appendBehave(emulator, 30, () => ({ behaviour: 'sleep', sleepMs: 5, record }), (i) => `s-${i % 6}`);
 
       await untilCommitted(emulator, destination);
-      await waitFor('the effects of every event', () => records(record).length >= 30);
+      await untilCaughtUp(worker, 2);
       const effects = records(record);
       expect(effects).toHaveLength(30);
       expect(new Set(effects.map((e) => e.eventId)).size).toBe(30);

@@ -111,20 +111,17 @@ describe('worker resilience (real emulator, real threads, real files)', () => {
     const worker = await startWorker(workerConfig(emulator, destination, dir, { isolation: 'none', exitWhenIdle: true, visibilitySeconds: 2 }), { logger: silent, timings: FAST });
     running.push(worker);
     const counts = countOutcomes(worker);
-    const pulledAt: number[] = [];
-    const acks: { status: string; afterPullMs: number }[] = [];
-    worker.events.on('batch:pulled', () => pulledAt.push(Date.now()));
+    const acks: string[] = [];
     worker.events.on('ack:done', (e) => {
-      acks.push({ status: e.status, afterPullMs: Date.now() - (pulledAt.at(-1) ?? 0) });
+      acks.push(e.status);
       // The first ack gave up: from now on the emulator answers at once.
       if (e.status === 'error') emulator.faults.clear();
     });
+    // Given up at the lease expiry, not a minute later when the answer would come: the worker goes idle
+    // within the test's timeout.
     expect((await worker.done).reason).toBe('idle');
-    expect(acks[0]?.status).toBe('error');
-    // Given up when the lease expired (2 s after the pull), not before, and not a minute later.
-    expect(acks[0]?.afterPullMs).toBeGreaterThanOrEqual(1_900);
-    expect(acks[0]?.afterPullMs).toBeLessThan(10_000);
-    expect(acks.at(-1)?.status).toBe('committed');
+    expect(acks[0]).toBe('error');
+    expect(acks.at(-1)).toBe('committed');
     // The redelivered batch found its done marks: every effect ran once.
     expect(new Set(records(record).map((l) => l.eventId)).size).toBe(10);
     expect(records(record)).toHaveLength(10);
@@ -192,9 +189,8 @@ describe('worker resilience (real emulator, real threads, real files)', () => {
     const acks: string[] = [];
     worker.events.on('ack:done', (e) => acks.push(`${e.sent}:${e.status}`));
     await waitFor('handlers running', () => consumerState(emulator, destination).leased === 4);
-    const started = Date.now();
+    // The handlers would sleep a minute, past the test's timeout: close() returns because it aborts them.
     await worker.close();
-    expect(Date.now() - started).toBeLessThan(5_000);
     expect(acks).toEqual(['failed:requeued']);
     expect(consumerState(emulator, destination)).toMatchObject({ leased: 0, pendingRedelivery: 4 });
     expect(deadLetters(join(dir, 'dead-letter.jsonl'))).toEqual([]);
@@ -225,24 +221,32 @@ describe('worker resilience (real emulator, real threads, real files)', () => {
 
   it('configuration errors make the worker unready with the cause; it keeps retrying', async () => {
     const dir = tempDir('config');
-    const worker = await startWorker(workerConfig(emulator, 'no-such-destination', dir), { logger: silent, timings: FAST });
-    running.push(worker);
-    const changes: { ready: boolean; reason?: string }[] = [];
-    worker.events.on('ready:changed', (e) => changes.push(e));
-    const statuses: string[] = [];
-    worker.events.on('pull:done', (e) => statuses.push(e.status));
-    await waitFor('two 404 pulls', () => statuses.filter((s) => s === '4xx').length >= 2);
-    expect(worker.ready).toBe(false);
-    const readyz = await fetch(`${worker.metricsUrl}/readyz`);
-    expect(readyz.status).toBe(503);
+    /** Starts a worker on `destination` and follows its readiness and pull answers. */
+    const watched = async (destination: string) => {
+      const worker = await startWorker(workerConfig(emulator, destination, dir), { logger: silent, timings: FAST });
+      running.push(worker);
+      const changes: { ready: boolean; reason?: string }[] = [];
+      worker.events.on('ready:changed', (e) => changes.push(e));
+      const statuses: string[] = [];
+      worker.events.on('pull:done', (e) => statuses.push(e.status));
+      return { worker, changes, statuses };
+    };
 
-    const webhook = await startWorker(workerConfig(emulator, 'dev-webhook', dir), { logger: silent, timings: FAST });
-    running.push(webhook);
-    await waitFor('unready on 400', () => webhook.ready === false && changes.length >= 0);
-    const good = await startWorker(workerConfig(emulator, await createConsumer(emulator), dir), { logger: silent, timings: FAST });
-    running.push(good);
-    await waitFor('ready', () => good.ready);
-    expect((await fetch(`${good.metricsUrl}/readyz`)).status).toBe(200);
+    const missing = await watched('no-such-destination');
+    await waitFor('two 404 pulls', () => missing.statuses.filter((s) => s === '4xx').length >= 2);
+    expect(missing.worker.ready).toBe(false);
+    expect(missing.changes.at(-1)).toEqual({ ready: false, reason: expect.stringContaining('pull answered 404') });
+    expect((await fetch(`${missing.worker.metricsUrl}/readyz`)).status).toBe(503);
+
+    const webhook = await watched('dev-webhook');
+    await waitFor('unready on 400', () => webhook.changes.at(-1)?.reason?.includes('pull answered 400') === true);
+    expect(webhook.worker.ready).toBe(false);
+    expect(webhook.statuses).toContain('4xx');
+
+    const good = await watched(await createConsumer(emulator));
+    await waitFor('ready', () => good.worker.ready);
+    expect(good.changes).toEqual([{ ready: true }]);
+    expect((await fetch(`${good.worker.metricsUrl}/readyz`)).status).toBe(200);
   });
 
   it('refuses to start with a broken handler module, naming the file', async () => {
