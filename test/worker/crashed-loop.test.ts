@@ -1,11 +1,10 @@
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { ConsumerApi, PullResult } from '../../src/client/consumer-api.js';
 import { createClient, type PlatformClient } from '../../src/client/index.js';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { startWorker, type RunningWorker } from '../../src/worker/start.js';
 import { scrape, sample } from '../fixtures/scrape.js';
-import { appendBehave, capturingLogger, createConsumer, FAST, records, TENANT, tempDir, untilCommitted, waitFor, workerConfig } from './harness.js';
+import { appendBehave, capturingLogger, createConsumer, emulatorForFile, FAST, records, tempDir, TENANT, untilCommitted, waitFor, workerConfig } from './harness.js';
 
 /**
  * A pull loop that throws (a bug, not a platform error: those are handled in the loop) is restarted by
@@ -13,24 +12,16 @@ import { appendBehave, capturingLogger, createConsumer, FAST, records, TENANT, t
  * The bug is injected at the worker's edge: a platform client whose first pull answers a 200 without
  * a batch, which no loop can process.
  */
-let emulator: RunningEmulator;
-const running: RunningWorker[] = [];
 const clients: PlatformClient[] = [];
-
-beforeAll(async () => {
-  emulator = await startEmulator({ port: 0 });
-});
+// Registered first, so it runs after the workers are closed (after-hooks run in reverse).
 afterEach(async () => {
-  await Promise.all(running.splice(0).map((w) => w.close()));
   await Promise.all(clients.splice(0).map((c) => c.close()));
 });
-afterAll(async () => {
-  await emulator?.close();
-});
+const t = emulatorForFile();
 
 /** The real client, except that its first pull returns a malformed answer. */
 function clientBrokenOnce(): ConsumerApi {
-  const client = createClient({ baseUrl: emulator.url, tenant: TENANT, clientId: 'dev-client', clientSecret: 'dev-secret', scope: 'read:events' });
+  const client = createClient({ baseUrl: t.emulator.url, tenant: TENANT, clientId: 'dev-client', clientSecret: 'dev-secret', scope: 'read:events' });
   clients.push(client);
   let broken = false;
   return {
@@ -50,12 +41,12 @@ describe('a crashed pull loop', () => {
   it('is restarted: loop:crashed is emitted and logged, every event still takes effect once', async () => {
     const dir = tempDir('crashed-loop');
     const record = join(dir, 'effects.log');
-    const destination = await createConsumer(emulator);
-    appendBehave(emulator, 10, () => ({ record }), (i) => `s-${i % 3}`);
+    const destination = await createConsumer(t.emulator);
+    appendBehave(t.emulator, 10, () => ({ record }), (i) => `s-${i % 3}`);
     const { logger, lines } = capturingLogger('info');
-    const config = workerConfig(emulator, destination, dir);
+    const config = workerConfig(t.emulator, destination, dir);
     const worker = await startWorker(config, { logger, client: clientBrokenOnce(), timings: FAST });
-    running.push(worker);
+    t.running.push(worker);
     const crashes: { workerId: string; restartInMs: number }[] = [];
     worker.events.on('loop:crashed', (e) => {
       crashes.push({ workerId: e.workerId, restartInMs: e.restartInMs });
@@ -63,7 +54,7 @@ describe('a crashed pull loop', () => {
       throw new Error('a loop:crashed listener bug');
     });
 
-    await untilCommitted(emulator, destination);
+    await untilCommitted(t.emulator, destination);
     await waitFor('every effect', () => records(record).length >= 10);
     expect(records(record)).toHaveLength(10);
     expect(new Set(records(record).map((r) => r.eventId)).size).toBe(10);

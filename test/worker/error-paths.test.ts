@@ -1,34 +1,25 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createIdempotencyStore, type IdempotencyStore } from '../../src/idempotency/index.js';
 import { startWorker, type RunningWorker } from '../../src/worker/start.js';
 import { underCi } from '../fixtures/ci.js';
 import { startPlatformProxy, type PlatformProxy } from '../fixtures/platform-proxy.js';
 import { scrape, sample } from '../fixtures/scrape.js';
 import { privateRedisUnavailable, startPrivateRedis } from '../idempotency/private-servers.js';
-import { appendBehave, capturingLogger, consumerState, createConsumer, deadLetters, FAST, records, silent, tempDir, untilCaughtUp, untilCommitted, waitFor, workerConfig } from './harness.js';
+import { appendBehave, capturingLogger, consumerState, createConsumer, deadLetters, emulatorForFile, FAST, records, silent, tempDir, untilCaughtUp, untilCommitted, waitFor, workerConfig } from './harness.js';
 
 /**
  * The error paths, each over real HTTP against the emulator, asserted at the worker's edges: what the
- * emulator holds, what the handlers did (their effects file), what /metrics, the logs and the
+ * t.emulator holds, what the handlers did (their effects file), what /metrics, the logs and the
  * dead-letter sink say. Nothing here depends on how the worker is built inside.
  */
-let emulator: RunningEmulator;
-const running: RunningWorker[] = [];
 const cleanups: (() => Promise<unknown>)[] = [];
-
-beforeAll(async () => {
-  emulator = await startEmulator({ port: 0 });
-});
+// Registered first, so it runs after the workers are closed (after-hooks run in reverse).
 afterEach(async () => {
-  await Promise.all(running.splice(0).map((w) => w.close()));
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-afterAll(async () => {
-  await emulator?.close();
-});
+const t = emulatorForFile();
 
 async function sharedMemoryStore(): Promise<IdempotencyStore> {
   const store = await createIdempotencyStore('memory', { prefix: 'shared', doneTtlMs: 600_000 });
@@ -41,17 +32,17 @@ describe('a thread-isolated handler that ignores ctx.signal past its own timeout
     it(`(${misbehave}) fails at its own timeout, far from the batch deadline; retried; the worker goes on`, async () => {
       const dir = tempDir(`stubborn-${misbehave}`);
       const record = join(dir, 'effects.log');
-      const destination = await createConsumer(emulator);
+      const destination = await createConsumer(t.emulator);
       // A minute of misbehaviour on the first attempt; the handler's own timeoutMs is 300 ms.
-      const [stubborn] = appendBehave(emulator, 1, () => ({ misbehave, sleepMs: 60_000, record }), () => 'stubborn', 'timeout.stubborn');
-      appendBehave(emulator, 6, () => ({ record }), (i) => `other-${i}`);
+      const [stubborn] = appendBehave(t.emulator, 1, () => ({ misbehave, sleepMs: 60_000, record }), () => 'stubborn', 'timeout.stubborn');
+      appendBehave(t.emulator, 6, () => ({ record }), (i) => `other-${i}`);
       // A 10-minute lease: its deadline is far beyond this test's timeout; only the handler's own timeout can end the run.
-      const worker = await startWorker(workerConfig(emulator, destination, dir, { isolation: 'thread', visibilitySeconds: 600, concurrency: 4 }), { logger: silent, timings: FAST });
-      running.push(worker);
+      const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'thread', visibilitySeconds: 600, concurrency: 4 }), { logger: silent, timings: FAST });
+      t.running.push(worker);
       const failures: { eventId: string; code?: string | undefined; message: string | undefined }[] = [];
       worker.events.on('event:done', (e) => e.outcome === 'failed' && failures.push({ eventId: e.event.id, code: e.error?.code, message: e.error?.message }));
 
-      await untilCommitted(emulator, destination, 30_000);
+      await untilCommitted(t.emulator, destination, 30_000);
       expect(failures).toEqual([{ eventId: stubborn?.id, code: 'DW_ERR_HANDLER_TIMEOUT', message: expect.stringMatching(/short-timeout/) }]);
       expect(failures[0]?.message).not.toContain('lease deadline');
       const effects = records(record);
@@ -72,24 +63,24 @@ describe('a stale ack (the platform ended the lease before the ack came)', () =>
       const dir = tempDir('stale');
       const record = join(dir, 'effects.log');
       const gateFile = join(dir, 'gate');
-      const destination = await createConsumer(emulator);
+      const destination = await createConsumer(t.emulator);
       const store = await sharedMemoryStore();
       // Worker A asks for a 10 s lease; its platform grants 1 s (as a stopped process or a skewed server would see it).
-      const proxy: PlatformProxy = await startPlatformProxy(emulator.url, {
+      const proxy: PlatformProxy = await startPlatformProxy(t.emulator.url, {
         rewrite: (url) => void (url.pathname.endsWith('/pull') && url.searchParams.set('visibility', '1')),
       });
       cleanups.push(() => proxy.close());
       const a = capturingLogger('warn');
-      const workerA = await startWorker(workerConfig(emulator, destination, dir, { baseUrl: proxy.url, visibilitySeconds: 10 }), { logger: a.logger, store, timings: FAST });
-      running.push(workerA);
+      const workerA = await startWorker(workerConfig(t.emulator, destination, dir, { baseUrl: proxy.url, visibilitySeconds: 10 }), { logger: a.logger, store, timings: FAST });
+      t.running.push(workerA);
       const pulledByA: number[] = [];
       workerA.events.on('batch:pulled', (e) => pulledByA.push(e.events.length));
-      const events = appendBehave(emulator, 4, () => ({ behaviour: 'gate', gateFile, failAfterGate: first === 'fails', onlyOnAttempt: 1, record }));
+      const events = appendBehave(t.emulator, 4, () => ({ behaviour: 'gate', gateFile, failAfterGate: first === 'fails', onlyOnAttempt: 1, record }));
       await waitFor('worker A to hold the batch', () => pulledByA[0] === 4);
 
       // Worker B (same store, its own ids) pulls once A's lease has expired on the platform: a redelivery.
-      const workerB = await startWorker(workerConfig(emulator, destination, dir, { visibilitySeconds: 10 }), { logger: silent, store, timings: FAST });
-      running.push(workerB);
+      const workerB = await startWorker(workerConfig(t.emulator, destination, dir, { visibilitySeconds: 10 }), { logger: silent, store, timings: FAST });
+      t.running.push(workerB);
       const redelivered: number[] = [];
       workerB.events.on('batch:pulled', (e) => redelivered.push(e.generation));
       await waitFor('worker B to get the batch again', () => redelivered.length > 0);
@@ -97,7 +88,7 @@ describe('a stale ack (the platform ended the lease before the ack came)', () =>
       // Now A's handlers end, and A acks a lease that is no longer its own.
       writeFileSync(gateFile, '');
 
-      await untilCommitted(emulator, destination);
+      await untilCommitted(t.emulator, destination);
       await untilCaughtUp(workerB);
       await waitFor("worker A's ack answered", async () => (sample(await scrape(workerA.metricsUrl), 'durable_worker_acks_total', { status: 'stale' }) ?? 0) > 0);
       const textA = await scrape(workerA.metricsUrl);
@@ -123,21 +114,21 @@ describe('a dead-letter sink that cannot write', () => {
     // The sink's folder is a regular file: no write can succeed (whatever the process's privileges).
     const notAFolder = join(dir, 'not-a-folder');
     writeFileSync(notAFolder, '');
-    const destination = await createConsumer(emulator);
+    const destination = await createConsumer(t.emulator);
     const store = await sharedMemoryStore();
-    const [poison] = appendBehave(emulator, 1, () => ({ behaviour: 'fail' }), () => 'poison');
-    appendBehave(emulator, 3, () => ({ record }), (i) => `good-${i}`);
+    const [poison] = appendBehave(t.emulator, 1, () => ({ behaviour: 'fail' }), () => 'poison');
+    appendBehave(t.emulator, 3, () => ({ record }), (i) => `good-${i}`);
     const broken = capturingLogger('error');
-    const config = workerConfig(emulator, destination, dir, { maxAttempts: 2, deadLetterUrl: `file:${join(notAFolder, 'dead-letter.jsonl')}` });
+    const config = workerConfig(t.emulator, destination, dir, { maxAttempts: 2, deadLetterUrl: `file:${join(notAFolder, 'dead-letter.jsonl')}` });
     const first = await startWorker(config, { logger: broken.logger, store, timings: FAST });
-    running.push(first);
+    t.running.push(first);
     const attempts: number[] = [];
     first.events.on('batch:pulled', (e) => attempts.push(e.attempt));
 
     // Past --max-attempts the event would be dead-lettered: the sink fails, so it comes back again.
     await waitFor('two failed dead-letter writes', () => broken.messages().filter((m) => m === 'dead-letter sink failed: the event is retried instead').length >= 2);
     expect(Math.max(...attempts)).toBeGreaterThanOrEqual(3);
-    expect(consumerState(emulator, destination).committed).toBeNull();
+    expect(consumerState(t.emulator, destination).committed).toBeNull();
     const text = await scrape(first.metricsUrl);
     expect(sample(text, 'durable_worker_events_total', { type: 'behave.test', outcome: 'dead_lettered' })).toBeUndefined();
     await first.close();
@@ -145,8 +136,8 @@ describe('a dead-letter sink that cannot write', () => {
 
     // The same consumer with a sink that works: the event is dead-lettered, the cursor moves on.
     const fixed = await startWorker({ ...config, deadLetterUrl: `file:${join(dir, 'dead-letter.jsonl')}` }, { logger: silent, store, timings: FAST });
-    running.push(fixed);
-    await untilCommitted(emulator, destination);
+    t.running.push(fixed);
+    await untilCommitted(t.emulator, destination);
     expect(deadLetters(join(dir, 'dead-letter.jsonl')).map((d) => [d.event.id, d.reason])).toEqual([[poison?.id, 'max-attempts']]);
     expect(records(record)).toHaveLength(3);
   });
@@ -165,21 +156,21 @@ describe('an idempotency store that fails the claims of a whole batch', () => {
     cleanups.push(() => store.close());
     const dir = tempDir('claims-down');
     const record = join(dir, 'effects.log');
-    const destination = await createConsumer(emulator);
+    const destination = await createConsumer(t.emulator);
     const { logger, messages } = capturingLogger('error');
-    const worker = await startWorker(workerConfig(emulator, destination, dir), { logger, store, timings: FAST });
-    running.push(worker);
+    const worker = await startWorker(workerConfig(t.emulator, destination, dir), { logger, store, timings: FAST });
+    t.running.push(worker);
     await server.stop();
-    const events = appendBehave(emulator, 5, () => ({ record }), (i) => `s-${i}`);
+    const events = appendBehave(t.emulator, 5, () => ({ record }), (i) => `s-${i}`);
 
     const claimFailed = 'idempotency store claim failed: the batch is requeued';
     await waitFor('two batches requeued for their claims', () => messages().filter((m) => m === claimFailed).length >= 2);
     expect(records(record)).toEqual([]);
     expect(sample(await scrape(worker.metricsUrl), 'durable_worker_acks_total', { status: 'requeued' })).toBeGreaterThanOrEqual(2);
-    expect(consumerState(emulator, destination).committed).toBeNull();
+    expect(consumerState(t.emulator, destination).committed).toBeNull();
 
     await server.start();
-    await untilCommitted(emulator, destination, 30_000);
+    await untilCommitted(t.emulator, destination, 30_000);
     const effects = records(record);
     expect(effects.map((e) => e.eventId).sort()).toEqual(events.map((e) => e.id).sort());
     expect(effects.every((e) => e.attempt >= 2)).toBe(true);

@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import type { WorkerConfig } from '../../src/config/types.js';
 import type { DeadLetterRecord } from '../../src/dead-letter/sink.js';
-import type { ConsumerStateSummary, RunningEmulator } from '../../src/emulator/index.js';
+import { startEmulator, type ConsumerStateSummary, type RunningEmulator } from '../../src/emulator/index.js';
 import type { CloudEvent } from '../../src/types.js';
 import type { RunningWorker } from '../../src/worker/start.js';
 
@@ -129,4 +130,30 @@ export function untilCaughtUp(worker: RunningWorker, loops = 1, timeoutMs = 20_0
   const seen = new Set<string>();
   worker.events.on('caught-up', (e) => void seen.add(e.workerId));
   return waitForState(`${loops} loop(s) caught up`, () => seen.size >= loops, timeoutMs).then(() => undefined);
+}
+
+/**
+ * The emulator of a test file (started before its tests, closed after them) and the workers its tests
+ * start: pushed on `running`, closed after each test, with the emulator's faults cleared.
+ */
+export function emulatorForFile(): { readonly emulator: RunningEmulator; readonly running: RunningWorker[] } {
+  let emulator: RunningEmulator | undefined;
+  const running: RunningWorker[] = [];
+  beforeAll(async () => {
+    emulator = await startEmulator({ port: 0 });
+  });
+  afterEach(async () => {
+    emulator?.faults.clear();
+    await Promise.all(running.splice(0).map((w) => w.close()));
+  });
+  afterAll(async () => {
+    await emulator?.close();
+  });
+  return {
+    get emulator() {
+      if (emulator === undefined) throw new Error('the emulator starts in beforeAll');
+      return emulator;
+    },
+    running,
+  };
 }

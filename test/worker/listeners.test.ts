@@ -1,10 +1,9 @@
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { describe, expect, it } from 'vitest';
 import type { WorkerEventMap } from '../../src/worker/events.js';
 import { startWorker, type RunningWorker } from '../../src/worker/start.js';
 import { scrape, sample } from '../fixtures/scrape.js';
-import { appendBehave, capturingLogger, createConsumer, FAST, records, tempDir, untilCaughtUp, untilCommitted, waitFor, workerConfig } from './harness.js';
+import { appendBehave, capturingLogger, createConsumer, emulatorForFile, FAST, records, tempDir, untilCaughtUp, untilCommitted, waitFor, workerConfig } from './harness.js';
 
 /**
  * Listeners on `worker.events` (metrics, logs, a user's own code) watch the worker and never steer it:
@@ -12,18 +11,7 @@ import { appendBehave, capturingLogger, createConsumer, FAST, records, tempDir, 
  * Asserted at the edges: what the handlers did (their effects file), what the emulator holds, what
  * /metrics and the logs say.
  */
-let emulator: RunningEmulator;
-const running: RunningWorker[] = [];
-
-beforeAll(async () => {
-  emulator = await startEmulator({ port: 0 });
-});
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((w) => w.close()));
-});
-afterAll(async () => {
-  await emulator?.close();
-});
+const t = emulatorForFile();
 
 type EventName = keyof WorkerEventMap;
 
@@ -48,17 +36,17 @@ describe('a listener that throws changes nothing the worker does', () => {
     it(`listeners of every event ${how === 'throw' ? 'throw' : 'reject'}: every effect once on its first attempt, every ack committed, no loop crashed`, async () => {
       const dir = tempDir(`listeners-${how}`);
       const record = join(dir, 'effects.log');
-      const destination = await createConsumer(emulator);
+      const destination = await createConsumer(t.emulator);
       const { logger, lines } = capturingLogger('info');
-      const worker = await startWorker(workerConfig(emulator, destination, dir, { workers: 2, limit: 5 }), { logger, timings: FAST });
-      running.push(worker);
+      const worker = await startWorker(workerConfig(t.emulator, destination, dir, { workers: 2, limit: 5 }), { logger, timings: FAST });
+      t.running.push(worker);
       const calls = throwOn(worker, [...ON_EVERY_RUN, 'ready:changed'], how);
       const crashes: unknown[] = [];
       worker.events.on('loop:crashed', (e) => crashes.push(e.error));
       // Listeners attached before the events exist: every batch goes past them.
-      appendBehave(emulator, 30, () => ({ behaviour: 'sleep', sleepMs: 5, record }), (i) => `s-${i % 6}`);
+      appendBehave(t.emulator, 30, () => ({ behaviour: 'sleep', sleepMs: 5, record }), (i) => `s-${i % 6}`);
 
-      await untilCommitted(emulator, destination);
+      await untilCommitted(t.emulator, destination);
       await untilCaughtUp(worker, 2);
       const effects = records(record);
       expect(effects).toHaveLength(30);
@@ -88,16 +76,16 @@ describe('a listener that throws changes nothing the worker does', () => {
   it('a throwing lease:near-deadline listener: the batch cut at its deadline is requeued and retried, the loop goes on', async () => {
     const dir = tempDir('listeners-deadline');
     const record = join(dir, 'effects.log');
-    const destination = await createConsumer(emulator);
-    const worker = await startWorker(workerConfig(emulator, destination, dir, { visibilitySeconds: 2 }), { logger: capturingLogger().logger, timings: FAST });
-    running.push(worker);
+    const destination = await createConsumer(t.emulator);
+    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { visibilitySeconds: 2 }), { logger: capturingLogger().logger, timings: FAST });
+    t.running.push(worker);
     const calls = throwOn(worker, ['lease:near-deadline'], 'throw');
     const crashes: unknown[] = [];
     worker.events.on('loop:crashed', (e) => crashes.push(e.error));
     // Slower than the batch deadline on the first attempt (it honours ctx.signal): cut, requeued.
-    appendBehave(emulator, 3, () => ({ behaviour: 'sleep', sleepMs: 60_000, onlyOnAttempt: 1, record }));
+    appendBehave(t.emulator, 3, () => ({ behaviour: 'sleep', sleepMs: 60_000, onlyOnAttempt: 1, record }));
 
-    await untilCommitted(emulator, destination);
+    await untilCommitted(t.emulator, destination);
     await waitFor('the effects of the retries', () => records(record).length >= 3);
     expect(records(record).map((e) => e.attempt)).toEqual([2, 2, 2]);
     expect(calls.get('lease:near-deadline')).toBeGreaterThanOrEqual(1);
