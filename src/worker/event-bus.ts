@@ -45,13 +45,8 @@ class GuardedEventBus extends EventEmitter {
 
   #listenerFailed(name: string | symbol, err: unknown): void {
     const event = String(name);
-    if (event !== 'listener:error') {
-      try {
-        this.emit('listener:error', { event, error: err });
-      } catch {
-        // emit() does not throw; nothing may escape from here into the worker.
-      }
-    }
+    // This emit is guarded too; a failing `listener:error` listener is only logged.
+    if (event !== 'listener:error') this.emit('listener:error', { event, error: err });
     if (!this.#logLimiter.allow(event)) {
       this.#unlogged.set(event, (this.#unlogged.get(event) ?? 0) + 1);
       return;
