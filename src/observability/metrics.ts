@@ -17,11 +17,15 @@ export const METRIC_NAMES = {
   lastCaughtUp: `${METRIC_PREFIX}last_caught_up_timestamp_seconds`,
   /** Not in CONTRACT.md: the backlog signal (docs/metrics.md), read at scrape. */
   backlogAge: `${METRIC_PREFIX}backlog_age_seconds`,
+  /** Not in CONTRACT.md: listeners of the event bus that threw (src/worker/event-bus.ts). */
+  listenerErrors: `${METRIC_PREFIX}listener_errors_total`,
 } as const;
 
 /** 1 ms .. 60 s: quick in-memory handlers up to calls that approach a default lease. */
 export const HANDLER_DURATION_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
+/** The events a user may listen to on `worker.events` (WorkerEventMap), for zero-initialised series. */
+const WATCHED_EVENTS = ['pull:done', 'batch:pulled', 'event:done', 'inflight:changed', 'ack:done', 'caught-up', 'lease:near-deadline', 'loop:crashed', 'ready:changed'] as const satisfies readonly (keyof WorkerEventMap)[];
 const PULL_STATUSES = ['200', '204', '409', '429', '4xx', '5xx', 'error'] as const;
 const ACK_STATUSES = ['committed', 'requeued', 'stale', 'error'] as const;
 
@@ -103,8 +107,10 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
   });
   const inFlight = new Gauge({ name: METRIC_NAMES.inFlight, help: 'Events in progress across all workers', registers });
   const lastCaughtUp = new Gauge({ name: METRIC_NAMES.lastCaughtUp, help: 'Unix time of the last pull that answered 204 (caught up)', registers });
+  const listenerErrors = new Counter({ name: METRIC_NAMES.listenerErrors, help: 'Listeners of the worker\'s events that threw; the worker ignored them', labelNames: ['event'], registers });
 
   // Zero-initialised series make rate() and absent() behave from the first scrape.
+  for (const event of WATCHED_EVENTS) listenerErrors.inc({ event }, 0);
   const pullCount = statusCounts(pulls, PULL_STATUSES, pullCounts);
   const ackCount = statusCounts(acks, ACK_STATUSES, ackCounts);
 
@@ -144,6 +150,7 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
       lastCaughtUp.set(e.at / 1_000);
       backlog.observeCaughtUp(e.workerId, e.at);
     },
+    'listener:error': (e) => listenerErrors.inc({ event: e.event }),
   };
 
   const bus = options.events as unknown as import('node:events').EventEmitter;

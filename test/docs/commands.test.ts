@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { startEmulator } from '../../src/emulator/index.js';
+import { underCi } from '../fixtures/ci.js';
 import { waitFor } from '../fixtures/wait-for.js';
 import { ROOT, allDocCommands, commandsOf } from './doc-commands.js';
 
@@ -247,7 +248,7 @@ describe('examples READMEs', () => {
 
   const databaseUrl = process.env.DATABASE_URL;
   const syncCommand = 'npx durable-worker dev --demo --handlers examples/sync-to-postgres/handlers';
-  if (databaseUrl === undefined && process.env.CI !== 'true') {
+  if (databaseUrl === undefined && !underCi()) {
     it.skip(`SKIPPED: ${syncCommand} needs DATABASE_URL (export DATABASE_URL=postgres://app:app@127.0.0.1:5432/app)`, () => {});
   } else {
     it('sync-to-postgres: dev --demo fills the table', async () => {
