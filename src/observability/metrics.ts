@@ -1,4 +1,5 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { DEAD_LETTERS_METRIC, registerDeadLetterGauge, type DeadLetterGaugeOptions } from '../dead-letter/gauge.js';
 import type { WorkerEmitter, WorkerEventMap } from '../worker/events.js';
 import { LabelledHistogram, PendingCount, flushOnCollect } from './hot-path-metrics.js';
 import { LagTracker } from './lag.js';
@@ -14,6 +15,7 @@ export const METRIC_NAMES = {
   committedSequence: `${METRIC_PREFIX}committed_sequence`,
   inFlight: `${METRIC_PREFIX}in_flight_events`,
   lastCaughtUp: `${METRIC_PREFIX}last_caught_up_timestamp_seconds`,
+  deadLetters: DEAD_LETTERS_METRIC,
 } as const;
 
 /** 1 ms .. 60 s: quick in-memory handlers up to calls that approach a default lease. */
@@ -29,6 +31,8 @@ export interface CreateMetricsOptions {
   destination: string;
   /** Add prom-client's process and Node.js metrics (default: true). */
   collectDefaultMetrics?: boolean;
+  /** The `dead_letters` gauge's count of the sink (src/dead-letter/gauge.ts); without one it has no series. */
+  deadLetters?: DeadLetterGaugeOptions;
 }
 
 export interface WorkerMetrics {
@@ -88,6 +92,7 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
   });
   const inFlight = new Gauge({ name: METRIC_NAMES.inFlight, help: 'Events in progress across all workers', registers });
   const lastCaughtUp = new Gauge({ name: METRIC_NAMES.lastCaughtUp, help: 'Unix time of the last pull that answered 204 (caught up)', registers });
+  registerDeadLetterGauge(registers, options.deadLetters);
 
   // Zero-initialised series make rate() and absent() behave from the first scrape.
   const pullCount = statusCounts(pulls, PULL_STATUSES, pullCounts);
