@@ -39,7 +39,7 @@ export type ReplayOutcome =
   | 'already-replayed'
   /** The handler failed (or could not run): the record stays `dead` with the new error. */
   | 'failed'
-  /** Not run: an earlier record of its subject failed (events of a subject keep their order). */
+  /** Not run (or cut short): an earlier record of its subject failed (events of a subject keep their order), or the replay was stopped. */
   | 'skipped'
   /** Purged (before or during the replay): nothing ran, its data is gone. */
   | 'purged';
@@ -159,6 +159,8 @@ export class ReplayRun {
       return resultOf(record, 'replayed');
     }
     await idempotency.release(keys, this.#owner);
+    // Stopped (a signal): the handler did not fail, the replay ended; the record stays as it was.
+    if (this.#resources.signal?.aborted === true) return resultOf(record, 'skipped');
     const error = result.status === 'unstarted' ? { message: `handler ${record.handler} did not start (the replay was stopped)`, code: ErrorCodes.ABORTED } : result.error;
     return this.#failed(record, error, log);
   }
