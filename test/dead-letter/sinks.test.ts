@@ -6,6 +6,7 @@ import { openDeadLetterStore, parseDeadLetterUrl } from '../../src/dead-letter/i
 import { DEAD_LETTER_ERROR_CODE } from '../../src/dead-letter/errors.js';
 import { hasCode } from '../../src/errors.js';
 import { freePort } from '../idempotency/private-servers.js';
+import { deleteDeadLetters } from './cleanup.js';
 import { deadLetter, sinkContract } from './contract.js';
 
 const REDIS_URL = process.env.REDIS_URL;
@@ -98,30 +99,7 @@ describe('sqlite sink', () => {
 
 describe.skipIf(REDIS_URL === undefined)('redis sink', () => {
   const url = REDIS_URL as string;
-  sinkContract('redis', (prefix) => openDeadLetterStore(url, { prefix }), {
-    counts: true,
-    cleanup: async (prefixes) => {
-      const { createClient } = await import('redis');
-      const client = createClient({ url });
-      await client.connect();
-      try {
-        const base = 'dw:dlq:{dead-letters}:';
-        const members = await client.zRange(`${base}index`, 0, -1);
-        for (const prefix of prefixes) {
-          const scoped = `${prefix.length}:${prefix}:`;
-          const mine = members.filter((m) => m.slice(16).startsWith(scoped));
-          if (mine.length > 0) {
-            await client.zRem(`${base}index`, mine);
-            await client.del(mine.map((m) => `${base}record:${m.slice(16)}`));
-          }
-          await client.del(`${base}dead-counts:${prefix.length}:${prefix}`);
-          await client.sRem(`${base}prefixes`, prefix);
-        }
-      } finally {
-        await client.close();
-      }
-    },
-  });
+  sinkContract('redis', (prefix) => openDeadLetterStore(url, { prefix }), { counts: true, cleanup: (prefixes) => deleteDeadLetters(url, prefixes) });
 
   it('fails to open with DW_ERR_DEAD_LETTER, without the password, when nothing listens', async () => {
     const port = await freePort();
@@ -134,19 +112,7 @@ describe.skipIf(REDIS_URL === undefined)('redis sink', () => {
 
 describe.skipIf(DATABASE_URL === undefined)('postgres sink', () => {
   const url = DATABASE_URL as string;
-  sinkContract('postgres', (prefix) => openDeadLetterStore(url, { prefix }), {
-    counts: true,
-    cleanup: async (prefixes) => {
-      const pg = (await import('pg')).default;
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        await client.query('DELETE FROM durable_worker_dead_letters WHERE prefix = ANY($1)', [prefixes]);
-      } finally {
-        await client.end();
-      }
-    },
-  });
+  sinkContract('postgres', (prefix) => openDeadLetterStore(url, { prefix }), { counts: true, cleanup: (prefixes) => deleteDeadLetters(url, prefixes) });
 
   it('fails to open with DW_ERR_DEAD_LETTER, without the password, when nothing listens', async () => {
     const port = await freePort();
