@@ -11,7 +11,7 @@ import type { WorkerEmitter } from '../../src/worker/events.js';
 import { CHART_DIR, REPO_ROOT } from './tools.js';
 
 /** CONTRACT.md names (prefix durable_worker_); the histogram also exports _bucket/_sum/_count. */
-const CONTRACT_METRICS = ['events_total', 'handler_duration_seconds', 'pulls_total', 'acks_total', 'lag_events', 'committed_sequence', 'in_flight_events', 'last_caught_up_timestamp_seconds'];
+const CONTRACT_METRICS = ['events_total', 'handler_duration_seconds', 'pulls_total', 'acks_total', 'lag_events', 'committed_sequence', 'in_flight_events', 'last_caught_up_timestamp_seconds', 'dead_letters'];
 const HISTOGRAMS = ['handler_duration_seconds'];
 /** Not ours, but scraped next to ours: Prometheus' own `up` and prom-client's default metrics we chart. */
 const OTHER_ALLOWED = new Set(['up', 'process_resident_memory_bytes', 'process_cpu_seconds_total', 'nodejs_heap_size_used_bytes']);
@@ -127,6 +127,7 @@ describe('metric names used in dashboards, alerts and KEDA', () => {
       'durable_worker_in_flight_events',
       'process_resident_memory_bytes',
       'process_cpu_seconds_total',
+      'max by (handler, reason) (durable_worker_dead_letters',
     ]) {
       expect(all).toContain(needle);
     }
