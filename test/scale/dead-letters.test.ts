@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { openDeadLetters } from '../../src/dead-letter/api.js';
-import { CliProcess, REPO_ROOT, runCli } from '../cli/cli-process.js';
+import { CliProcess, REPO_ROOT, runCli, waitReady } from '../cli/cli-process.js';
 import { deleteDeadLetters } from '../dead-letter/cleanup.js';
 import { consumerState, createConsumer, tempDir, TENANT, waitFor } from '../worker/harness.js';
 import { readEffects } from './effects.js';
@@ -48,12 +48,6 @@ afterEach(() => {
 afterAll(async () => {
   await emulator?.close();
 });
-
-async function waitReady(child: CliProcess): Promise<void> {
-  const [, metricsUrl] = await child.waitForOutput(/metrics at (http:\/\/127\.0\.0\.1:\d+)/, 60_000);
-  const base = metricsUrl!.replace(/\/metrics$/, '');
-  await waitFor('readyz 200', async () => (await fetch(`${base}/readyz`).then((r) => r.status, () => 0)) === 200, 30_000);
-}
 
 for (const store of STORES) {
   describe.skipIf(store.url === undefined)(`dead letters of two replicas sharing ${store.name}`, () => {
