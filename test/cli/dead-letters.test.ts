@@ -141,6 +141,8 @@ describe('dead-letters replay and purge', () => {
     expect(jsonLines((await dl(['list', '--json', '--state', 'replayed', ...sinkArgs()])).stdout)).toHaveLength(2);
     expect(readFileSync(join(dir, 'effects.log'), 'utf8').split('\n').filter(Boolean)).toHaveLength(2);
     expectBadInput(await dl(['replay', 'orders:o-1', '--handler', 'orders', ...sinkArgs()]), 'give record ids or filters, not both');
+    await seed('t:c', order('o-3'));
+    expectBadInput(await dl(['replay', '--handlers', join(dir, 'no-such-folder'), ...sinkArgs()]), /handlers folder .*no-such-folder does not exist/);
     // A flag given twice: the last one wins, as everywhere in the CLI.
     const twice = await dl(['replay', '--dry-run', '--state', 'bogus', '--state', 'dead', '--handlers', FIXED, ...sinkArgs()]);
     expect(twice.code, twice.stderr).toBe(0);

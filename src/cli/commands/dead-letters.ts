@@ -2,7 +2,7 @@ import { createInterface } from 'node:readline/promises';
 import type { Argv, CommandModule } from 'yargs';
 import type { DeadLetters } from '../../dead-letter/api.js';
 import type { DeadLetterFilter } from '../../dead-letter/query.js';
-import { ConfigError } from '../../errors.js';
+import { ConfigError, ErrorCodes, hasCode } from '../../errors.js';
 import { createLogger } from '../../observability/logger.js';
 import { redactUrl } from '../../observability/redact.js';
 import type { CliContext } from '../context.js';
@@ -123,7 +123,7 @@ async function replay(argv: Args, context: CliContext): Promise<number> {
     let tally = new ReplayTally(0);
     let bar: ProgressBar | undefined;
     try {
-      const report = await sink.replay(selection, {
+      const report = await replayOrBadInput(sink, selection, {
         dryRun,
         handlersDir: config.handlersDir,
         isolation: config.isolation,
@@ -163,6 +163,16 @@ async function replay(argv: Args, context: CliContext): Promise<number> {
       process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
     }
   });
+}
+
+/** A handlers folder that cannot be loaded is the user's setup, as for `run`: bad input (exit 2). */
+async function replayOrBadInput(sink: DeadLetters, ...args: Parameters<DeadLetters['replay']>): ReturnType<DeadLetters['replay']> {
+  try {
+    return await sink.replay(...args);
+  } catch (err) {
+    if (hasCode(err, ErrorCodes.HANDLER_LOAD)) throw new ConfigError(err instanceof Error ? err.message : String(err), '--handlers', { cause: err });
+    throw err;
+  }
 }
 
 /** On a terminal, asks; elsewhere `--yes` must say it. */
