@@ -1,4 +1,5 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { DEAD_LETTERS_METRIC, registerDeadLetterGauge, type DeadLetterGaugeOptions } from '../dead-letter/gauge.js';
 import type { WorkerEmitter, WorkerEventMap } from '../worker/events.js';
 import { LabelledHistogram, PendingCount, flushOnCollect } from './hot-path-metrics.js';
 import { BacklogAgeTracker } from './backlog.js';
@@ -19,6 +20,7 @@ export const METRIC_NAMES = {
   backlogAge: `${METRIC_PREFIX}backlog_age_seconds`,
   /** Not in CONTRACT.md: listeners of the event bus that threw (src/worker/event-bus.ts). */
   listenerErrors: `${METRIC_PREFIX}listener_errors_total`,
+  deadLetters: DEAD_LETTERS_METRIC,
 } as const;
 
 /** 1 ms .. 60 s: quick in-memory handlers up to calls that approach a default lease. */
@@ -36,6 +38,8 @@ export interface CreateMetricsOptions {
   destination: string;
   /** Add prom-client's process and Node.js metrics (default: true). */
   collectDefaultMetrics?: boolean;
+  /** The `dead_letters` gauge's count of the sink (src/dead-letter/gauge.ts); without one it has no series. */
+  deadLetters?: DeadLetterGaugeOptions;
 }
 
 export interface WorkerMetrics {
@@ -108,6 +112,7 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
   const inFlight = new Gauge({ name: METRIC_NAMES.inFlight, help: 'Events in progress across all workers', registers });
   const lastCaughtUp = new Gauge({ name: METRIC_NAMES.lastCaughtUp, help: 'Unix time of the last pull that answered 204 (caught up)', registers });
   const listenerErrors = new Counter({ name: METRIC_NAMES.listenerErrors, help: 'Listeners of the worker\'s events that threw; the worker ignored them', labelNames: ['event'], registers });
+  registerDeadLetterGauge(registers, options.deadLetters);
 
   // Zero-initialised series make rate() and absent() behave from the first scrape.
   for (const event of WATCHED_EVENTS) listenerErrors.inc({ event }, 0);

@@ -1,8 +1,9 @@
 import type { Logger } from 'pino';
 import type { ConsumerApi } from '../client/consumer-api.js';
 import type { WorkerConfig } from '../config/types.js';
-import { createDeadLetterSink } from '../dead-letter/index.js';
+import { openDeadLetterStore } from '../dead-letter/index.js';
 import type { DeadLetterSink } from '../dead-letter/sink.js';
+import type { DeadLetterStore } from '../dead-letter/store.js';
 import { createDispatcher } from '../dispatch/index.js';
 import { systemClock, type Clock } from '../dispatch/run-handler.js';
 import type { Dispatcher } from '../dispatch/types.js';
@@ -49,8 +50,8 @@ export interface StartWorkerOptions {
   client?: ConsumerApi;
   /** Default: the store named by config.idempotencyUrl (closed by the worker). */
   store?: IdempotencyStore;
-  /** Default: the sink named by config.deadLetterUrl. */
-  deadLetter?: DeadLetterSink;
+  /** Default: the sink named by config.deadLetterUrl (closed by the worker). */
+  deadLetter?: DeadLetterSink | DeadLetterStore;
   /** Pull loop waits (tests shorten them). */
   timings?: Partial<LoopTimings>;
   /**
@@ -125,8 +126,14 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
       store = owned;
     } else store = options.store;
 
-    deadLetter = options.deadLetter ?? createDeadLetterSink(config.deadLetterUrl);
-    cleanups.push({ name: 'dead-letter sink', run: () => deadLetter.close() });
+    const sink =
+      options.deadLetter ??
+      (await openDeadLetterStore(config.deadLetterUrl, {
+        prefix: config.idempotencyPrefix,
+        onBackgroundError: (err) => logger.warn({ err }, 'dead-letter sink: background error'),
+      }));
+    cleanups.push({ name: 'dead-letter sink', run: () => sink.close() });
+    deadLetter = sink;
 
     dispatcher = await createDispatcher({
       isolation: config.isolation,
@@ -142,7 +149,12 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     cleanups.push({ name: 'dispatcher', run: () => dispatcher.close() });
 
     const { createMetrics } = await import('../observability/metrics.js');
-    const metrics = createMetrics({ events, destination: config.destination });
+    const countDead = (sink as Partial<Pick<DeadLetterStore, 'countDead'>>).countDead?.bind(sink);
+    const metrics = createMetrics({
+      events,
+      destination: config.destination,
+      deadLetters: { count: countDead, onError: (err) => logger.warn({ err }, 'dead-letter sink: counting dead records failed') },
+    });
     cleanups.push({ name: 'metrics', run: () => metrics.close() });
     if (options.healthServer ?? true) {
       const { startHealthServer } = await import('../observability/health-server.js');

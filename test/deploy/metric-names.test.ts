@@ -11,9 +11,9 @@ import type { WorkerEmitter } from '../../src/worker/events.js';
 import { CHART_DIR, REPO_ROOT } from './tools.js';
 
 /** CONTRACT.md names (prefix durable_worker_); the histogram also exports _bucket/_sum/_count. */
-const CONTRACT_METRICS = ['events_total', 'handler_duration_seconds', 'pulls_total', 'acks_total', 'lag_events', 'committed_sequence', 'in_flight_events', 'last_caught_up_timestamp_seconds'];
-/** Ours beyond the CONTRACT list: the backlog signal (docs/metrics.md). */
-const MORE_METRICS = ['backlog_age_seconds'];
+const CONTRACT_METRICS = ['events_total', 'handler_duration_seconds', 'pulls_total', 'acks_total', 'lag_events', 'committed_sequence', 'in_flight_events', 'last_caught_up_timestamp_seconds', 'dead_letters'];
+/** Ours beyond the CONTRACT list (docs/metrics.md): the backlog signal, listener errors. */
+const MORE_METRICS = ['backlog_age_seconds', 'listener_errors_total'];
 const HISTOGRAMS = ['handler_duration_seconds'];
 /** Not ours, but scraped next to ours: Prometheus' own `up` and prom-client's default metrics we chart. */
 const OTHER_ALLOWED = new Set(['up', 'process_resident_memory_bytes', 'process_cpu_seconds_total', 'nodejs_heap_size_used_bytes']);
@@ -129,6 +129,7 @@ describe('metric names used in dashboards, alerts and KEDA', () => {
       'durable_worker_in_flight_events',
       'process_resident_memory_bytes',
       'process_cpu_seconds_total',
+      'max by (handler, reason) (durable_worker_dead_letters',
     ]) {
       expect(all).toContain(needle);
     }

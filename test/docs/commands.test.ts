@@ -58,6 +58,14 @@ const COVERAGE: Record<string, Coverage> = {
   },
   'npx vitest run examples/typescript-handlers': { kind: 'test', file: 'examples/typescript-handlers/handlers.test.ts', proof: "describe('examples/typescript-handlers" },
   ...Object.fromEntries(PYTHON_CLIENT_COMMANDS.map((command) => [command, HERE])),
+  // The redrive path of the README tour and the operations guide: run below, in the order written.
+  'npx durable-worker dead-letters list': HERE,
+  'npx durable-worker dead-letters replay --dry-run': HERE,
+  'npx durable-worker dead-letters replay': HERE,
+  'npx durable-worker dead-letters list --state dead': HERE,
+  'npx durable-worker dead-letters show entry-changes:3f2b6c1e-8f7a-4c1e-9d2a-6b1f0e4a7c55': HERE,
+  'npx durable-worker dead-letters replay --handler entry-changes': HERE,
+  'npx durable-worker dead-letters purge --older-than 30d --yes': HERE,
 };
 
 const BIN = `node ${JSON.stringify(join(ROOT, 'bin', 'durable-worker.js'))}`;
@@ -230,6 +238,54 @@ describe('README tour', () => {
       await emulator.close();
     }
   });
+});
+
+describe('dead-letter redrive (README tour, operations guide)', () => {
+  /** The record the documented `show` names: a demo event that ./handlers/entry-changes.js handles fine once "fixed". */
+  const EVENT_ID = '3f2b6c1e-8f7a-4c1e-9d2a-6b1f0e4a7c55';
+
+  /** Answers of each documented command, by subcommand, after the one record was seeded `dead`. */
+  const expectations: Array<[RegExp, (out: string) => void]> = [
+    [/ list( --state dead)?$/, (out) => expect(out).toMatch(new RegExp(`^entry-changes:${EVENT_ID}\\s+dead\\s+permanent\\s+source_entry\\.updated`, 'm'))],
+    [/ show /, (out) => expect(JSON.parse(out)).toMatchObject({ id: `entry-changes:${EVENT_ID}`, state: 'dead', event: { id: EVENT_ID } })],
+    [/ replay --dry-run$/, (out) => expect(out).toContain('1 record(s) would be replayed (--dry-run: nothing ran)')],
+    [/ replay( --handler entry-changes)?$/, (out) => expect(out).toContain('1 of 1 record(s): 1 replayed')],
+    [/ purge /, (out) => expect(out).toContain('nothing to purge')],
+  ];
+
+  it.each(['README.md', 'docs/operations.md'])('%s: the dead-letters commands as written, in order, on a seeded sink', async (file) => {
+    const dir = mkdtempSync(join(tmpdir(), 'dw-doc-dead-letters-'));
+    const { openDeadLetterStore } = await import('../../src/dead-letter/index.js');
+    const sink = await openDeadLetterStore(`file:${join(dir, 'dead-letter.jsonl')}`, { prefix: 'dev-tenant:dev-consumer' });
+    const entry = { id: 'product-1', sourceId: 'demo-products', properties: [{ id: 'name', value: 'Kettle' }] };
+    await sink.write({
+      event: { specversion: '1.0', id: EVENT_ID, type: 'source_entry.updated', subject: 'product-1', sequence: '42', data: { sourceId: 'demo-products', entryId: 'product-1', previous: null, current: entry } },
+      handler: 'entry-changes',
+      reason: 'permanent',
+      error: { message: 'price must be positive', code: 'DW_ERR_PERMANENT' },
+      attempt: 1,
+      generation: 1,
+      workerId: 'host-0',
+      leaseId: 'lease-1',
+      deadLetteredAt: new Date().toISOString(),
+    });
+    await sink.close();
+    const commands = commandsOf(file).filter((c) => c.command.startsWith('npx durable-worker dead-letters'));
+    expect(commands.length).toBeGreaterThanOrEqual(3);
+    let replayed = false;
+    for (const { command } of commands) {
+      // As written, on this test's sink and store instead of ./.durable-worker.
+      const run = shell(`${command} --dead-letter file:${join(dir, 'dead-letter.jsonl')} --idempotency sqlite:${join(dir, 'idempotency.sqlite')}`);
+      expect(await run.exited, `${command}\n${run.stdout}\n${run.stderr}`).toBe(0);
+      const [, check] = expectations.find(([pattern]) => pattern.test(command)) ?? [];
+      expect(check, `no expectation for ${command}`).toBeDefined();
+      // Once replayed, a listing shows the record replayed (and a list of dead ones shows nothing).
+      if (replayed && / list/.test(command)) expect(run.stdout).not.toMatch(/\sdead\s/);
+      else check!(run.stdout);
+      if (/ replay( --handler entry-changes)?$/.test(command)) replayed = true;
+    }
+    expect(replayed).toBe(true);
+  }, 120_000);
 });
 
 describe('examples READMEs', () => {

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from './doc-commands.js';
+import { underCi } from '../fixtures/ci.js';
 
 /**
  * The spec travels with the project: docs/platform-api.md is the API description the emulator
@@ -16,7 +17,7 @@ describe('docs/platform-api.md', () => {
     const copy = readFileSync(COPY, 'utf8');
     expect(copy).toMatch(/^# Data Platform API/);
     if (existsSync(SHARED)) expect(copy, 'docs/platform-api.md differs from ../shared/spec/platform-api.md: copy it over').toBe(readFileSync(SHARED, 'utf8'));
-    else expect(process.env.CI, 'CI lays ../shared beside the checkout').not.toBe('true');
+    else expect(underCi(), 'CI lays ../shared beside the checkout').toBe(false);
   });
 
   it('is what the repository points readers to, never the shared path', () => {
