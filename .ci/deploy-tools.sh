@@ -2,7 +2,7 @@
 # Installs the tools the deploy checks need, when missing, and prints `export PATH=...` for the caller:
 #   eval "$(bash .ci/deploy-tools.sh)"
 # - helm: not packaged by Debian or npm; built from source with the Go module proxy (cached in $HOME/go/bin).
-# - promtool: from Debian's `prometheus` package.
+# - promtool and the prometheus server (test/deploy/prometheus-backlog.test.ts): Debian's `prometheus` package.
 # Idempotent: a second run finds both and installs nothing. Everything but the export lines goes to stderr.
 set -euo pipefail
 
@@ -32,16 +32,16 @@ else
   log "helm is missing and Go is not installed: the chart checks will fail under CI"
 fi
 
-# --- promtool -----------------------------------------------------------------------------------
-if command -v promtool >/dev/null 2>&1; then
-  log "promtool found at $(command -v promtool)"
+# --- promtool and prometheus ---------------------------------------------------------------------
+if command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1; then
+  log "promtool found at $(command -v promtool), prometheus at $(command -v prometheus)"
 elif command -v apt-get >/dev/null 2>&1; then
-  log "installing Debian's prometheus package for promtool"
+  log "installing Debian's prometheus package for promtool and the prometheus server"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update >&2 || log "apt-get update failed; trying the cached package lists"
   apt-get install -y --no-install-recommends prometheus >&2
 else
-  log "promtool is missing and apt-get is not available: the rule checks will fail under CI"
+  log "promtool or prometheus is missing and apt-get is not available: the rule checks will fail under CI"
 fi
 
 for dir in "${path_dirs[@]+"${path_dirs[@]}"}"; do

@@ -26,6 +26,23 @@ export { startWorker } from './lazy-entry-points.js';
 export type { RunningWorker, StartWorkerOptions, WorkerEnd } from './worker/start.js';
 export type { RunOptionsInput as WorkerOptions } from './config/options.js';
 
+// Dead letters: list, inspect, replay and purge the records of a sink (what `durable-worker dead-letters` uses).
+export { openDeadLetters } from './lazy-entry-points.js';
+export type {
+  DeadLetters,
+  DeadLetterListOptions,
+  DeadLetterPage,
+  DeadLetterSelection,
+  OpenDeadLettersOptions,
+  PurgeSelectionOptions,
+  ReplayOptions,
+  ReplayReport,
+} from './dead-letter/api.js';
+export type { DeadLetterFilter } from './dead-letter/query.js';
+export type { ReplayOutcome, ReplayResult } from './dead-letter/replay.js';
+export type { DeadLetterRecord, DeadLetterReason, DeadLetterState, StoredDeadLetter } from './dead-letter/sink.js';
+export type { DeadLetterCount } from './dead-letter/store.js';
+
 // The platform emulator, for offline development and tests.
 export { startEmulator } from './lazy-entry-points.js';
 export type { EmulatorOptions, RunningEmulator, EmulatorConfig, FaultOptions } from './emulator/index.js';

@@ -6,6 +6,7 @@
  * (docs/benchmarks.md, phase d). Both are async, so loading on call changes nothing for callers.
  */
 import type { RunOptionsInput } from './config/options.js';
+import type { DeadLetters, OpenDeadLettersOptions } from './dead-letter/api.js';
 import type { EmulatorOptions, RunningEmulator } from './emulator/index.js';
 import type { RunningWorker, StartWorkerOptions } from './worker/start.js';
 
@@ -28,4 +29,13 @@ export async function startWorker(options: RunOptionsInput, extra: StartWorkerOp
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
   const emulator = await import('./emulator/index.js');
   return emulator.startEmulator(options);
+}
+
+/**
+ * Opens a dead-letter sink (`file:PATH`, `sqlite:PATH`, `redis://...`, `postgres://...`) to list,
+ * inspect, replay and purge its records: what `durable-worker dead-letters` does (docs/operations.md).
+ */
+export async function openDeadLetters(url: string, options: OpenDeadLettersOptions = {}): Promise<DeadLetters> {
+  const api = await import('./dead-letter/api.js');
+  return api.openDeadLetters(url, options);
 }

@@ -1,5 +1,5 @@
 /**
- * Wire types of the Data Platform API (../shared/spec/platform-api.md), shared by the client,
+ * Wire types of the Data Platform API (docs/platform-api.md), shared by the client,
  * the emulator and the worker. Field names follow the spec to the letter.
  */
 

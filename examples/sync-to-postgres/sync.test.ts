@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestEvent, entryUpdatedData, runHandler, sourceEntry, withEmulator } from 'durable-worker/testing';
+import { underCi } from '../../test/fixtures/ci.js';
 
 const HANDLERS = fileURLToPath(new URL('./handlers', import.meta.url));
 const DATABASE_URL = process.env.DATABASE_URL;
@@ -11,9 +12,9 @@ const HOW = 'export DATABASE_URL=postgres://app:app@127.0.0.1:5432/app';
 if (DATABASE_URL === undefined) {
   describe('examples/sync-to-postgres', () => {
     // In CI the database is part of the job: a missing URL is a broken job, not a reason to skip.
-    if (process.env.CI === 'true') {
+    if (underCi()) {
       it('needs DATABASE_URL in CI', () => {
-        throw new Error(`DATABASE_URL is not set but CI=true: the PostgreSQL example must run in CI (${HOW})`);
+        throw new Error(`DATABASE_URL is not set under CI: the PostgreSQL example must run in CI (${HOW})`);
       });
     } else {
       it.skip(`SKIPPED: DATABASE_URL is not set (${HOW} to run it)`, () => {});

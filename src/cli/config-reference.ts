@@ -93,6 +93,7 @@ export function renderConfigurationReference(): string {
     '- `--shutdown-timeout` may be any length, also longer than `--visibility`: every batch in flight still aborts at its own deadline (its lease expiry minus a safety margin) and is acked `failed` while its lease is valid, so a drain ends at the latest when the leases of the batches in flight run out; a longer timeout only means the process waits for them. Unset, it is `min(25, floor(visibility / 2))` seconds.',
     '- `--worker-id-prefix` must leave room for `-<index>`: a workerId is at most 200 characters (spec, Limits).',
     '- `--idempotency-prefix` defaults to `<tenant>:<destination>` (or `<destination>` with an API key).',
+    '- `--dead-letter` defaults to the `--idempotency` URL when that is `redis://` or `postgres://`: replicas sharing a store then share their dead letters, which outlive any pod (records are kept per `--idempotency-prefix`). Otherwise it is the local file. `durable-worker dead-letters` reads these same options, from the same places (credentials are not needed).',
     '- Relative paths (`--handlers`, `sqlite:PATH`, `file:PATH`, `--client-secret-file`) resolve against the working directory.',
     '- Secret values (`--client-secret`, `--api-key`, the secret file\'s content) never appear in logs or error messages; the start-up log line names only which credential kind is in use.',
     '',

@@ -3,6 +3,7 @@ import yargs from 'yargs';
 import { toCamel } from '../config/options.js';
 import { ErrorCodes, hasCode } from '../errors.js';
 import { checkCommand } from './commands/check.js';
+import { deadLettersCommand } from './commands/dead-letters.js';
 import { devCommand } from './commands/dev.js';
 import { emulatorCommand } from './commands/emulator.js';
 import { runCommand } from './commands/run.js';
@@ -69,11 +70,13 @@ export async function main(argv: string[], overrides: Partial<CliContext> = {}):
     .command(emulatorCommand(context, setExitCode))
     .command(devCommand(context, setExitCode))
     .command(checkCommand(context, setExitCode))
+    .command(deadLettersCommand(context, setExitCode))
     .example('$0 dev --demo', 'Try it: emulator + worker with ./handlers + sample traffic')
     .example('$0 check', 'Which handler in ./handlers receives which event type')
     .example('$0 run --base-url https://api.example.com --tenant t --client-id id --client-secret-file secret --destination my-consumer', 'The production job')
+    .example('$0 dead-letters list', 'What was dead-lettered; then `dead-letters replay` once the handler is fixed')
     .example('$0 <command> --help', 'Every option of a command, with examples')
-    .demandCommand(1, 'a command is required: run, emulator, dev or check (see --help)')
+    .demandCommand(1, 'a command is required: run, emulator, dev, check or dead-letters (see --help)')
     .recommendCommands()
     .strict()
     .exitProcess(false)
@@ -101,7 +104,7 @@ export async function main(argv: string[], overrides: Partial<CliContext> = {}):
     exitCode = ExitCode.FATAL;
   }
   const command = argv.find((a) => !a.startsWith('-'));
-  // check too: a handler module may open connections at import time.
-  if (context.forceExit && command !== undefined && ['run', 'dev', 'emulator', 'check'].includes(command)) exitIfStillRunning(exitCode);
+  // check and dead-letters too: a handler module may open connections at import time.
+  if (context.forceExit && command !== undefined && ['run', 'dev', 'emulator', 'check', 'dead-letters'].includes(command)) exitIfStillRunning(exitCode);
   return exitCode;
 }

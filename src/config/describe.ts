@@ -6,11 +6,12 @@ import type { WorkerConfig } from './types.js';
  * in use), store URLs without passwords.
  */
 export function describeConfig(config: WorkerConfig): Record<string, unknown> {
-  const { clientSecret: _secret, apiKey: _apiKey, idempotencyUrl, forwardUrl, ...rest } = config;
+  const { clientSecret: _secret, apiKey: _apiKey, idempotencyUrl, deadLetterUrl, forwardUrl, ...rest } = config;
   return {
     ...rest,
     credential: config.apiKey !== undefined ? 'api-key' : 'client-credentials',
     idempotencyUrl: redactUrl(idempotencyUrl),
+    deadLetterUrl: redactUrl(deadLetterUrl),
     ...(forwardUrl !== undefined ? { forwardUrl: redactUrl(forwardUrl) } : {}),
   };
 }

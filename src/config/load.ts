@@ -32,10 +32,16 @@ export interface LoadWorkerConfigOptions {
   hostname?: string;
   /** Lowest-precedence values, below the config file (e.g. `dev`'s emulator defaults). */
   defaults?: Record<string, unknown>;
+  /**
+   * Options a command has no use for, not read from flags, env or the config file (`defaults` still
+   * apply): `dead-letters` needs no credentials, and an operator's copy of the worker's config may
+   * name a secret file only the pod has.
+   */
+  omit?: readonly RunOptionKey[];
 }
 
 const RUN_KEYS: ReadonlySet<string> = new Set(RUN_OPTION_KEYS);
-const URL_KEYS: ReadonlySet<string> = new Set(['baseUrl', 'authUrl', 'forwardUrl', 'idempotency']);
+const URL_KEYS: ReadonlySet<string> = new Set(['baseUrl', 'authUrl', 'forwardUrl', 'idempotency', 'deadLetter']);
 
 /** An empty flag or env var means "not set" (`DURABLE_WORKER_TENANT=` in a compose file). */
 function isSet(value: unknown): boolean {
@@ -89,13 +95,14 @@ export function collectRunOptions(options: LoadWorkerConfigOptions = {}): Collec
   const collected: CollectedOptions = { values: {}, sources: {} };
   for (const key of RUN_OPTION_KEYS) {
     const env_ = envName(key);
-    if (isSet(flags[key])) {
+    const read = options.omit?.includes(key) !== true;
+    if (read && isSet(flags[key])) {
       collected.values[key] = flags[key];
       collected.sources[key] = { kind: 'flag' };
-    } else if (isSet(env[env_])) {
+    } else if (read && isSet(env[env_])) {
       collected.values[key] = env[env_];
       collected.sources[key] = { kind: 'env', name: env_ };
-    } else if (file !== undefined && isSet(file.values[key])) {
+    } else if (read && file !== undefined && isSet(file.values[key])) {
       collected.values[key] = file.values[key];
       collected.sources[key] = { kind: 'file', path: file.path };
     } else if (isSet(options.defaults?.[key])) {

@@ -76,7 +76,11 @@ const specs: Record<RunOptionKey, Omit<OptionSpec, 'key'>> = {
   idempotency: { kind: 'string', group: 'Stores', describe: 'memory | sqlite:PATH | redis://... | postgres://... (default: sqlite:.durable-worker/idempotency.sqlite)' },
   idempotencyPrefix: { kind: 'string', group: 'Stores', describe: 'Key namespace in shared stores (default: <tenant>:<destination>)' },
   idempotencyTtl: { kind: 'string', group: 'Stores', describe: 'How long done marks are kept: seconds or a duration like 12h, 7d (default: 7d)' },
-  deadLetter: { kind: 'string', group: 'Stores', describe: 'file:PATH (JSON lines) (default: file:.durable-worker/dead-letter.jsonl)' },
+  deadLetter: {
+    kind: 'string',
+    group: 'Stores',
+    describe: 'Dead-letter sink: file:PATH (JSON lines) | sqlite:PATH | redis://... | postgres://... (default: the --idempotency URL when it is redis:// or postgres://, else file:.durable-worker/dead-letter.jsonl)',
+  },
   metricsPort: { kind: 'number', group: 'Observability', describe: 'Health + metrics port; 0 = random free port (default: 9464)' },
   metricsHost: { kind: 'string', group: 'Observability', describe: 'Health + metrics host (default: 0.0.0.0)' },
   logLevel: { kind: 'string', group: 'Observability', describe: 'fatal | error | warn | info | debug | trace | silent (default: info)' },

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import * as z from 'zod';
+import { DEAD_LETTER_URL_HELP, isSharedSink, parseDeadLetterUrl } from '../dead-letter/index.js';
 import { parseDurationMs } from './duration.js';
 import type { WorkerConfig } from './types.js';
 
@@ -112,12 +113,40 @@ function isIdempotencyUrl(value: string): boolean {
   }
 }
 
+function isDeadLetterUrl(value: string): boolean {
+  try {
+    parseDeadLetterUrl(value, '/');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `--dead-letter` with relative paths made absolute. Unset, it follows a shared idempotency store
+ * (redis://, postgres://): the replicas that share one need their dead letters in one place that
+ * outlives a pod, and that server is the one they all reach. Otherwise the local file, as before.
+ */
+export function resolveDeadLetterUrl(cwd: string, deadLetter: string | undefined, idempotencyUrl: string): string {
+  if (deadLetter === undefined) {
+    let shared = false;
+    try {
+      shared = isSharedSink(parseDeadLetterUrl(idempotencyUrl, cwd));
+    } catch {
+      // memory: not a sink URL, not shared
+    }
+    return shared ? idempotencyUrl : `file:${resolvePath(cwd, DEFAULT_DEAD_LETTER.slice('file:'.length))}`;
+  }
+  const location = parseDeadLetterUrl(deadLetter, cwd);
+  return location.kind === 'file' || location.kind === 'sqlite' ? `${location.kind}:${location.path}` : location.url;
+}
+
 function resolvePath(cwd: string, path: string): string {
   return isAbsolute(path) ? path : resolve(cwd, path);
 }
 
 /** Absolute path inside `sqlite:PATH`; `sqlite::memory:` stays as is. Other store URLs unchanged. */
-function resolveStoreUrl(cwd: string, url: string): string {
+export function resolveStoreUrl(cwd: string, url: string): string {
   if (!url.startsWith('sqlite:')) return url;
   const path = url.slice('sqlite:'.length);
   return path === ':memory:' ? url : `sqlite:${resolvePath(cwd, path)}`;
@@ -156,9 +185,7 @@ export function createWorkerConfigSchema(context: SchemaContext) {
       idempotency: text(IDEMPOTENCY_HELP).refine(isIdempotencyUrl, { error: IDEMPOTENCY_HELP }).default(DEFAULT_IDEMPOTENCY),
       idempotencyPrefix: text().optional(),
       idempotencyTtl: duration(1_000, 3_650 * 86_400_000, 'seconds or a duration like 12h, 7d (1s..3650d)'),
-      deadLetter: text('must be file:PATH')
-        .refine((v) => v.startsWith('file:') && v.length > 'file:'.length, { error: 'must be file:PATH' })
-        .default(DEFAULT_DEAD_LETTER),
+      deadLetter: text(DEAD_LETTER_URL_HELP).refine(isDeadLetterUrl, { error: DEAD_LETTER_URL_HELP }).optional(),
       metricsPort: intRange(0, 65535).default(9464),
       metricsHost: text().default('0.0.0.0'),
       logLevel: oneOf(LOG_LEVELS).default('info'),
@@ -231,7 +258,7 @@ export function createWorkerConfigSchema(context: SchemaContext) {
         idempotencyUrl: resolveStoreUrl(context.cwd, input.idempotency),
         idempotencyPrefix: input.idempotencyPrefix ?? (input.tenant !== undefined ? `${input.tenant}:${input.destination}` : input.destination),
         idempotencyTtlMs: input.idempotencyTtl ?? DEFAULT_IDEMPOTENCY_TTL_MS,
-        deadLetterUrl: `file:${resolvePath(context.cwd, input.deadLetter.slice('file:'.length))}`,
+        deadLetterUrl: resolveDeadLetterUrl(context.cwd, input.deadLetter, input.idempotency),
         metricsPort: input.metricsPort,
         metricsHost: input.metricsHost,
         exitWhenIdle: input.exitWhenIdle,

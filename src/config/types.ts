@@ -36,7 +36,7 @@ export interface WorkerConfig {
   idempotencyPrefix: string;
   /** How long done marks are kept, ms (default 7 days). */
   idempotencyTtlMs: number;
-  /** file:PATH (JSON lines). */
+  /** file:PATH (JSON lines) | sqlite:PATH | redis://... | postgres://... (default: a shared idempotency URL, else file:.durable-worker/dead-letter.jsonl). */
   deadLetterUrl: string;
   /** Health + metrics port; 0 = random free port. Default 9464. */
   metricsPort: number;

@@ -1,11 +1,14 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
+import { gzipSync } from 'node:zlib';
 import type { Logger } from 'pino';
 import { stringifyJsonExact } from '../ingest/index.js';
 import type { FaultInjector } from './faults/injector.js';
 import type { RouteFamily } from './faults/options.js';
-import { HttpProblem, sendProblem } from './http/problem.js';
+import { exchangeObserver } from './http/exchange-observer.js';
+import { HttpProblem, problemBody } from './http/problem.js';
 import type { Method, RouteReply, Router } from './http/router.js';
+import type { OperationSpec } from './openapi/operation.js';
 
 /**
  * The emulator's one HTTP server: public API and issuer on the same origin (CONTRACT). Every error
@@ -38,26 +41,83 @@ function isLoopback(req: IncomingMessage): boolean {
   return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
 }
 
-function sendReply(res: ServerResponse, reply: RouteReply): void {
-  const headers: Record<string, string | number> = { ...reply.headers };
-  if (reply.body === undefined || reply.status === 204) {
-    res.writeHead(reply.status, headers);
-    res.end();
-    return;
+/**
+ * The one place an answer leaves the emulator: every reply and every problem is written here, so
+ * the exchange observer (tests) sees all of them.
+ */
+function writeAnswer(
+  req: IncomingMessage,
+  res: ServerResponse,
+  operation: OperationSpec | undefined,
+  status: number,
+  headers: Record<string, string>,
+  payload: string | undefined,
+  gzip = false,
+): void {
+  const out: Record<string, string | number> = { ...headers };
+  // A string is written as is (no copy of a large lease batch); only a compressed answer is a Buffer.
+  let entity: string | Buffer | undefined;
+  if (payload !== undefined && status !== 204 && status !== 304) {
+    entity = payload;
+    out['content-type'] ??= 'application/json';
+    if (gzip) {
+      out.vary = 'Accept-Encoding';
+      if (acceptsGzip(req.headers['accept-encoding'])) {
+        entity = gzipSync(Buffer.from(payload, 'utf8'));
+        out['content-encoding'] = 'gzip';
+      }
+    }
+    out['content-length'] = typeof entity === 'string' ? Buffer.byteLength(entity) : entity.length;
   }
-  // Exact: a read of an Integer beyond 2^53 carries a bigint (sources/read-shape.ts).
-  const payload = stringifyJsonExact(reply.body);
-  headers['content-type'] ??= 'application/json';
-  headers['content-length'] = Buffer.byteLength(payload);
-  res.writeHead(reply.status, headers);
-  res.end(payload);
+  res.writeHead(status, out);
+  res.end(entity);
+  const observer = exchangeObserver();
+  if (observer) {
+    const names: Record<string, string> = {};
+    for (const [name, value] of Object.entries(out)) names[name.toLowerCase()] = String(value);
+    observer({ method: req.method ?? 'GET', path: pathOf(req), operation, status, headers: names, body: entity === undefined ? undefined : payload });
+  }
 }
+
+function sendReply(req: IncomingMessage, res: ServerResponse, operation: OperationSpec, reply: RouteReply): void {
+  // Exact: a read of an Integer beyond 2^53 carries a bigint (sources/read-shape.ts).
+  const payload = reply.json ?? (reply.body === undefined ? undefined : stringifyJsonExact(reply.body));
+  writeAnswer(req, res, operation, reply.status, reply.headers ?? {}, payload, reply.gzip);
+}
+
+function sendProblem(req: IncomingMessage, res: ServerResponse, operation: OperationSpec | undefined, problem: HttpProblem): void {
+  const body = problemBody(problem.status, problem.detail, pathOf(req), problem.errors);
+  // A body we refused to read (413) is not worth draining: close the connection after answering.
+  const headers = problem.status === 413 ? { ...problem.headers, connection: 'close' } : { ...problem.headers };
+  writeAnswer(req, res, operation, problem.status, { ...headers, 'content-type': 'application/problem+json' }, JSON.stringify(body));
+}
+
+/** Spec: compression is opt-in via `Accept-Encoding: gzip`. */
+export function acceptsGzip(header: string | undefined): boolean {
+  if (!header) return false;
+  return header.split(',').some((part) => {
+    const [coding, ...params] = part.trim().toLowerCase().split(';');
+    if (coding !== 'gzip' && coding !== 'x-gzip') return false;
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    return q === undefined || Number(q.slice(2)) > 0;
+  });
+}
+
+function pathOf(req: IncomingMessage): string {
+  return (req.url ?? '/').split('?')[0]!;
+}
+
+/** The request's route, kept on the request so a problem answered later names its operation. */
+const OPERATION = Symbol('operation');
+type RoutedRequest = IncomingMessage & { [OPERATION]?: OperationSpec };
 
 async function dispatch(deps: ServerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = req.url ?? '/';
   const queryAt = url.indexOf('?');
   const path = queryAt < 0 ? url : url.slice(0, queryAt);
   const method = req.method ?? 'GET';
+  const match = deps.router.match(method, path);
+  if (match !== undefined && !('allow' in match)) (req as RoutedRequest)[OPERATION] = match.operation;
 
   if (path === ADMIN_PREFIX || path.startsWith(`${ADMIN_PREFIX}/`)) {
     // CONTRACT: seeding endpoints are loopback only (and never faulted, so tests can switch faults off).
@@ -78,7 +138,6 @@ async function dispatch(deps: ServerDeps, req: IncomingMessage, res: ServerRespo
     }
   }
 
-  const match = deps.router.match(method, path);
   if (match === undefined) throw new HttpProblem(404, `No route for ${path.slice(0, 200)}.`);
   // RFC 9110: a 405 lists the methods the resource does take.
   if ('allow' in match) throw new HttpProblem(405, `${method} is not allowed on ${path.slice(0, 200)}.`, undefined, { allow: match.allow.join(', ') });
@@ -90,7 +149,7 @@ async function dispatch(deps: ServerDeps, req: IncomingMessage, res: ServerRespo
     params: match.params,
     query: new URLSearchParams(queryAt < 0 ? '' : url.slice(queryAt + 1)),
   });
-  if (reply) sendReply(res, reply);
+  sendReply(req, res, match.operation, reply);
 }
 
 function answerError(deps: ServerDeps, req: IncomingMessage, res: ServerResponse, err: unknown): void {
@@ -107,14 +166,13 @@ function answerError(deps: ServerDeps, req: IncomingMessage, res: ServerResponse
     res.destroy();
     return;
   }
+  const operation = (req as RoutedRequest)[OPERATION];
   if (err instanceof HttpProblem) {
-    // A body we refused to read (413) is not worth draining: close the connection after answering.
-    const headers = err.status === 413 ? { ...err.headers, connection: 'close' } : err.headers;
-    sendProblem(res, err.status, err.detail, instance, err.errors, headers);
+    sendProblem(req, res, operation, err);
     return;
   }
   deps.logger.error({ err, method: req.method, path: instance }, 'emulator route failed');
-  sendProblem(res, 500, 'An unexpected error occurred in the emulator.', instance);
+  sendProblem(req, res, operation, new HttpProblem(500, 'An unexpected error occurred in the emulator.'));
 }
 
 const CLIENT_GONE_CODES = new Set(['ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE']);

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import pino, { type Logger } from 'pino';
 import type { CloudEvent } from '../types.js';
-import { registerAdminRoutes, registerNotYetImplemented } from './admin/routes.js';
+import { registerAdminRoutes } from './admin/routes.js';
 import { Credentials } from './auth/credentials.js';
 import { registerIssuerRoutes } from './auth/issuer.js';
 import { defaultApplications, defaultTenants, loadEmulatorConfig, parseEmulatorConfig, type EmulatorConfig, type IngestLimitsConfig, type ResolvedEmulatorConfig } from './config.js';
@@ -12,7 +12,8 @@ import { faultOptionsSchema, type FaultOptions } from './faults/options.js';
 import { DEFAULT_MAX_BODY_BYTES } from './http/body.js';
 import { Router } from './http/router.js';
 import { createEmulatorServer } from './server.js';
-import { registerSourceRoutes } from './sources/index.js';
+import { registerSourceRoutes, type SourcesModule } from './sources/index.js';
+import type { OperationSpec } from './openapi/operation.js';
 import { summarizeState, type EmulatorStateSummary } from './summary.js';
 import { registerManagedTagRoutes } from './tags/index.js';
 import { registerAccessCatalogRoutes } from './catalog/index.js';
@@ -20,7 +21,7 @@ import { registerDestinationRoutes } from './destinations/index.js';
 import { parseDestinationSeed } from './destinations/registry.js';
 import { HttpProblem } from './http/problem.js';
 import { registerLegacyImportRoutes } from './legacy-import/index.js';
-import { registerIngestOpenApiRoute } from './openapi/route.js';
+import { registerOpenApiRoutes } from './openapi/route.js';
 import { tenantLimitsResolver } from './sources/limits.js';
 import { Tenants } from './tenants.js';
 import { ConfigError } from '../errors.js';
@@ -82,8 +83,17 @@ function urlHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
-/** Starts the platform emulator: public API, issuer and seeding endpoints on one origin. */
-export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
+/** The emulator's parts, wired, before it listens. */
+interface Assembled {
+  router: Router;
+  faults: FaultInjector;
+  logger: Logger;
+  sources: SourcesModule;
+  state: () => EmulatorStateSummary;
+  appendEvents: RunningEmulator['appendEvents'];
+}
+
+function assemble(options: EmulatorOptions): Assembled {
   checkOptions(options);
   const config = resolveConfig(options.config);
   const logger = options.logger ?? pino({ level: 'warn', base: { component: 'emulator' } }, pino.destination(2));
@@ -150,10 +160,21 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       throw new ConfigError(`emulator config: destinationApis[${index}]: ${details || err.detail}`, '--config');
     }
   });
-  registerIngestOpenApiRoute(ctx);
+  registerOpenApiRoutes(ctx);
   for (const module of options.modules ?? []) module(ctx);
-  registerNotYetImplemented(ctx);
+  return { router, faults, logger, sources, state, appendEvents };
+}
 
+/** The operations of every route an emulator with these options serves (its OpenAPI description's). */
+export function emulatorOperations(options: EmulatorOptions = {}): OperationSpec[] {
+  const { router, sources } = assemble(options);
+  sources.close();
+  return router.operations();
+}
+
+/** Starts the platform emulator: public API, issuer and seeding endpoints on one origin. */
+export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
+  const { router, faults, logger, sources, state, appendEvents } = assemble(options);
   const server = createEmulatorServer({ router, faults, logger });
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {

@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import { redactUrl } from '../observability/redact.js';
+import { ensureSchema, openPool } from './postgres-pool.js';
 import { CLAIM, CREATE_SCHEMA, DELETE_EXPIRED, MARK_DONE, RELEASE, SCHEMA_LOCK_ID } from './postgres-sql.js';
 import type { ClaimState, IdempotencyStore } from './store.js';
 import { closedError, distinctKeys, storeError } from './store-error.js';
@@ -25,10 +26,9 @@ export interface PostgresStoreOptions {
 const CLEANUP_BATCH_ROWS = 10_000;
 
 /**
- * `pg` Pool. Each operation is one statement over the whole batch (see postgres-sql.ts for why
- * the claim upsert is race-free). A connection the server dropped (restart, pg_terminate_backend)
- * fails the statement on it with DW_ERR_STORE; the pool discards that connection and opens a new
- * one for the next statement, so the store recovers by itself once the server is back.
+ * `pg` Pool (postgres-pool.ts). Each operation is one statement over the whole batch (see
+ * postgres-sql.ts for why the claim upsert is race-free). A connection the server dropped fails the
+ * statement on it with DW_ERR_STORE; the store recovers by itself once the server is back.
  */
 export class PostgresIdempotencyStore implements IdempotencyStore {
   readonly #pool: Pool;
@@ -48,22 +48,16 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   }
 
   static async open(options: PostgresStoreOptions): Promise<PostgresIdempotencyStore> {
-    const { default: pg } = await import('pg');
-    const timeoutMs = options.statementTimeoutMs ?? 5_000;
     const onBackgroundError = options.onBackgroundError ?? (() => {});
-    const pool = new pg.Pool({
-      connectionString: options.url,
+    const pool = await openPool({
+      url: options.url,
       max: options.poolSize ?? 4,
-      connectionTimeoutMillis: timeoutMs,
-      statement_timeout: timeoutMs,
-      // Client side too: a server that vanished without closing the socket answers nothing.
-      query_timeout: timeoutMs * 2,
-      application_name: 'durable-worker idempotency',
+      timeoutMs: options.statementTimeoutMs ?? 5_000,
+      applicationName: 'durable-worker idempotency',
+      onIdleError: (err) => onBackgroundError(storeError('postgres', 'idle connection', err)),
     });
-    // An idle connection killed by the server emits 'error' on the pool; unhandled, it would crash.
-    pool.on('error', (err) => onBackgroundError(storeError('postgres', 'idle connection', err)));
     try {
-      await ensureSchema(pool);
+      await ensureSchema(pool, SCHEMA_LOCK_ID, CREATE_SCHEMA);
     } catch (err) {
       await pool.end().catch(() => {});
       throw storeError('postgres', `preparing ${redactUrl(options.url)}`, err);
@@ -126,27 +120,5 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     } catch (err) {
       throw storeError('postgres', operation, err);
     }
-  }
-}
-
-/**
- * Creates the table and index when absent. Workers starting together serialise on an advisory
- * lock, because concurrent `CREATE TABLE IF NOT EXISTS` can still fail on the catalog's unique
- * index; a duplicate-object error is tolerated all the same (a server without advisory locks).
- */
-async function ensureSchema(pool: Pool): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK_ID]);
-    await client.query(CREATE_SCHEMA);
-    await client.query('COMMIT');
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    const code = (err as { code?: unknown }).code;
-    // 23505 unique_violation (pg_type race), 42P07 duplicate_table: someone else created it.
-    if (code !== '23505' && code !== '42P07') throw err;
-  } finally {
-    client.release();
   }
 }

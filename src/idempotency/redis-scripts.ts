@@ -11,7 +11,8 @@ export interface LuaScript {
   sha1: string;
 }
 
-function script(source: string): LuaScript {
+/** A script with its SHA-1, for EVALSHA. */
+export function luaScript(source: string): LuaScript {
   return { source, sha1: createHash('sha1').update(source).digest('hex') };
 }
 
@@ -19,7 +20,7 @@ function script(source: string): LuaScript {
  * KEYS = the batch; ARGV[1] = owner, ARGV[2] = claim TTL in ms.
  * Returns one letter per key: n(ew), d(one), b(usy) — a string is the cheapest reply to parse.
  */
-export const CLAIM_SCRIPT = script(`
+export const CLAIM_SCRIPT = luaScript(`
 local mine = 'c:' .. ARGV[1]
 local states = {}
 for i = 1, #KEYS do
@@ -37,7 +38,7 @@ return table.concat(states)
 `);
 
 /** KEYS = the batch; ARGV[1] = done TTL in ms. A done mark replaces any claim. */
-export const DONE_SCRIPT = script(`
+export const DONE_SCRIPT = luaScript(`
 for i = 1, #KEYS do
   redis.call('SET', KEYS[i], 'd', 'PX', ARGV[1])
 end
@@ -45,7 +46,7 @@ return #KEYS
 `);
 
 /** KEYS = the batch; ARGV[1] = owner. Compare-and-delete: only the owner's own claims go. */
-export const RELEASE_SCRIPT = script(`
+export const RELEASE_SCRIPT = luaScript(`
 local mine = 'c:' .. ARGV[1]
 local released = 0
 for i = 1, #KEYS do

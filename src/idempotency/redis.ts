@@ -1,23 +1,16 @@
 import type { RedisClientType } from 'redis';
 import { redactUrl } from '../observability/redact.js';
+import { closeRedis, connectRedis, evalScript, type RedisConnectOptions } from './redis-client.js';
 import { CLAIM_SCRIPT, DONE_SCRIPT, RELEASE_SCRIPT, type LuaScript } from './redis-scripts.js';
 import type { ClaimState, IdempotencyStore } from './store.js';
 import { closedError, storeError } from './store-error.js';
 
-/** Options of the Redis store. */
-export interface RedisStoreOptions {
-  /** `redis://[[user]:password@]host[:port][/db]` or `rediss://` for TLS. */
-  url: string;
+/** Options of the Redis store: the connection's (redis-client.ts), and its key space. */
+export interface RedisStoreOptions extends Omit<RedisConnectOptions, 'onBackgroundError'> {
   /** Key namespace: several workers may share one server. */
   prefix: string;
   /** How long done marks are kept, in ms. */
   doneTtlMs: number;
-  /** A command without a reply after this long fails, in ms (default 5,000). */
-  commandTimeoutMs?: number;
-  /** Connection attempts before the first connect gives up (default 3). Later, it retries forever. */
-  initialConnectAttempts?: number;
-  /** Longest pause between reconnection attempts, in ms (default 2,000). */
-  maxReconnectDelayMs?: number;
   /** Connection errors seen while reconnecting; the default ignores them. */
   onBackgroundError?: (err: Error) => void;
 }
@@ -25,11 +18,9 @@ export interface RedisStoreOptions {
 const STATE_BY_LETTER: Record<string, ClaimState> = { n: 'new', d: 'done', b: 'busy' };
 
 /**
- * node-redis 6 client. Each operation is one EVALSHA of a Lua script over the whole batch (one
- * round trip, atomic). While the connection is down, commands are rejected at once instead of
- * queued (`disableOfflineQueue`): the worker then fails those events and the platform redelivers
- * them, rather than the worker hanging on a queue that may never drain. Reconnection goes on in
- * the background with capped exponential backoff.
+ * node-redis 6 client (redis-client.ts: commands fail at once while the connection is down, and it
+ * reconnects in the background). Each operation is one EVALSHA of a Lua script over the whole batch
+ * (one round trip, atomic).
  */
 export class RedisIdempotencyStore implements IdempotencyStore {
   readonly #client: RedisClientType;
@@ -47,36 +38,11 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   }
 
   static async open(options: RedisStoreOptions): Promise<RedisIdempotencyStore> {
-    const { createClient } = await import('redis');
-    const initialAttempts = options.initialConnectAttempts ?? 3;
-    const maxDelayMs = options.maxReconnectDelayMs ?? 2_000;
     const onBackgroundError = options.onBackgroundError ?? (() => {});
-    let everReady = false;
-    const client = createClient({
-      url: options.url,
-      disableOfflineQueue: true,
-      commandOptions: { timeout: options.commandTimeoutMs ?? 5_000 },
-      socket: {
-        connectTimeout: options.commandTimeoutMs ?? 5_000,
-        reconnectStrategy: (retries: number, cause: Error) => {
-          // A wrong host or password at start is a configuration problem: fail `open` soon.
-          if (!everReady && retries >= initialAttempts - 1) return cause;
-          const backoffMs = Math.min(maxDelayMs, 50 * 2 ** retries);
-          return Math.round(backoffMs / 2 + Math.random() * (backoffMs / 2));
-        },
-      },
-    }) as unknown as RedisClientType;
-    // Without a listener an 'error' event would crash the process; a down server is expected.
-    client.on('error', (err: Error) => {
-      if (everReady) onBackgroundError(storeError('redis', 'connection', err));
-    });
-    client.on('ready', () => {
-      everReady = true;
-    });
+    let client: RedisClientType;
     try {
-      await client.connect();
+      client = await connectRedis({ ...options, onBackgroundError: (err) => onBackgroundError(storeError('redis', 'connection', err)) });
     } catch (err) {
-      client.destroy();
       throw storeError('redis', `connecting to ${redactUrl(options.url)}`, err);
     }
     return new RedisIdempotencyStore(client, options);
@@ -107,25 +73,13 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    try {
-      // close() waits for replies in flight; destroy() would reject them.
-      await this.#client.close();
-    } catch {
-      this.#client.destroy();
-    }
+    await closeRedis(this.#client);
   }
 
-  /** EVALSHA, falling back to EVAL (which also caches the script) after a server restart. */
   async #run(operation: string, script: LuaScript, keys: readonly string[], args: string[]): Promise<unknown> {
     if (this.#closed) throw closedError('redis', operation);
-    const call = { keys: keys.map((key) => this.#keyPrefix + key), arguments: args };
     try {
-      try {
-        return await this.#client.evalSha(script.sha1, call);
-      } catch (err) {
-        if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
-        return await this.#client.eval(script.source, call);
-      }
+      return await evalScript(this.#client, script, keys.map((key) => this.#keyPrefix + key), args);
     } catch (err) {
       throw storeError('redis', operation, err);
     }

@@ -8,7 +8,7 @@ import { DurableWorkerError, ErrorCodes } from '../errors.js';
 export function storeError(backend: string, operation: string, cause: unknown): DurableWorkerError {
   if (cause instanceof DurableWorkerError && cause.code === ErrorCodes.STORE) return cause;
   const detail = cause instanceof Error ? cause.message : String(cause);
-  return new DurableWorkerError(ErrorCodes.STORE, `${backend} idempotency store: ${operation} failed: ${scrub(detail)}`, {
+  return new DurableWorkerError(ErrorCodes.STORE, `${backend} idempotency store: ${operation} failed: ${scrubCredentials(detail)}`, {
     cause,
   });
 }
@@ -19,7 +19,7 @@ export function closedError(backend: string, operation: string): DurableWorkerEr
 }
 
 /** Drivers sometimes echo a connection string; hide any `user:password@` that slips into a message. */
-function scrub(message: string): string {
+export function scrubCredentials(message: string): string {
   return message.replace(/\/\/([^/@:\s]*):[^/@\s]*@/g, '//$1:***@');
 }
 

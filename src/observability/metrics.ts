@@ -1,6 +1,8 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { DEAD_LETTERS_METRIC, registerDeadLetterGauge, type DeadLetterGaugeOptions } from '../dead-letter/gauge.js';
 import type { WorkerEmitter, WorkerEventMap } from '../worker/events.js';
 import { LabelledHistogram, PendingCount, flushOnCollect } from './hot-path-metrics.js';
+import { BacklogAgeTracker } from './backlog.js';
 import { LagTracker } from './lag.js';
 
 /** Every name of CONTRACT.md "Health and metrics", prefixed. */
@@ -14,11 +16,18 @@ export const METRIC_NAMES = {
   committedSequence: `${METRIC_PREFIX}committed_sequence`,
   inFlight: `${METRIC_PREFIX}in_flight_events`,
   lastCaughtUp: `${METRIC_PREFIX}last_caught_up_timestamp_seconds`,
+  /** Not in CONTRACT.md: the backlog signal (docs/metrics.md), read at scrape. */
+  backlogAge: `${METRIC_PREFIX}backlog_age_seconds`,
+  /** Not in CONTRACT.md: listeners of the event bus that threw (src/worker/event-bus.ts). */
+  listenerErrors: `${METRIC_PREFIX}listener_errors_total`,
+  deadLetters: DEAD_LETTERS_METRIC,
 } as const;
 
 /** 1 ms .. 60 s: quick in-memory handlers up to calls that approach a default lease. */
 export const HANDLER_DURATION_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
+/** The events a user may listen to on `worker.events` (WorkerEventMap), for zero-initialised series. */
+const WATCHED_EVENTS = ['pull:done', 'batch:pulled', 'event:done', 'inflight:changed', 'ack:done', 'caught-up', 'lease:near-deadline', 'loop:crashed', 'ready:changed'] as const satisfies readonly (keyof WorkerEventMap)[];
 const PULL_STATUSES = ['200', '204', '409', '429', '4xx', '5xx', 'error'] as const;
 const ACK_STATUSES = ['committed', 'requeued', 'stale', 'error'] as const;
 
@@ -29,6 +38,8 @@ export interface CreateMetricsOptions {
   destination: string;
   /** Add prom-client's process and Node.js metrics (default: true). */
   collectDefaultMetrics?: boolean;
+  /** The `dead_letters` gauge's count of the sink (src/dead-letter/gauge.ts); without one it has no series. */
+  deadLetters?: DeadLetterGaugeOptions;
 }
 
 export interface WorkerMetrics {
@@ -42,7 +53,7 @@ export interface WorkerMetrics {
 export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
   const registry = new Registry();
   const registers = [registry];
-  if (options.collectDefaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  if (options.collectDefaultMetrics ?? true) collectProcessMetrics(registry);
 
   // Written once per handler run: counted and observed without prom-client's per-call label hashing.
   const eventCounts: PendingCount[] = [];
@@ -68,9 +79,11 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
   const acks = new Counter({ name: METRIC_NAMES.acks, help: 'Acknowledgements by answer', labelNames: ['status'], registers, collect: flushOnCollect(ackCounts) });
   const tracker = new LagTracker();
   const destination = { destination: options.destination };
+  // Kept with its CONTRACT meaning; it counts what this process leased and has not seen committed,
+  // never the events still waiting in the stream (docs/metrics.md): backlog_age_seconds is the backlog.
   new Gauge({
     name: METRIC_NAMES.lag,
-    help: 'Last seen sequence minus committed cursor',
+    help: 'Last seen sequence minus committed cursor (leased by this process, not yet committed; not the backlog)',
     labelNames: ['destination'],
     registers,
     collect() {
@@ -86,10 +99,23 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
       if (tracker.committed !== undefined) this.set(destination, Number(tracker.committed));
     },
   });
+  const backlog = new BacklogAgeTracker();
+  new Gauge({
+    name: METRIC_NAMES.backlogAge,
+    help: 'Seconds since the oldest event this process last leased was appended to the stream; 0 once a pull answers 204 (caught up)',
+    labelNames: ['destination'],
+    registers,
+    collect() {
+      this.set(destination, backlog.ageSeconds());
+    },
+  });
   const inFlight = new Gauge({ name: METRIC_NAMES.inFlight, help: 'Events in progress across all workers', registers });
   const lastCaughtUp = new Gauge({ name: METRIC_NAMES.lastCaughtUp, help: 'Unix time of the last pull that answered 204 (caught up)', registers });
+  const listenerErrors = new Counter({ name: METRIC_NAMES.listenerErrors, help: 'Listeners of the worker\'s events that threw; the worker ignored them', labelNames: ['event'], registers });
+  registerDeadLetterGauge(registers, options.deadLetters);
 
   // Zero-initialised series make rate() and absent() behave from the first scrape.
+  for (const event of WATCHED_EVENTS) listenerErrors.inc({ event }, 0);
   const pullCount = statusCounts(pulls, PULL_STATUSES, pullCounts);
   const ackCount = statusCounts(acks, ACK_STATUSES, ackCounts);
 
@@ -111,7 +137,10 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
   };
   const listeners: { [K in keyof WorkerEventMap]?: (...args: WorkerEventMap[K]) => void } = {
     'pull:done': (e) => pullCount(e.status).inc(),
-    'batch:pulled': (e) => tracker.observeEvents(e.events),
+    'batch:pulled': (e) => {
+      tracker.observeEvents(e.events);
+      backlog.observeBatch(e.workerId, e.events);
+    },
     'event:done': (e) => {
       eventCount(e.event.type, e.outcome).inc();
       // A duplicate never reached a handler: its zero time would flatten the histogram.
@@ -122,7 +151,11 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
       ackCount(e.status).inc();
       tracker.observeAck(e.response, e.lastSequence);
     },
-    'caught-up': (e) => lastCaughtUp.set(e.at / 1_000),
+    'caught-up': (e) => {
+      lastCaughtUp.set(e.at / 1_000);
+      backlog.observeCaughtUp(e.workerId, e.at);
+    },
+    'listener:error': (e) => listenerErrors.inc({ event: e.event }),
   };
 
   const bus = options.events as unknown as import('node:events').EventEmitter;
@@ -135,6 +168,20 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
       for (const [name, listener] of entries) bus.off(name, listener);
     },
   };
+}
+
+/**
+ * prom-client's default process and Node.js metrics, less the three gauges named `_total`
+ * (`nodejs_active_handles_total`, `..._requests_total`, `..._resources_total`): a `_total` suffix
+ * promises a counter, so `promtool check metrics` flags them, and a query with rate() on them would
+ * be wrong. Nothing is lost: each is the sum of the per-`type` gauge beside it
+ * (`sum(nodejs_active_handles)`).
+ */
+export const DROPPED_DEFAULT_METRICS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'] as const;
+
+function collectProcessMetrics(registry: Registry): void {
+  collectDefaultMetrics({ register: registry });
+  for (const name of DROPPED_DEFAULT_METRICS) registry.removeSingleMetric(name);
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { EventOutcome, WorkerEmitter, WorkerEventMap } from '../worker/events.js';
+import { BacklogAgeTracker } from './backlog.js';
 import { LagTracker } from './lag.js';
 
 export interface StartSummaryOptions {
@@ -17,6 +18,8 @@ export interface SummaryLine {
   eventsPerSecond: number;
   events: Record<EventOutcome, number>;
   lag: string;
+  /** How far behind the consumer is (durable_worker_backlog_age_seconds), to 0.1 s. */
+  backlogAgeSeconds: number;
   inFlight: number;
   staleAcks: number;
   pulls: number;
@@ -31,13 +34,14 @@ export interface Summary {
 const emptyOutcomes = (): Record<EventOutcome, number> => ({ ok: 0, failed: 0, duplicate: 0, dead_lettered: 0 });
 
 /**
- * One info line per interval for people reading logs rather than dashboards: throughput, lag, work
- * in flight and stale acks (a stale ack means a lease expired under us: raise --visibility or lower
- * --limit). Counted from the same events as the metrics.
+ * One info line per interval for people reading logs rather than dashboards: throughput, lag and
+ * backlog age, work in flight and stale acks (a stale ack means a lease expired under us: raise
+ * --visibility or lower --limit). Counted from the same events as the metrics.
  */
 export function startSummary(options: StartSummaryOptions): Summary {
   const now = options.now ?? Date.now;
   const tracker = new LagTracker();
+  const backlog = new BacklogAgeTracker(now);
   let outcomes = emptyOutcomes();
   let staleAcks = 0;
   let pulls = 0;
@@ -46,7 +50,11 @@ export function startSummary(options: StartSummaryOptions): Summary {
 
   const listeners: { [K in keyof WorkerEventMap]?: (...args: WorkerEventMap[K]) => void } = {
     'pull:done': () => void pulls++,
-    'batch:pulled': (e) => tracker.observeEvents(e.events),
+    'batch:pulled': (e) => {
+      tracker.observeEvents(e.events);
+      backlog.observeBatch(e.workerId, e.events);
+    },
+    'caught-up': (e) => backlog.observeCaughtUp(e.workerId, e.at),
     'event:done': (e) => void outcomes[e.outcome]++,
     'inflight:changed': (e) => void (inFlight = e.inFlight),
     'ack:done': (e) => {
@@ -67,6 +75,7 @@ export function startSummary(options: StartSummaryOptions): Summary {
       eventsPerSecond: Math.round((total / intervalSeconds) * 100) / 100,
       events: outcomes,
       lag: tracker.lag.toString(),
+      backlogAgeSeconds: Math.round(backlog.ageSeconds() * 10) / 10,
       inFlight,
       staleAcks,
       pulls,

@@ -1,3 +1,4 @@
+import { whenAborted } from '../abort-fanout.js';
 import { isRetryable } from '../client/errors.js';
 import type { AckResponse, AckStatus, LeaseBatch } from '../types.js';
 import type { BatchContext } from './batch.js';
@@ -5,40 +6,65 @@ import { backoffMs, sleep } from './timing.js';
 
 const ACK_RETRY_BASE_MS = 100;
 const ACK_RETRY_MAX_MS = 2_000;
+/**
+ * From the forced shutdown on, an ack unanswered this long is abandoned, so that a hung platform
+ * cannot hold the process past `--shutdown-timeout` (plus this) until the lease expires.
+ */
+export const FORCED_ACK_GRACE_MS = 1_000;
 
 /**
  * Acknowledges a batch. A network error or 5xx is retried (bounded exponential backoff with jitter)
  * until the lease expires: after that the ack could only be `stale`. A `stale` answer means the lease
  * expired and went to another worker (spec): nothing committed; logged and counted, never retried.
- * Not tied to the shutdown signal: a failed ack at shutdown is what requeues the batch at once.
+ * Not tied to the drain signal: a failed ack at shutdown is what requeues the batch at once. At the
+ * forced shutdown, though, an ack still unanswered after FORCED_ACK_GRACE_MS is abandoned: the lease
+ * expires on the platform and the batch is redelivered; done marks were stored before the ack, so the
+ * effects of the events that finished stay single.
  */
 export async function acknowledgeBatch(ctx: BatchContext, batch: LeaseBatch, sent: AckStatus, expiresAtMs: number): Promise<AckResponse | undefined> {
   const lastSequence = batch.events.at(-1)?.sequence;
   const base = { workerId: ctx.workerId, leaseId: batch.leaseId, generation: batch.generation, sent, ...(lastSequence === undefined ? {} : { lastSequence }) };
-  for (let attempt = 1; ; attempt++) {
-    const remainingMs = expiresAtMs - Date.now();
-    // Not AbortSignal.timeout: that one keeps its timer until it fires (a lease's worth) and costs
-    // more to create, once per batch.
-    const signal = ctx.ackTimeout.arm(Math.max(1, remainingMs), 'the lease expired before the ack was answered');
-    try {
-      const response = await ctx.api.acknowledge(ctx.destination, { leaseId: batch.leaseId, generation: batch.generation, status: sent }, signal);
+  let giveUpAtMs = expiresAtMs;
+  let giveUpReason = 'the lease expired before the ack was answered';
+  let inFlight = false;
+  const forced = whenAborted(ctx.forceSignal, () => {
+    if (Date.now() + FORCED_ACK_GRACE_MS >= giveUpAtMs) return;
+    giveUpAtMs = Date.now() + FORCED_ACK_GRACE_MS;
+    giveUpReason = 'forced shutdown: the ack was abandoned';
+    // Re-arming while the call runs moves its timeout: the call holds the same signal.
+    if (inFlight) ctx.ackTimeout.arm(FORCED_ACK_GRACE_MS, giveUpReason);
+  });
+  try {
+    for (let attempt = 1; ; attempt++) {
+      let response: AckResponse;
+      // Not AbortSignal.timeout: that one keeps its timer until it fires (a lease's worth) and costs
+      // more to create, once per batch.
+      const signal = ctx.ackTimeout.arm(Math.max(1, giveUpAtMs - Date.now()), giveUpReason);
+      inFlight = true;
+      try {
+        response = await ctx.api.acknowledge(ctx.destination, { leaseId: batch.leaseId, generation: batch.generation, status: sent }, signal);
+      } catch (err) {
+        const waitMs = backoffMs(attempt, ACK_RETRY_BASE_MS, ACK_RETRY_MAX_MS);
+        if (isRetryable(err) && Date.now() + waitMs < giveUpAtMs) {
+          ctx.logger.warn({ err, attempt, sent }, 'acknowledge failed: retrying before the lease expires');
+          await sleep(waitMs);
+          continue;
+        }
+        ctx.events.emit('ack:done', { ...base, status: 'error' });
+        ctx.logger.error({ err, sent }, `acknowledge failed (${giveUpReason}): the lease will expire and the batch be redelivered`);
+        return undefined;
+      } finally {
+        inFlight = false;
+        ctx.ackTimeout.disarm();
+      }
+      // Outside the try: what listeners do can never turn an answered ack into a failed one.
       ctx.events.emit('ack:done', { ...base, status: response.status, response });
       if (response.status === 'stale') {
         ctx.logger.warn({ sent }, 'ack was stale: the lease expired and was handed out again (raise --visibility or lower --limit)');
       }
       return response;
-    } catch (err) {
-      const waitMs = backoffMs(attempt, ACK_RETRY_BASE_MS, ACK_RETRY_MAX_MS);
-      if (isRetryable(err) && Date.now() + waitMs < expiresAtMs) {
-        ctx.logger.warn({ err, attempt, sent }, 'acknowledge failed: retrying before the lease expires');
-        await sleep(waitMs);
-        continue;
-      }
-      ctx.events.emit('ack:done', { ...base, status: 'error' });
-      ctx.logger.error({ err, sent }, 'acknowledge failed: the lease will expire and the batch be redelivered');
-      return undefined;
-    } finally {
-      ctx.ackTimeout.disarm();
     }
+  } finally {
+    forced.cancel();
   }
 }

@@ -116,8 +116,8 @@ function emitDone(ctx: EventRunnerContext, event: CloudEvent, handler: string, o
  * attempt >= maxAttempts -> dead-letter record, then done mark (CONTRACT --max-attempts). A shutdown
  * abort is never dead-lettered: the handler did not fail, the process stopped.
  *
- * Reports through callbacks, one of them once (`onError` only when recording the outcome threw: an
- * event:done listener that throws). This is the per-event path: with a dispatcher that offers
+ * Reports through callbacks, one of them once (`onError` only when recording the outcome threw, a
+ * bug: the event bus never throws). This is the per-event path: with a dispatcher that offers
  * `dispatchThen` a run costs no promise of the worker's own (an async function kept its whole frame
  * alive across the dispatch, ~0.8 KB per run, and each promise layer added a reaction and a turn;
  * docs/benchmarks.md).
@@ -146,7 +146,6 @@ export function runEventHandler(
   settled
     .then((state) => {
       if (state === 'new') return dispatchRun(ctx, lease, event, unit, handler, key, onOutcome, onError);
-      // Thrown by an event:done listener: reported below, before any outcome.
       if (state === 'done') emitDone(ctx, event, handler, 'duplicate', 0);
       else emitDone(ctx, event, handler, 'failed', 0, { message: `another worker still holds the claim on ${key}`, code: ErrorCodes.STORE });
       onOutcome(state === 'done' ? 'duplicate' : 'failed');

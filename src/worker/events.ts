@@ -30,6 +30,8 @@ export interface WorkerEventMap {
   'loop:crashed': [{ workerId: string; error: unknown; restartInMs: number }];
   /** Readiness changed (token, handlers, destination reachable). */
   'ready:changed': [{ ready: boolean; reason?: string }];
+  /** A listener of `event` threw or rejected; the worker ignored it and went on (event-bus.ts). */
+  'listener:error': [{ event: string; error: unknown }];
 }
 
 /** The worker's event bus. */

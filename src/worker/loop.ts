@@ -4,7 +4,8 @@ import { ErrorCodes, hasCode } from '../errors.js';
 import { processBatch, type BatchContext } from './batch.js';
 import type { PullStatusLabel } from './events.js';
 import type { Readiness } from './readiness.js';
-import { backoffMs, sleep, withJitter } from './timing.js';
+import type { Clock } from '../dispatch/run-handler.js';
+import { backoffMs, sleepOn, withJitter } from './timing.js';
 
 /** Waits of the pull loop, in ms. Every wait is abortable by the drain signal. */
 export interface LoopTimings {
@@ -35,6 +36,8 @@ export interface LoopContext extends BatchContext {
   limit: number;
   readiness: Readiness;
   timings: LoopTimings;
+  /** What the loop's waits run on: the system clock, or a test's fake one. */
+  clock: Clock;
   /** The loop reports whether its last pull found the consumer caught up (for --exit-when-idle). */
   onIdle(workerId: string, idle: boolean): void;
 }
@@ -112,14 +115,14 @@ async function pullCycle(ctx: LoopContext, state: LoopState): Promise<'stop' | u
       readiness.configError(workerId, problem);
       if (problem !== state.lastConfigProblem) log.error({ err }, `configuration error: ${problem}; retrying every ${Math.round(timings.configRetryMs / 1000)} s`);
       state.lastConfigProblem = problem;
-      await sleep(withJitter(timings.configRetryMs), drainSignal);
+      await sleepOn(ctx.clock, withJitter(timings.configRetryMs), drainSignal);
       return undefined;
     }
     state.errorStreak++;
     const retryAfterMs = (err as { retryAfterMs?: unknown }).retryAfterMs;
     const waitMs = typeof retryAfterMs === 'number' ? retryAfterMs : backoffMs(state.errorStreak, timings.errorBaseMs, timings.errorMaxMs);
     log.warn({ err, waitMs, errorStreak: state.errorStreak, retryable: isRetryable(err) }, 'pull failed: backing off');
-    await sleep(waitMs, drainSignal);
+    await sleepOn(ctx.clock, waitMs, drainSignal);
     return undefined;
   }
 
@@ -143,7 +146,7 @@ async function pullCycle(ctx: LoopContext, state: LoopState): Promise<'stop' | u
     case 204:
       ctx.events.emit('caught-up', { workerId, at: Date.now() });
       ctx.onIdle(workerId, true);
-      await sleep(withJitter(state.idleWaitMs), drainSignal);
+      await sleepOn(ctx.clock, withJitter(state.idleWaitMs), drainSignal);
       state.idleWaitMs = Math.min(timings.idleMaxMs, state.idleWaitMs * 2);
       break;
     case 409:
@@ -151,7 +154,7 @@ async function pullCycle(ctx: LoopContext, state: LoopState): Promise<'stop' | u
       ctx.onIdle(workerId, false);
       if (!state.pausedLogged) log.info('consumer is paused (409): waiting for it to resume');
       state.pausedLogged = true;
-      await sleep(withJitter(timings.pausedMs), drainSignal);
+      await sleepOn(ctx.clock, withJitter(timings.pausedMs), drainSignal);
       break;
     case 429: {
       // 1,000 events leased and unacknowledged (spec): other workers hold the window.
@@ -159,7 +162,7 @@ async function pullCycle(ctx: LoopContext, state: LoopState): Promise<'stop' | u
       state.errorStreak++;
       const waitMs = result.retryAfterMs ?? backoffMs(state.errorStreak, timings.errorBaseMs, timings.errorMaxMs);
       log.debug({ waitMs }, 'in-flight window full (429): backing off');
-      await sleep(waitMs, drainSignal);
+      await sleepOn(ctx.clock, waitMs, drainSignal);
       break;
     }
   }

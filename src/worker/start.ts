@@ -1,16 +1,18 @@
-import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import type { ConsumerApi } from '../client/consumer-api.js';
 import type { WorkerConfig } from '../config/types.js';
-import { createDeadLetterSink } from '../dead-letter/index.js';
+import { openDeadLetterStore } from '../dead-letter/index.js';
 import type { DeadLetterSink } from '../dead-letter/sink.js';
+import type { DeadLetterStore } from '../dead-letter/store.js';
 import { createDispatcher } from '../dispatch/index.js';
+import { systemClock, type Clock } from '../dispatch/run-handler.js';
 import type { Dispatcher } from '../dispatch/types.js';
 import { loadHandlerSet } from '../handlers/handler-set.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import { Router } from '../handlers/router.js';
 import type { IdempotencyStore } from '../idempotency/store.js';
 import type { WorkerEmitter } from './events.js';
+import { createWorkerEventBus } from './event-bus.js';
 import { FirstFailures } from './event-runner.js';
 import { InFlightCounter } from './in-flight.js';
 import { DEFAULT_LOOP_TIMINGS, runPullLoop, type LoopContext, type LoopTimings } from './loop.js';
@@ -48,10 +50,15 @@ export interface StartWorkerOptions {
   client?: ConsumerApi;
   /** Default: the store named by config.idempotencyUrl (closed by the worker). */
   store?: IdempotencyStore;
-  /** Default: the sink named by config.deadLetterUrl. */
-  deadLetter?: DeadLetterSink;
+  /** Default: the sink named by config.deadLetterUrl (closed by the worker). */
+  deadLetter?: DeadLetterSink | DeadLetterStore;
   /** Pull loop waits (tests shorten them). */
   timings?: Partial<LoopTimings>;
+  /**
+   * What the pull loops' waits (after 204, 409, 429, errors) run on. Default: the system clock; tests
+   * pass a fake one (`createFakeClock` of durable-worker/testing) to count pulls without waiting.
+   */
+  clock?: Clock;
   /** Interval of the summary log line; default 60 s. */
   summaryIntervalMs?: number;
   /** Serve /healthz, /readyz, /metrics (default true). */
@@ -78,8 +85,7 @@ async function runCleanups(cleanups: Cleanup[], logger: Logger): Promise<void> {
  */
 export async function startWorker(config: WorkerConfig, options: StartWorkerOptions = {}): Promise<RunningWorker> {
   const logger = options.logger ?? (await import('../observability/logger.js')).createLogger({ level: config.logLevel });
-  const events = new EventEmitter() as WorkerEmitter;
-  events.setMaxListeners(50);
+  const events = createWorkerEventBus(logger);
   const readiness = new Readiness(events);
   const inFlight = new InFlightCounter(events);
   const cleanups: Cleanup[] = [];
@@ -120,8 +126,14 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
       store = owned;
     } else store = options.store;
 
-    deadLetter = options.deadLetter ?? createDeadLetterSink(config.deadLetterUrl);
-    cleanups.push({ name: 'dead-letter sink', run: () => deadLetter.close() });
+    const sink =
+      options.deadLetter ??
+      (await openDeadLetterStore(config.deadLetterUrl, {
+        prefix: config.idempotencyPrefix,
+        onBackgroundError: (err) => logger.warn({ err }, 'dead-letter sink: background error'),
+      }));
+    cleanups.push({ name: 'dead-letter sink', run: () => sink.close() });
+    deadLetter = sink;
 
     dispatcher = await createDispatcher({
       isolation: config.isolation,
@@ -137,7 +149,12 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     cleanups.push({ name: 'dispatcher', run: () => dispatcher.close() });
 
     const { createMetrics } = await import('../observability/metrics.js');
-    const metrics = createMetrics({ events, destination: config.destination });
+    const countDead = (sink as Partial<Pick<DeadLetterStore, 'countDead'>>).countDead?.bind(sink);
+    const metrics = createMetrics({
+      events,
+      destination: config.destination,
+      deadLetters: { count: countDead, onError: (err) => logger.warn({ err }, 'dead-letter sink: counting dead records failed') },
+    });
     cleanups.push({ name: 'metrics', run: () => metrics.close() });
     if (options.healthServer ?? true) {
       const { startHealthServer } = await import('../observability/health-server.js');
@@ -181,6 +198,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     drainSignal: drain.signal,
     forceSignal: force.signal,
     timings: { ...DEFAULT_LOOP_TIMINGS, ...options.timings },
+    clock: options.clock ?? systemClock,
     onIdle(workerId, idle) {
       if (idle) idleWorkers.add(workerId);
       else idleWorkers.delete(workerId);

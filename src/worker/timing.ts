@@ -1,4 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { whenAborted } from '../abort-fanout.js';
+import { systemClock, type Clock } from '../dispatch/run-handler.js';
 
 /**
  * Safety margin between the batch deadline and the lease expiry: time to abort handlers, write done
@@ -14,6 +16,28 @@ export function safetyMarginMs(visibilityMs: number): number {
 export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   if (ms <= 0 || signal?.aborted) return;
   await delay(ms, undefined, { signal }).catch(() => {});
+}
+
+/**
+ * `sleep` on `clock`: the pull loop waits on the clock the worker was given, so a test can count
+ * pulls against a fake one (durable-worker/testing `createFakeClock`) instead of against wall time.
+ */
+export function sleepOn(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
+  if (clock === systemClock) return sleep(ms, signal);
+  if (ms <= 0 || signal?.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const handle = clock.setTimeout(() => {
+      watch?.cancel();
+      resolve();
+    }, ms);
+    const watch =
+      signal === undefined
+        ? undefined
+        : whenAborted(signal, () => {
+            clock.clearTimeout(handle);
+            resolve();
+          });
+  });
 }
 
 /** Full jitter (AWS architecture blog): uniform in [0, min(maxMs, baseMs * 2^(attempt-1))]. */

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { waitFor } from '../fixtures/wait-for.js';
 
 /** The CLI as a real child process, from source (no build): `node --import tsx src/cli/entry.ts`. */
 export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -66,4 +67,11 @@ export class CliProcess {
 
 export function runCli(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
   return new CliProcess(args, options).exited;
+}
+
+/** Waits until a `run` process logged its metrics URL and answers /readyz 200 (token obtained, handlers loaded). */
+export async function waitReady(child: CliProcess): Promise<void> {
+  const [, metricsUrl] = await child.waitForOutput(/metrics at (http:\/\/127\.0\.0\.1:\d+)/, 60_000);
+  const base = metricsUrl!.replace(/\/metrics$/, '');
+  await waitFor('readyz 200', async () => (await fetch(`${base}/readyz`).then((r) => r.status, () => 0)) === 200, 30_000);
 }

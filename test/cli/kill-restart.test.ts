@@ -12,6 +12,8 @@ import { CliProcess } from './cli-process.js';
  * then a restart with the same SQLite store and worker ids loses nothing, and re-runs only effects
  * whose done mark the kill cut off: the events in flight, running or finished within the few
  * milliseconds before their done mark's group commit (never more than the leased batches hold).
+ * SIGTERM while the platform does not answer an ack (the emulator's latency fault on `ack`): the
+ * drain waits neither for the answer nor for the lease; the ack is abandoned at the forced shutdown.
  */
 let emulator: RunningEmulator;
 const children: CliProcess[] = [];
@@ -20,6 +22,7 @@ beforeAll(async () => {
   emulator = await startEmulator({ port: 0 });
 });
 afterEach(() => {
+  emulator.faults.clear();
   for (const child of children.splice(0)) child.kill('SIGKILL');
 });
 afterAll(async () => {
@@ -52,6 +55,19 @@ function start(args: string[], effectsFile: string, delayMs: number): CliProcess
   return child;
 }
 
+/** A restart with `--exit-when-idle` finishes every event, runs no effect a second time, and commits to the head. */
+async function restartRunsNothingTwice(args: string[], effects: string, ids: string[], destination: string): Promise<void> {
+  const second = start([...args, '--exit-when-idle'], effects, 0);
+  const secondResult = await second.exited;
+  expect(secondResult.code, secondResult.stderr).toBe(0);
+  const summary = summarize(readEffects(effects), ids);
+  expect(summary.missing).toEqual([]);
+  expect(summary.extraEffects).toBe(0);
+  const state = consumerState(emulator, destination);
+  expect(state.committed).toBe(state.head);
+  expect(state.leased).toBe(0);
+}
+
 describe('durable-worker run: kill and restart', () => {
   it('SIGTERM mid-run: exits 0 with no lease held; the restart re-runs no effect', async () => {
     const dir = tempDir('sigterm');
@@ -80,16 +96,8 @@ describe('durable-worker run: kill and restart', () => {
     expect(claimedRows(join(dir, 'idempotency.sqlite'))).toBe(0);
     expect(readEffects(effects).length).toBeLessThan(ids.length);
 
-    const second = start([...args, '--exit-when-idle'], effects, 0);
-    const secondResult = await second.exited;
-    expect(secondResult.code, secondResult.stderr).toBe(0);
-    const summary = summarize(readEffects(effects), ids);
-    expect(summary.missing).toEqual([]);
     // A drain stores every done mark before its ack: nothing runs twice.
-    expect(summary.extraEffects).toBe(0);
-    const state = consumerState(emulator, destination);
-    expect(state.committed).toBe(state.head);
-    expect(state.leased).toBe(0);
+    await restartRunsNothingTwice(args, effects, ids, destination);
   }, 150_000);
 
   it('SIGKILL mid-run, restart with the same SQLite store and prefix: nothing lost, duplicates bounded by the events in flight', async () => {
@@ -140,4 +148,40 @@ describe('durable-worker run: kill and restart', () => {
     expect(state.committed).toBe(state.head);
     expect(state.leased).toBe(0);
   }, 150_000);
+
+  it('SIGTERM with an ack the platform never answers: exits 0 at the forced shutdown, abandoning the ack; the restart gets the lease back and runs no effect twice', async () => {
+    const dir = tempDir('hung-ack');
+    const effects = join(dir, 'effects.log');
+    const destination = await createConsumer(emulator, 'hung-ack');
+    const ids = appendEffectEvents(emulator, 20);
+    const args = runArgs(emulator, destination, dir, {
+      workers: 1,
+      limit: 20,
+      visibility: 600,
+      'shutdown-timeout': 1,
+      isolation: 'none',
+      idempotency: `sqlite:${join(dir, 'idempotency.sqlite')}`,
+      'worker-id-prefix': 'hung-ack',
+      'log-level': 'info',
+    });
+    // Every ack waits a minute (the fault's longest) before the emulator even reads it: a platform that hangs.
+    emulator.faults.set({ latencyMs: 60_000, latencyRoutes: ['ack'] });
+
+    const first = start(args, effects, 0);
+    await waitFor('the batch handled (its ack is then on its way)', () => readEffects(effects).length === ids.length, 60_000);
+    expect(consumerState(emulator, destination).leased).toBe(ids.length);
+    first.kill('SIGTERM');
+    // Held by the ack, the process would exit when the ack is answered, a minute from now.
+    await waitFor('the process to exit', () => first.child.exitCode !== null || first.child.signalCode !== null, 30_000, 100);
+    const result = await first.exited;
+    expect(result.code, result.stderr).toBe(0);
+    const logged = result.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { msg: string; sent?: string });
+    expect(logged.map((l) => l.msg)).toContain('shutdown timeout: aborting events still in flight');
+    expect(logged.find((l) => l.msg.startsWith('acknowledge failed (forced shutdown: the ack was abandoned)'))).toMatchObject({ sent: 'ok' });
+    // Abandoned, not acked: the lease is still the platform's until it expires.
+    expect(consumerState(emulator, destination)).toMatchObject({ leased: ids.length, committed: null });
+
+    emulator.faults.clear();
+    await restartRunsNothingTwice(args, effects, ids, destination);
+  }, 90_000);
 });

@@ -96,6 +96,17 @@ describe('defaults', () => {
     expect(resolveWorkerConfig({ ...minimal, idempotencyTtl: 90 }).idempotencyTtlMs).toBe(90_000);
   });
 
+  it('the dead-letter sink follows a shared idempotency store unless given; relative paths resolve', () => {
+    const sinkOf = (input: Record<string, unknown>) => resolveWorkerConfig({ ...minimal, ...input }).deadLetterUrl;
+    expect(sinkOf({ idempotency: 'postgres://app:pw@db/app' })).toBe('postgres://app:pw@db/app');
+    expect(sinkOf({ idempotency: 'redis://cache:6379/1' })).toBe('redis://cache:6379/1');
+    expect(sinkOf({ idempotency: 'memory' })).toBe(`file:${join(process.cwd(), '.durable-worker/dead-letter.jsonl')}`);
+    expect(sinkOf({ idempotency: 'sqlite:x.sqlite' })).toBe(`file:${join(process.cwd(), '.durable-worker/dead-letter.jsonl')}`);
+    expect(sinkOf({ idempotency: 'redis://cache', deadLetter: 'postgres://db/app' })).toBe('postgres://db/app');
+    expect(sinkOf({ idempotency: 'redis://cache', deadLetter: 'file:dl.jsonl' })).toBe(`file:${join(process.cwd(), 'dl.jsonl')}`);
+    expect(sinkOf({ deadLetter: 'sqlite:state/dl.sqlite' })).toBe(`sqlite:${join(process.cwd(), 'state/dl.sqlite')}`);
+  });
+
   it('accepts every store URL form', () => {
     for (const url of ['memory', 'redis://127.0.0.1:6379', 'rediss://u:p@r.example:6380/1', 'postgres://app:app@127.0.0.1/app', 'postgresql://db/app']) {
       expect(resolveWorkerConfig({ ...minimal, idempotency: url }).idempotencyUrl).toBe(url);
@@ -210,7 +221,8 @@ describe('errors name the option in one line', () => {
     [{ baseUrl: 'ftp://x' }, '--base-url must be an http(s) URL (got ftp://x)'],
     [{ authUrl: 'not a url' }, '--auth-url must be an http(s) URL (got not a url)'],
     [{ forwardUrl: 'file:///x' }, '--forward-url must be an http(s) URL (got file:///x)'],
-    [{ deadLetter: 's3://bucket' }, '--dead-letter must be file:PATH (got s3://bucket)'],
+    [{ deadLetter: 's3://bucket' }, '--dead-letter must be file:PATH, sqlite:PATH, redis://... or postgres://... (got s3://bucket)'],
+    [{ deadLetter: 'redis://:s3cret@' }, '--dead-letter must be file:PATH, sqlite:PATH, redis://... or postgres://... (got redis://:***@)'],
     [{ idempotencyTtl: '3 weeks' }, '--idempotency-ttl must be seconds or a duration like 12h, 7d (1s..3650d) (got 3 weeks)'],
     [{ shutdownTimeout: 601 }, '--shutdown-timeout must be 0..600 (got 601)'],
     [{ workerIdPrefix: 'a b' }, '--worker-id-prefix must not contain whitespace or control characters (got a b)'],

@@ -357,11 +357,12 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
       ? render(['--set', 'keda.enabled=true,keda.maxReplicaCount=4,serviceMonitor.enabled=true,prometheusRule.enabled=true,grafanaDashboard.enabled=true,worker.idempotency=redis://redis:6379'])
       : [];
 
-    it('KEDA scales the Deployment on durable_worker_lag_events; the Deployment leaves replicas to it', () => {
+    it('KEDA scales the Deployment on durable_worker_backlog_age_seconds; the Deployment leaves replicas to it', () => {
       const scaled = onlyDoc(docs, 'ScaledObject').text;
       expect(scaled).toMatch(/scaleTargetRef:\n\s+name: rel-durable-worker/);
       expect(scaled).toMatch(/- type: prometheus/);
-      expect(scaled).toContain('query: "max(durable_worker_lag_events{namespace=\\"jobs\\",destination=\\"dev-consumer\\"})"');
+      expect(scaled).toContain('query: "max(durable_worker_backlog_age_seconds{namespace=\\"jobs\\",destination=\\"dev-consumer\\"})"');
+      expect(scaled).toContain('threshold: "30"');
       expect(scaled).toMatch(/minReplicaCount: 1\n\s+maxReplicaCount: 4/);
       expect(onlyDoc(docs, 'Deployment').text).not.toMatch(/^\s+replicas:/m);
     });
@@ -389,7 +390,8 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
       writeFileSync(join(dir, 'durable-worker-rules.yaml'), spec);
       cpSync(join(REPO_ROOT, 'deploy', 'prometheus', 'tests'), join(dir, 'tests'), { recursive: true });
       const check = run(promtool.path!, ['check', 'rules', join(dir, 'durable-worker-rules.yaml')]);
-      expect(check.stdout + check.stderr).toMatch(/SUCCESS: 6 rules found/);
+      const alerts = readFileSync(join(REPO_ROOT, 'deploy', 'prometheus', 'durable-worker-rules.yaml'), 'utf8').match(/^\s+- alert: /gm)?.length;
+      expect(check.stdout + check.stderr).toContain(`SUCCESS: ${alerts} rules found`);
       expect(check.code).toBe(0);
       const tests = run(promtool.path!, ['test', 'rules', 'tests/durable-worker-rules.test.yaml'], { cwd: dir });
       expect(tests.stdout + tests.stderr).toContain('SUCCESS');
@@ -423,6 +425,55 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
     it('two replicas with a shared store render', () => {
       const docs = render(['--set', 'replicaCount=2,worker.idempotency=postgres://app:app@pg:5432/app']);
       expect(onlyDoc(docs, 'Deployment').text).toMatch(/^ {2}replicas: 2$/m);
+    });
+  });
+
+  describe('dead-letter sink', () => {
+    const sinkOf = (docs: ManifestDoc[]) => /value: "(.*)"/.exec(envVar(workerContainer(docs), 'DURABLE_WORKER_DEAD_LETTER'))?.[1];
+
+    it('follows a shared idempotency store by default, else a file under stateDir; a given one wins', () => {
+      expect(sinkOf(render())).toBe('file:/var/lib/durable-worker/dead-letter.jsonl');
+      expect(sinkOf(render(['--set', 'worker.stateDir=/state/']))).toBe('file:/state/dead-letter.jsonl');
+      expect(sinkOf(render(['--set', 'worker.idempotency=postgres://app:app@pg:5432/app']))).toBe('postgres://app:app@pg:5432/app');
+      expect(sinkOf(render(['--set', 'replicaCount=3,worker.idempotency=rediss://cache:6380/1']))).toBe('rediss://cache:6380/1');
+      expect(sinkOf(render(['--set', 'worker.idempotency=redis://cache,worker.deadLetter=postgres://pg/app']))).toBe('postgres://pg/app');
+      // The config loader reads what the chart renders: the shared default is the sink the worker opens.
+      const docs = render(['--set', 'replicaCount=2,worker.idempotency=redis://cache:6379']);
+      const { env, flags } = processInputs(workerContainer(docs), 'rel-pod');
+      expect(loadWorkerConfig({ flags, env: { ...env, DURABLE_WORKER_API_KEY: 'k' }, cwd: scratch, hostname: 'h' }).deadLetterUrl).toBe('redis://cache:6379');
+    });
+
+    it.each([
+      [['--set', 'replicaCount=2,worker.idempotency=redis://cache,worker.deadLetter=file:/var/lib/durable-worker/dl.jsonl'], 'replicaCount=2 needs a shared dead-letter sink: worker.deadLetter is "file:/var/lib/durable-worker/dl.jsonl"'],
+      [['--set', 'keda.enabled=true,keda.maxReplicaCount=4,worker.idempotency=postgres://pg/app,worker.deadLetter=sqlite:/var/lib/durable-worker/dl.sqlite'], 'keda.maxReplicaCount=4 needs a shared dead-letter sink'],
+    ])('refuses several replicas with a sink on the emptyDir, naming the values to set: %j', (extra, message) => {
+      const stderr = renderFailure(extra);
+      expect(stderr).toContain(message);
+      expect(stderr).toContain('Set worker.deadLetter to redis://... or postgres://..., or leave it empty to follow a redis:// or postgres:// worker.idempotency.');
+    });
+
+    it('the schema takes the four kinds of sink', () => {
+      expect(renderFailure(['--set', 'worker.deadLetter=s3://bucket'])).toContain('worker.deadLetter: Does not match pattern');
+      for (const url of ['sqlite:/var/lib/durable-worker/dl.sqlite', 'file:/tmp/dl.jsonl', 'redis://r:6379', 'postgresql://pg/app']) expect(sinkOf(render(['--set', `worker.deadLetter=${url}`]))).toBe(url);
+    });
+
+    it('NOTES say where the dead letters are (no password) and how to list them', () => {
+      // NOTES.txt only renders at install; rendered here through a ConfigMap of a copy of the chart.
+      const copy = join(scratch, 'notes-chart');
+      cpSync(CHART_DIR, copy, { recursive: true });
+      cpSync(join(copy, 'templates', 'NOTES.txt'), join(copy, 'notes.txt'));
+      writeFileSync(join(copy, 'templates', 'notes-render.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  notes: |\n{{ tpl (.Files.Get "notes.txt") . | indent 4 }}\n');
+      const notes = (extra: string[]) => {
+        const result = helmRun(['template', 'rel', copy, '--namespace', 'jobs', '--show-only', 'templates/notes-render.yaml', ...extra]);
+        if (result.code !== 0) throw new Error(result.stderr);
+        return result.stdout;
+      };
+      const shared = notes(['--set', 'worker.idempotency=postgres://app:s3cret@pg/app']);
+      expect(shared).toContain('Dead letters (postgres://app:***@pg/app)');
+      expect(shared).toContain('kubectl -n jobs exec deploy/rel-durable-worker -c durable-worker -- durable-worker dead-letters list --state dead');
+      expect(shared).not.toContain('s3cret');
+      expect(shared).not.toContain('emptyDir');
+      expect(notes([])).toContain("They live on the pod's emptyDir and go with it");
     });
   });
 });

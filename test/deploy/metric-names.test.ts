@@ -11,14 +11,16 @@ import type { WorkerEmitter } from '../../src/worker/events.js';
 import { CHART_DIR, REPO_ROOT } from './tools.js';
 
 /** CONTRACT.md names (prefix durable_worker_); the histogram also exports _bucket/_sum/_count. */
-const CONTRACT_METRICS = ['events_total', 'handler_duration_seconds', 'pulls_total', 'acks_total', 'lag_events', 'committed_sequence', 'in_flight_events', 'last_caught_up_timestamp_seconds'];
+const CONTRACT_METRICS = ['events_total', 'handler_duration_seconds', 'pulls_total', 'acks_total', 'lag_events', 'committed_sequence', 'in_flight_events', 'last_caught_up_timestamp_seconds', 'dead_letters'];
+/** Ours beyond the CONTRACT list (docs/metrics.md): the backlog signal, listener errors. */
+const MORE_METRICS = ['backlog_age_seconds', 'listener_errors_total'];
 const HISTOGRAMS = ['handler_duration_seconds'];
 /** Not ours, but scraped next to ours: Prometheus' own `up` and prom-client's default metrics we chart. */
 const OTHER_ALLOWED = new Set(['up', 'process_resident_memory_bytes', 'process_cpu_seconds_total', 'nodejs_heap_size_used_bytes']);
 
 function exportedSeriesNames(): Set<string> {
   const names = new Set<string>();
-  for (const metric of CONTRACT_METRICS) {
+  for (const metric of [...CONTRACT_METRICS, ...MORE_METRICS]) {
     const full = `durable_worker_${metric}`;
     if (HISTOGRAMS.includes(metric)) for (const suffix of ['_bucket', '_sum', '_count']) names.add(full + suffix);
     else names.add(full);
@@ -97,7 +99,7 @@ describe('metric names used in dashboards, alerts and KEDA', () => {
   it('finds the expressions', () => {
     expect(dashboardExpressions().length).toBeGreaterThanOrEqual(15);
     expect(ruleExpressions().length).toBeGreaterThanOrEqual(5);
-    expect(kedaExpression().expr).toContain('durable_worker_lag_events');
+    expect(kedaExpression().expr).toContain('durable_worker_backlog_age_seconds');
   });
 
   it('the name extractor sees metrics and skips functions, labels and keywords', () => {
@@ -121,12 +123,13 @@ describe('metric names used in dashboards, alerts and KEDA', () => {
       'durable_worker_events_total',
       'sum by (type, outcome)',
       'durable_worker_handler_duration_seconds_bucket',
-      'durable_worker_lag_events',
+      'durable_worker_backlog_age_seconds',
       'status="stale"',
       'sum by (status) (rate(durable_worker_pulls_total',
       'durable_worker_in_flight_events',
       'process_resident_memory_bytes',
       'process_cpu_seconds_total',
+      'max by (handler, reason) (durable_worker_dead_letters',
     ]) {
       expect(all).toContain(needle);
     }
@@ -139,7 +142,7 @@ describe('metric names used in dashboards, alerts and KEDA', () => {
       const registryNames = new Set([...text.matchAll(/^# TYPE (\S+) (\w+)$/gm)].flatMap((m) => (m[2] === 'histogram' ? [`${m[1]}_bucket`, `${m[1]}_sum`, `${m[1]}_count`] : [m[1]!])));
       const used = new Set(expressions.flatMap((e) => metricNames(e.expr)).filter((n) => n !== 'up'));
       expect([...used].filter((n) => !registryNames.has(n))).toEqual([]);
-      // and the CONTRACT list matches what the code exports
+      // and the CONTRACT list (and ours beyond it) matches what the code exports
       for (const name of exportedSeriesNames()) expect(registryNames.has(name), name).toBe(true);
     } finally {
       metrics.close();

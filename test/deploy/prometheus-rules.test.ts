@@ -34,7 +34,7 @@ describe('alert rule unit tests cover every alert', () => {
 
   it('the rule file defines the alerts the issue asks for', () => {
     expect(alertNames).toEqual(
-      expect.arrayContaining(['DurableWorkerConsumerLagGrowing', 'DurableWorkerStaleAcks', 'DurableWorkerDeadLetteredEvents', 'DurableWorkerDown', 'DurableWorkerNoSuccessfulPulls']),
+      expect.arrayContaining(['DurableWorkerConsumerLagGrowing', 'DurableWorkerStaleAcks', 'DurableWorkerDeadLetteredEvents', 'DurableWorkerDeadLetterBacklogGrowing', 'DurableWorkerDown', 'DurableWorkerNoSuccessfulPulls']),
     );
   });
 

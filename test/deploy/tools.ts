@@ -7,6 +7,7 @@ import { accessSync, constants } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { underCi } from '../fixtures/ci.js';
 
 export const REPO_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 export const CHART_DIR = join(REPO_ROOT, 'helm', 'durable-worker');
@@ -40,7 +41,7 @@ export interface ToolGate {
 /** Under CI a missing tool is a failure (the suite runs and its first test fails), never a skip. */
 export function toolGate(name: string, installHint: string): ToolGate {
   const path = findTool(name);
-  const skip = path === undefined && !process.env.CI;
+  const skip = path === undefined && !underCi();
   if (skip) console.warn(`[test/deploy] skipping ${name} checks: ${name} not found (${installHint})`);
   return { path, skip };
 }

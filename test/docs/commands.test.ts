@@ -4,19 +4,27 @@
  * the test that runs it. A new command without a mapping fails the first test.
  */
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { startEmulator } from '../../src/emulator/index.js';
+import { underCi } from '../fixtures/ci.js';
 import { waitFor } from '../fixtures/wait-for.js';
-import { ROOT, allDocCommands } from './doc-commands.js';
+import { ROOT, allDocCommands, commandsOf } from './doc-commands.js';
 
 type Coverage = { kind: 'here' } | { kind: 'test'; file: string; proof: string } | { kind: 'manual'; why: string };
 
 const HERE: Coverage = { kind: 'here' };
+/** docs/client.md: generating a Python client from the whole API's OpenAPI description (run together, in order). */
+const PYTHON_CLIENT_COMMANDS = [
+  'python3 -m venv .venv && . .venv/bin/activate',
+  'pip install openapi-python-client==0.29.1',
+  'openapi-python-client generate --path docs/openapi/platform-api.json --meta none --output-path platform_api_client',
+];
 const REAL_PLATFORM_RUN =
   'npx durable-worker run --base-url https://api.example.com --tenant my-tenant --client-id "$CLIENT_ID" --client-secret-file /run/secrets/client-secret --destination my-consumer --handlers ./handlers';
 
@@ -49,6 +57,15 @@ const COVERAGE: Record<string, Coverage> = {
     proof: "import('./query-destination.js')",
   },
   'npx vitest run examples/typescript-handlers': { kind: 'test', file: 'examples/typescript-handlers/handlers.test.ts', proof: "describe('examples/typescript-handlers" },
+  ...Object.fromEntries(PYTHON_CLIENT_COMMANDS.map((command) => [command, HERE])),
+  // The redrive path of the README tour and the operations guide: run below, in the order written.
+  'npx durable-worker dead-letters list': HERE,
+  'npx durable-worker dead-letters replay --dry-run': HERE,
+  'npx durable-worker dead-letters replay': HERE,
+  'npx durable-worker dead-letters list --state dead': HERE,
+  'npx durable-worker dead-letters show entry-changes:3f2b6c1e-8f7a-4c1e-9d2a-6b1f0e4a7c55': HERE,
+  'npx durable-worker dead-letters replay --handler entry-changes': HERE,
+  'npx durable-worker dead-letters purge --older-than 30d --yes': HERE,
 };
 
 const BIN = `node ${JSON.stringify(join(ROOT, 'bin', 'durable-worker.js'))}`;
@@ -223,6 +240,54 @@ describe('README tour', () => {
   });
 });
 
+describe('dead-letter redrive (README tour, operations guide)', () => {
+  /** The record the documented `show` names: a demo event that ./handlers/entry-changes.js handles fine once "fixed". */
+  const EVENT_ID = '3f2b6c1e-8f7a-4c1e-9d2a-6b1f0e4a7c55';
+
+  /** Answers of each documented command, by subcommand, after the one record was seeded `dead`. */
+  const expectations: Array<[RegExp, (out: string) => void]> = [
+    [/ list( --state dead)?$/, (out) => expect(out).toMatch(new RegExp(`^entry-changes:${EVENT_ID}\\s+dead\\s+permanent\\s+source_entry\\.updated`, 'm'))],
+    [/ show /, (out) => expect(JSON.parse(out)).toMatchObject({ id: `entry-changes:${EVENT_ID}`, state: 'dead', event: { id: EVENT_ID } })],
+    [/ replay --dry-run$/, (out) => expect(out).toContain('1 record(s) would be replayed (--dry-run: nothing ran)')],
+    [/ replay( --handler entry-changes)?$/, (out) => expect(out).toContain('1 of 1 record(s): 1 replayed')],
+    [/ purge /, (out) => expect(out).toContain('nothing to purge')],
+  ];
+
+  it.each(['README.md', 'docs/operations.md'])('%s: the dead-letters commands as written, in order, on a seeded sink', async (file) => {
+    const dir = mkdtempSync(join(tmpdir(), 'dw-doc-dead-letters-'));
+    const { openDeadLetterStore } = await import('../../src/dead-letter/index.js');
+    const sink = await openDeadLetterStore(`file:${join(dir, 'dead-letter.jsonl')}`, { prefix: 'dev-tenant:dev-consumer' });
+    const entry = { id: 'product-1', sourceId: 'demo-products', properties: [{ id: 'name', value: 'Kettle' }] };
+    await sink.write({
+      event: { specversion: '1.0', id: EVENT_ID, type: 'source_entry.updated', subject: 'product-1', sequence: '42', data: { sourceId: 'demo-products', entryId: 'product-1', previous: null, current: entry } },
+      handler: 'entry-changes',
+      reason: 'permanent',
+      error: { message: 'price must be positive', code: 'DW_ERR_PERMANENT' },
+      attempt: 1,
+      generation: 1,
+      workerId: 'host-0',
+      leaseId: 'lease-1',
+      deadLetteredAt: new Date().toISOString(),
+    });
+    await sink.close();
+    const commands = commandsOf(file).filter((c) => c.command.startsWith('npx durable-worker dead-letters'));
+    expect(commands.length).toBeGreaterThanOrEqual(3);
+    let replayed = false;
+    for (const { command } of commands) {
+      // As written, on this test's sink and store instead of ./.durable-worker.
+      const run = shell(`${command} --dead-letter file:${join(dir, 'dead-letter.jsonl')} --idempotency sqlite:${join(dir, 'idempotency.sqlite')}`);
+      expect(await run.exited, `${command}\n${run.stdout}\n${run.stderr}`).toBe(0);
+      const [, check] = expectations.find(([pattern]) => pattern.test(command)) ?? [];
+      expect(check, `no expectation for ${command}`).toBeDefined();
+      // Once replayed, a listing shows the record replayed (and a list of dead ones shows nothing).
+      if (replayed && / list/.test(command)) expect(run.stdout).not.toMatch(/\sdead\s/);
+      else check!(run.stdout);
+      if (/ replay( --handler entry-changes)?$/.test(command)) replayed = true;
+    }
+    expect(replayed).toBe(true);
+  }, 120_000);
+});
+
 describe('examples READMEs', () => {
   it('forward-to-webhook: dev --demo --forward-url delivers demo events to the app', async () => {
     const { startApp } = await import('../../examples/forward-to-webhook/app.js');
@@ -239,7 +304,7 @@ describe('examples READMEs', () => {
 
   const databaseUrl = process.env.DATABASE_URL;
   const syncCommand = 'npx durable-worker dev --demo --handlers examples/sync-to-postgres/handlers';
-  if (databaseUrl === undefined && process.env.CI !== 'true') {
+  if (databaseUrl === undefined && !underCi()) {
     it.skip(`SKIPPED: ${syncCommand} needs DATABASE_URL (export DATABASE_URL=postgres://app:app@127.0.0.1:5432/app)`, () => {});
   } else {
     it('sync-to-postgres: dev --demo fills the table', async () => {
@@ -259,4 +324,38 @@ describe('examples READMEs', () => {
       }
     });
   }
+});
+
+describe('docs/client.md', () => {
+  it('generates a Python client from docs/openapi/platform-api.json that ingests, pulls and acknowledges against the emulator', { timeout: 300_000 }, async () => {
+    const documented = commandsOf('docs/client.md').map((c) => c.command);
+    for (const command of PYTHON_CLIENT_COMMANDS) expect(documented).toContain(command);
+    // A scratch folder with the repository's docs/ in it (pip's own cache makes later runs quick).
+    const dir = mkdtempSync(join(tmpdir(), 'dw-python-client-'));
+    symlinkSync(join(ROOT, 'docs'), join(dir, 'docs'));
+    const generate = spawn('sh', ['-c', `set -e\n${PYTHON_CLIENT_COMMANDS.join('\n')}`], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    generate.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    generate.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const [code] = (await once(generate, 'close')) as [number | null];
+    expect(code, output).toBe(0);
+    // The generator ran from the new virtual environment, not from a Python installed elsewhere.
+    expect(existsSync(join(dir, '.venv', 'bin', 'openapi-python-client')), output).toBe(true);
+    expect(existsSync(join(dir, 'platform_api_client', 'api', 'durable_consumers', 'pull_batch.py')), output).toBe(true);
+
+    const emulator = await startEmulator({ port: 0, logger: pino({ level: 'silent' }) });
+    try {
+      const script = /^```python\n([\s\S]*?)^```/m.exec(readFileSync(join(ROOT, 'docs', 'client.md'), 'utf8'))![1]!;
+      writeFileSync(join(dir, 'demo.py'), script.replace('http://127.0.0.1:8787', emulator.url));
+      const demo = spawn(join(dir, '.venv', 'bin', 'python'), ['demo.py'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+      let printed = '';
+      demo.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+      demo.stderr.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+      const [exit] = (await once(demo, 'close')) as [number | null];
+      expect(exit, printed).toBe(0);
+      expect(printed.trim().split('\n')).toEqual(['accepted 1 entry', 'pulled source_entry.updated kettle 25.5', 'acknowledged committed committed 1']);
+    } finally {
+      await emulator.close();
+    }
+  });
 });

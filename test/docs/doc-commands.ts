@@ -1,5 +1,5 @@
 /**
- * The shell commands of the docs: every line of every ```sh block of README.md, docs/*.md and the
+ * The shell commands of the docs: every line of every ```sh block (indented too) of README.md, docs/*.md and the
  * READMEs of the developer examples, with `\` continuations joined and trailing `# comments` dropped.
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
@@ -27,8 +27,9 @@ export function docFiles(): string[] {
 export function commandsOf(file: string): DocCommand[] {
   const text = readFileSync(join(ROOT, file), 'utf8');
   const out: DocCommand[] = [];
-  for (const block of text.matchAll(/^```(?:sh|bash|shell|console)\n([\s\S]*?)^```/gm)) {
-    const joined = block[1]!.replace(/\\\n\s*/g, '');
+  // Fences may be indented (a block inside a list item); the closing one at the same indentation.
+  for (const block of text.matchAll(/^([ \t]*)```(?:sh|bash|shell|console)\n([\s\S]*?)^\1```/gm)) {
+    const joined = block[2]!.replace(/\\\n\s*/g, '');
     for (const raw of joined.split('\n')) {
       const line = raw.replace(/\s+#\s.*$/, '').trim();
       if (line === '' || line.startsWith('#')) continue;

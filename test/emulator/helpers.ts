@@ -1,6 +1,20 @@
 import { request } from 'undici';
 import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../src/emulator/index.js';
+import type { Method, OperationSpec, ResponseSpec } from '../../src/emulator/openapi/operation.js';
 import type { AckResponse, LeaseBatch } from '../../src/types.js';
+
+/** The declaration of a route a test adds to an emulator (`modules`): no credential, answers 204 unless told. */
+export function testOperation(method: Method, path: string, responses: Record<string, ResponseSpec> = { '204': { description: 'Done.' } }): OperationSpec {
+  return {
+    method,
+    path,
+    operationId: `test ${method} ${path}`,
+    summary: 'A route added by a test.',
+    tag: 'Emulator only',
+    security: { kind: 'none' },
+    responses,
+  };
+}
 
 /** An HTTP answer with the body parsed when it is JSON. */
 export interface Answer<T = unknown> {

@@ -1,12 +1,15 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import pino from 'pino';
 import type { EmulatorContext, Principal } from '../../src/emulator/context.js';
-import { HttpProblem, sendProblem } from '../../src/emulator/http/problem.js';
-import { Router, type Method } from '../../src/emulator/http/router.js';
+import { FaultInjector } from '../../src/emulator/faults/injector.js';
+import { HttpProblem } from '../../src/emulator/http/problem.js';
+import { Router } from '../../src/emulator/http/router.js';
+import { createEmulatorServer } from '../../src/emulator/server.js';
 
 /**
- * A tiny HTTP server around the emulator Router with a fake EmulatorContext, for the feature
- * modules' tests before they are wired into the emulator server. The fake credential is the
+ * The emulator's HTTP server around one feature module's routes with a fake EmulatorContext, for
+ * the feature modules' own tests. The fake credential is the
  * `x-test-tenant` header (with `x-test-scopes` and `x-test-sources`, comma-separated).
  */
 export interface Harness {
@@ -34,31 +37,17 @@ export async function startHarness(register: (ctx: EmulatorContext) => void): Pr
     maxBodyBytes: 1024 * 1024,
   };
   register(ctx);
-  const server: Server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://x');
-    const match = router.match(req.method ?? 'GET', url.pathname);
-    if (match === undefined) return sendProblem(res, 404, 'No route.', url.pathname);
-    if ('allow' in match) return sendProblem(res, 405, 'Method not allowed.', url.pathname);
-    Promise.resolve()
-      .then(() =>
-        match.handler({ req, res, method: req.method as Method, path: url.pathname, params: match.params, query: url.searchParams }),
-      )
-      .then((reply) => {
-        if (!reply) return;
-        const payload = reply.body === undefined ? '' : JSON.stringify(reply.body);
-        res.writeHead(reply.status, { ...(payload ? { 'content-type': 'application/json' } : {}), ...reply.headers });
-        res.end(payload);
-      })
-      .catch((err: unknown) => {
-        if (err instanceof HttpProblem) return sendProblem(res, err.status, err.detail, url.pathname, err.errors, err.headers);
-        sendProblem(res, 500, String(err), url.pathname);
-      });
-  });
+  // The emulator's own server around the module's routes: same answers, same checks of them.
+  const server: Server = createEmulatorServer({ router, faults: new FaultInjector(), logger: pino({ level: 'silent' }) });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     ctx,
     baseUrl: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

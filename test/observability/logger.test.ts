@@ -88,7 +88,7 @@ describe('redactUrl', () => {
 });
 
 describe('startSummary', () => {
-  it('logs throughput, lag, in flight and stale acks per interval', () => {
+  it('logs throughput, lag, backlog age, in flight and stale acks per interval', () => {
     vi.useFakeTimers();
     try {
       const out = capture();
@@ -96,7 +96,8 @@ describe('startSummary', () => {
       const bus = new EventEmitter() as WorkerEmitter;
       let nowMs = 1_000_000;
       const summary = startSummary({ events: bus, logger, intervalMs: 10_000, now: () => nowMs });
-      const ev = (sequence: string) => ({ specversion: '1.0' as const, id: sequence, type: 't', subject: 's', sequence, data: null });
+      const time = new Date(nowMs - 2_500).toISOString();
+      const ev = (sequence: string) => ({ specversion: '1.0' as const, id: sequence, type: 't', subject: 's', sequence, time, data: null });
       bus.emit('batch:pulled', { workerId: 'w', leaseId: 'l', generation: 1, attempt: 1, events: [ev('10'), ev('11'), ev('12')] });
       for (const outcome of ['ok', 'ok', 'failed', 'duplicate'] as const) {
         bus.emit('event:done', { workerId: 'w', event: ev('10'), handler: 'h', outcome, durationMs: 1 });
@@ -111,13 +112,16 @@ describe('startSummary', () => {
         eventsPerSecond: 0.4,
         events: { ok: 2, failed: 1, duplicate: 1, dead_lettered: 0 },
         lag: '2',
+        backlogAgeSeconds: 12.5,
         inFlight: 2,
         staleAcks: 1,
         pulls: 0,
       });
       // Counters reset per interval; lag and in flight are levels.
       nowMs += 5_000;
-      expect(summary.flush()).toMatchObject({ eventsPerSecond: 0, staleAcks: 0, lag: '2', inFlight: 2 });
+      expect(summary.flush()).toMatchObject({ eventsPerSecond: 0, staleAcks: 0, lag: '2', backlogAgeSeconds: 17.5, inFlight: 2 });
+      bus.emit('caught-up', { workerId: 'w', at: nowMs });
+      expect(summary.flush()).toMatchObject({ backlogAgeSeconds: 0 });
       summary.stop();
       expect(bus.listenerCount('event:done')).toBe(0);
     } finally {

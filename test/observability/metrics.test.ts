@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { LagTracker } from '../../src/observability/lag.js';
-import { METRIC_NAMES, createMetrics } from '../../src/observability/metrics.js';
+import { DROPPED_DEFAULT_METRICS, METRIC_NAMES, createMetrics } from '../../src/observability/metrics.js';
 import type { CloudEvent } from '../../src/types.js';
 import type { WorkerEmitter } from '../../src/worker/events.js';
 
@@ -52,6 +52,9 @@ describe('createMetrics', () => {
     expect(sampleValue(text, METRIC_NAMES.lastCaughtUp)).toBe(1_700_000_000.5);
     // Default process metrics live in the same, private registry.
     expect(text).toContain('process_cpu_user_seconds_total');
+    // ...less prom-client's gauges named `_total` (promtool lint); their per-type gauges stay.
+    for (const name of DROPPED_DEFAULT_METRICS) expect(text).not.toContain(`# TYPE ${name} `);
+    expect(text).toContain('# TYPE nodejs_active_handles gauge');
     metrics.close();
   });
 

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type PlatformClient } from '../../src/client/index.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { CliProcess } from '../cli/cli-process.js';
+import { CliProcess, waitReady } from '../cli/cli-process.js';
+import { underCi } from '../fixtures/ci.js';
 import { consumerState, createConsumer, tempDir, TENANT, waitFor } from '../worker/harness.js';
 import { appendEffectEvents, readEffects, runArgs, summarize } from './effects.js';
 
@@ -23,7 +24,7 @@ const STORES = [
 describe('replica test environment', () => {
   for (const store of STORES) {
     // CI must exercise the real stores: a missing variable fails there instead of skipping quietly.
-    it.runIf(process.env.CI !== undefined)(`has ${store.variable} in CI`, () => {
+    it.runIf(underCi())(`has ${store.variable} in CI`, () => {
       expect(store.url, `${store.variable} must be set in CI (eval "$(bash .ci/services.sh)")`).toBeTruthy();
     });
     if (store.url === undefined) console.warn(`[scale] ${store.name} replica test skipped: ${store.variable} is not set`);
@@ -50,12 +51,6 @@ afterAll(async () => {
   await client?.close();
   await emulator?.close();
 });
-
-async function waitReady(child: CliProcess): Promise<void> {
-  const [, metricsUrl] = await child.waitForOutput(/metrics at (http:\/\/127\.0\.0\.1:\d+)/, 60_000);
-  const base = metricsUrl!.replace(/\/metrics$/, '');
-  await waitFor('readyz 200', async () => (await fetch(`${base}/readyz`).then((r) => r.status, () => 0)) === 200, 30_000);
-}
 
 for (const store of STORES) {
   describe.skipIf(store.url === undefined)(`two replicas sharing ${store.name}`, () => {

@@ -1,23 +1,15 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { createInProcessDispatcher } from '../../src/dispatch/in-process.js';
-import { createThreadDispatcher } from '../../src/dispatch/thread-pool.js';
-import type { Dispatcher, DispatchJob } from '../../src/dispatch/types.js';
-import { loadHandlers } from '../../src/handlers/loader.js';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { defineHandler, EventDataError, PermanentError } from '../../src/index.js';
 import { createTestEvent, runHandler } from '../../src/testing/index.js';
+import { startWorker } from '../../src/worker/start.js';
+import { createConsumer, deadLetters, FAST, silent, TENANT, tempDir, workerConfig } from '../worker/harness.js';
 
 const HANDLERS = fileURLToPath(new URL('./fixtures/schema-handlers', import.meta.url));
-const silent = pino({ level: 'silent' });
-
-function job(data: unknown): DispatchJob {
-  return { handler: 'order', event: createTestEvent('order.created', data), ctx: { attempt: 1, generation: 1, workerId: 'w-0', leaseId: 'l-1', deadlineMs: Date.now() + 10_000 } };
-}
 
 describe('defineHandler schema', () => {
   it('hands the parsed data (coercion, defaults) to handle', async () => {
@@ -70,35 +62,30 @@ describe('defineHandler schema', () => {
   });
 });
 
-describe.each(['none', 'thread'] as const)('schema validation in the %s dispatcher', (isolation) => {
-  let dispatcher: Dispatcher;
-  let record: string;
-
+describe.each(['none', 'thread'] as const)('schema validation in the worker (isolation %s)', (isolation) => {
+  let emulator: RunningEmulator;
   beforeAll(async () => {
-    record = join(mkdtempSync(join(tmpdir(), 'dw-schema-')), 'record.txt');
-    process.env.DW_TEST_RECORD_FILE = record;
-    const handlers = await loadHandlers(HANDLERS);
-    if (isolation === 'none') dispatcher = createInProcessDispatcher({ handlers, logger: silent });
-    else {
-      const threads = createThreadDispatcher({ handlers, handlersDir: HANDLERS, forward: undefined, logger: silent, logLevel: 'silent', threads: 1, tasksPerThread: 4 });
-      await threads.warmUp();
-      dispatcher = threads;
-    }
-  }, 30_000);
-
+    emulator = await startEmulator({ port: 0 });
+  });
   afterAll(async () => {
-    await dispatcher.close();
+    await emulator?.close();
   });
 
-  it('valid data runs the handler with parsed values; invalid data is permanent', async () => {
-    const good = job({ orderId: 'o-1', total: '9.5' });
-    expect(await dispatcher.dispatch(good, new AbortController().signal)).toMatchObject({ status: 'ok' });
-    expect(readFileSync(record, 'utf8')).toContain(`${good.event.id} 9.50 EUR`);
-
-    const bad = await dispatcher.dispatch(job({ orderId: 'o-2', total: -1 }), new AbortController().signal);
-    expect(bad.status).toBe('permanent');
-    if (bad.status !== 'permanent') return;
-    expect(bad.error.code).toBe('DW_ERR_PERMANENT');
-    expect(bad.error.message).toMatch(/does not match the data schema of handler order: data\.total: /);
+  it('valid data runs the handler with parsed values; invalid data is dead-lettered at once', async () => {
+    const dir = tempDir('schema');
+    const record = join(dir, 'record.txt');
+    // The handler writes where this says; threads get the variable as the worker starts them.
+    process.env.DW_TEST_RECORD_FILE = record;
+    const destination = await createConsumer(emulator);
+    const [good, bad] = emulator.appendEvents(TENANT, [
+      { type: 'order.created', subject: 'o-1', data: { orderId: 'o-1', total: '9.5' } },
+      { type: 'order.created', subject: 'o-2', data: { orderId: 'o-2', total: -1 } },
+    ]);
+    const worker = await startWorker(workerConfig(emulator, destination, dir, { handlersDir: HANDLERS, isolation, exitWhenIdle: true }), { logger: silent, timings: FAST });
+    expect(await worker.done).toEqual({ reason: 'idle' });
+    expect(readFileSync(record, 'utf8')).toBe(`${good?.id} 9.50 EUR\n`);
+    const dead = deadLetters(join(dir, 'dead-letter.jsonl'));
+    expect(dead.map((d) => [d.event.id, d.reason, d.attempt, d.error.code])).toEqual([[bad?.id, 'permanent', 1, 'DW_ERR_PERMANENT']]);
+    expect(dead[0]?.error.message).toMatch(/does not match the data schema of handler order: data\.total: /);
   });
 });

@@ -3,11 +3,14 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pino from 'pino';
+import { Writable } from 'node:stream';
+import pino, { type Logger } from 'pino';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import type { WorkerConfig } from '../../src/config/types.js';
 import type { DeadLetterRecord } from '../../src/dead-letter/sink.js';
-import type { ConsumerStateSummary, RunningEmulator } from '../../src/emulator/index.js';
+import { startEmulator, type ConsumerStateSummary, type RunningEmulator } from '../../src/emulator/index.js';
 import type { CloudEvent } from '../../src/types.js';
+import type { RunningWorker } from '../../src/worker/start.js';
 
 export const BEHAVIOURS = fileURLToPath(new URL('../fixtures/handlers-behaviours', import.meta.url));
 export const TENANT = 'dev-tenant';
@@ -95,4 +98,62 @@ export function deadLetters(file: string): DeadLetterRecord[] {
   return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as DeadLetterRecord);
 }
 
+import { waitFor as waitForState } from '../fixtures/wait-for.js';
 export { waitFor } from '../fixtures/wait-for.js';
+
+/** A logger that keeps what the worker logs (as a user's log pipeline would get it), one object a line. */
+export function capturingLogger(level: pino.Level = 'info'): { logger: Logger; lines: () => Record<string, unknown>[]; messages: () => string[] } {
+  const kept: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, callback) {
+      for (const line of String(chunk).split('\n')) if (line !== '') kept.push(JSON.parse(line) as Record<string, unknown>);
+      callback();
+    },
+  });
+  return { logger: pino({ level }, stream), lines: () => kept, messages: () => kept.map((l) => String(l.msg)) };
+}
+
+/** Waits until the consumer committed everything appended so far and holds no lease. */
+export async function untilCommitted(emulator: RunningEmulator, destination: string, timeoutMs = 20_000): Promise<ConsumerStateSummary> {
+  return waitForState(`consumer ${destination} committed to its head`, () => {
+    const state = consumerState(emulator, destination);
+    return state.committed === state.head && state.leased === 0 && state.pendingRedelivery === 0 ? state : undefined;
+  }, timeoutMs);
+}
+
+/**
+ * Resolves once `loops` pull loops of `worker` were told they are caught up (a 204) after this call.
+ * A loop acks a batch before it pulls again, so by then every ack it sent was answered: what the worker
+ * reports about them (events, metrics, logs) is complete, not racing the emulator's state.
+ */
+export function untilCaughtUp(worker: RunningWorker, loops = 1, timeoutMs = 20_000): Promise<void> {
+  const seen = new Set<string>();
+  worker.events.on('caught-up', (e) => void seen.add(e.workerId));
+  return waitForState(`${loops} loop(s) caught up`, () => seen.size >= loops, timeoutMs).then(() => undefined);
+}
+
+/**
+ * The emulator of a test file (started before its tests, closed after them) and the workers its tests
+ * start: pushed on `running`, closed after each test, with the emulator's faults cleared.
+ */
+export function emulatorForFile(): { readonly emulator: RunningEmulator; readonly running: RunningWorker[] } {
+  let emulator: RunningEmulator | undefined;
+  const running: RunningWorker[] = [];
+  beforeAll(async () => {
+    emulator = await startEmulator({ port: 0 });
+  });
+  afterEach(async () => {
+    emulator?.faults.clear();
+    await Promise.all(running.splice(0).map((w) => w.close()));
+  });
+  afterAll(async () => {
+    await emulator?.close();
+  });
+  return {
+    get emulator() {
+      if (emulator === undefined) throw new Error('the emulator starts in beforeAll');
+      return emulator;
+    },
+    running,
+  };
+}

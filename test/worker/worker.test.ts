@@ -1,23 +1,11 @@
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { describe, expect, it } from 'vitest';
 import type { EventOutcome } from '../../src/worker/events.js';
 import { startWorker, type RunningWorker } from '../../src/worker/start.js';
 import { maxOverlap, spans } from '../fixtures/spans.js';
-import { appendBehave, consumerState, createConsumer, deadLetters, FAST, records, silent, tempDir, waitFor, workerConfig } from './harness.js';
+import { appendBehave, consumerState, createConsumer, deadLetters, emulatorForFile, FAST, records, silent, tempDir, waitFor, workerConfig } from './harness.js';
 
-let emulator: RunningEmulator;
-const running: RunningWorker[] = [];
-
-beforeAll(async () => {
-  emulator = await startEmulator({ port: 0 });
-});
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((w) => w.close()));
-});
-afterAll(async () => {
-  await emulator?.close();
-});
+const t = emulatorForFile();
 
 function countOutcomes(worker: RunningWorker): Record<EventOutcome, number> {
   const counts: Record<EventOutcome, number> = { ok: 0, failed: 0, duplicate: 0, dead_lettered: 0 };
@@ -30,11 +18,11 @@ for (const isolation of ['none', 'thread'] as const) {
     it('runs every matching handler once per event, commits to the head, exits when idle', async () => {
       const dir = tempDir('basic');
       const record = join(dir, 'effects.log');
-      const destination = await createConsumer(emulator);
-      const events = appendBehave(emulator, 50, () => ({ behaviour: 'ok', record }), (i) => `s-${i % 7}`, 'behave.multi');
-      appendBehave(emulator, 5, () => ({ record }), (i) => `u-${i}`, 'unrouted.type');
-      const worker = await startWorker(workerConfig(emulator, destination, dir, { isolation, exitWhenIdle: true }), { logger: silent, timings: FAST });
-      running.push(worker);
+      const destination = await createConsumer(t.emulator);
+      appendBehave(t.emulator, 50, () => ({ behaviour: 'ok', record }), (i) => `s-${i % 7}`, 'behave.multi');
+      const unrouted = appendBehave(t.emulator, 5, () => ({ record }), (i) => `u-${i}`, 'unrouted.type');
+      const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation, exitWhenIdle: true }), { logger: silent, timings: FAST });
+      t.running.push(worker);
       const counts = countOutcomes(worker);
       expect(await worker.done).toEqual({ reason: 'idle' });
       const lines = records(record);
@@ -43,19 +31,19 @@ for (const isolation of ['none', 'thread'] as const) {
       expect(new Set(lines.map((l) => `${l.handler}:${l.eventId}`)).size).toBe(100);
       expect(new Set(lines.map((l) => l.handler))).toEqual(new Set(['behave', 'nested/second']));
       expect(counts.ok).toBe(105);
-      const state = consumerState(emulator, destination);
-      expect(state.committed).toBe(state.head);
+      const state = consumerState(t.emulator, destination);
+      // Events no handler wants are committed too: the cursor is past the last of them.
+      expect(state.committed).toBe(unrouted.at(-1)?.sequence);
       expect(state.leased).toBe(0);
-      expect(events.at(-1)?.sequence).toBeDefined();
     });
 
-    it('an event:done listener that throws fails only that event: its batch comes back, done events are skipped, nothing runs twice', async () => {
+    it('an event:done listener that throws changes no outcome: every event ok on its first attempt, nothing redelivered', async () => {
       const dir = tempDir('listener');
       const record = join(dir, 'effects.log');
-      const destination = await createConsumer(emulator);
-      appendBehave(emulator, 5, () => ({ behaviour: 'ok', record }));
-      const worker = await startWorker(workerConfig(emulator, destination, dir, { isolation, exitWhenIdle: true }), { logger: silent, timings: FAST });
-      running.push(worker);
+      const destination = await createConsumer(t.emulator);
+      appendBehave(t.emulator, 5, () => ({ behaviour: 'ok', record }));
+      const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation, exitWhenIdle: true }), { logger: silent, timings: FAST });
+      t.running.push(worker);
       const counts = countOutcomes(worker);
       let thrown = 0;
       worker.events.on('event:done', (e) => {
@@ -65,20 +53,19 @@ for (const isolation of ['none', 'thread'] as const) {
       });
       expect((await worker.done).reason).toBe('idle');
       expect(thrown).toBe(1);
-      expect(records(record).length).toBe(5);
-      // One batch of 5, acked failed for the one event, redelivered: all 5 are done by then.
-      expect(counts).toEqual({ ok: 5, failed: 0, duplicate: 5, dead_lettered: 0 });
-      const state = consumerState(emulator, destination);
+      expect(records(record).map((l) => l.attempt)).toEqual([1, 1, 1, 1, 1]);
+      expect(counts).toEqual({ ok: 5, failed: 0, duplicate: 0, dead_lettered: 0 });
+      const state = consumerState(t.emulator, destination);
       expect(state.committed).toBe(state.head);
     });
 
     it('retries a failing handler: failed first, then ok on the next attempt', async () => {
       const dir = tempDir('retry');
       const record = join(dir, 'effects.log');
-      const destination = await createConsumer(emulator);
-      appendBehave(emulator, 10, () => ({ behaviour: 'fail-until', untilAttempt: 2, record }));
-      const worker = await startWorker(workerConfig(emulator, destination, dir, { isolation, exitWhenIdle: true }), { logger: silent, timings: FAST });
-      running.push(worker);
+      const destination = await createConsumer(t.emulator);
+      appendBehave(t.emulator, 10, () => ({ behaviour: 'fail-until', untilAttempt: 2, record }));
+      const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation, exitWhenIdle: true }), { logger: silent, timings: FAST });
+      t.running.push(worker);
       const counts = countOutcomes(worker);
       expect((await worker.done).reason).toBe('idle');
       const lines = records(record);
@@ -92,13 +79,13 @@ for (const isolation of ['none', 'thread'] as const) {
     it('dead-letters an always-failing event after maxAttempts and a PermanentError at once', async () => {
       const dir = tempDir('dlq');
       const record = join(dir, 'effects.log');
-      const destination = await createConsumer(emulator);
-      const [failing] = appendBehave(emulator, 1, () => ({ behaviour: 'fail' }), () => 'bad');
-      const [permanent] = appendBehave(emulator, 1, () => ({ behaviour: 'permanent' }), () => 'perm');
-      appendBehave(emulator, 3, () => ({ behaviour: 'ok', record }), (i) => `good-${i}`);
-      const config = workerConfig(emulator, destination, dir, { isolation, exitWhenIdle: true, maxAttempts: 3 });
+      const destination = await createConsumer(t.emulator);
+      const [failing] = appendBehave(t.emulator, 1, () => ({ behaviour: 'fail' }), () => 'bad');
+      const [permanent] = appendBehave(t.emulator, 1, () => ({ behaviour: 'permanent' }), () => 'perm');
+      appendBehave(t.emulator, 3, () => ({ behaviour: 'ok', record }), (i) => `good-${i}`);
+      const config = workerConfig(t.emulator, destination, dir, { isolation, exitWhenIdle: true, maxAttempts: 3 });
       const worker = await startWorker(config, { logger: silent, timings: FAST });
-      running.push(worker);
+      t.running.push(worker);
       const counts = countOutcomes(worker);
       expect((await worker.done).reason).toBe('idle');
       const dead = deadLetters(join(dir, 'dead-letter.jsonl'));
@@ -116,20 +103,20 @@ for (const isolation of ['none', 'thread'] as const) {
       expect(dead.find((d) => d.reason === 'permanent')?.error.code).toBe('DW_ERR_PERMANENT');
       expect(counts.dead_lettered).toBe(2);
       expect(records(record).length).toBe(3);
-      const state = consumerState(emulator, destination);
+      const state = consumerState(t.emulator, destination);
       expect(state.committed).toBe(state.head);
     });
 
     it('never runs more than --concurrency events at once, however many the batch holds', async () => {
       const dir = tempDir('concurrency');
       const record = join(dir, 'effects.log');
-      const destination = await createConsumer(emulator);
+      const destination = await createConsumer(t.emulator);
       // The first four runs wait for each other: --concurrency is used in full, however busy the machine.
       const startedFile = join(dir, 'started.log');
-      appendBehave(emulator, 60, () => ({ behaviour: 'sleep-timed', sleepMs: 20, record, startedFile, meet: 4 }));
+      appendBehave(t.emulator, 60, () => ({ behaviour: 'sleep-timed', sleepMs: 20, record, startedFile, meet: 4 }));
       const inFlight: number[] = [];
-      const worker = await startWorker(workerConfig(emulator, destination, dir, { isolation, exitWhenIdle: true, limit: 60, concurrency: 4 }), { logger: silent, timings: FAST });
-      running.push(worker);
+      const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation, exitWhenIdle: true, limit: 60, concurrency: 4 }), { logger: silent, timings: FAST });
+      t.running.push(worker);
       worker.events.on('inflight:changed', (e) => inFlight.push(e.inFlight));
       expect((await worker.done).reason).toBe('idle');
       const runs = spans(record);
@@ -141,11 +128,11 @@ for (const isolation of ['none', 'thread'] as const) {
     it('keeps events of one subject in stream order under concurrency', async () => {
       const dir = tempDir('order');
       const record = join(dir, 'effects.log');
-      const destination = await createConsumer(emulator);
+      const destination = await createConsumer(t.emulator);
       // Random sleeps would reorder events if one subject's events ran side by side.
-      appendBehave(emulator, 120, (i) => ({ behaviour: 'sleep', sleepMs: (i * 7919) % 13, record }), (i) => `subject-${i % 4}`);
-      const worker = await startWorker(workerConfig(emulator, destination, dir, { isolation, exitWhenIdle: true, limit: 40, concurrency: 8 }), { logger: silent, timings: FAST });
-      running.push(worker);
+      appendBehave(t.emulator, 120, (i) => ({ behaviour: 'sleep', sleepMs: (i * 7919) % 13, record }), (i) => `subject-${i % 4}`);
+      const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation, exitWhenIdle: true, limit: 40, concurrency: 8 }), { logger: silent, timings: FAST });
+      t.running.push(worker);
       expect((await worker.done).reason).toBe('idle');
       const lines = records(record);
       expect(lines.length).toBe(120);

@@ -64,7 +64,7 @@ Only --handlers, --base-url, --destination and --forward-url go in args; every o
       value: {{ . | quote }}
     {{- end }}
     - name: DURABLE_WORKER_DEAD_LETTER
-      value: {{ $w.deadLetter | quote }}
+      value: {{ include "durable-worker.deadLetter" $root | quote }}
     - name: DURABLE_WORKER_METRICS_PORT
       value: {{ $w.metricsPort | quote }}
     - name: DURABLE_WORKER_METRICS_HOST

@@ -81,6 +81,23 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- else if gt (int .Values.replicaCount) 1 }}true{{ end }}
 {{- end }}
 
+{{/* True ("true") when a store or sink URL is a server every pod reaches (redis://, postgres://). */}}
+{{- define "durable-worker.isShared" -}}
+{{- if regexMatch "^(rediss?|postgres(ql)?)://" (toString .) }}true{{ end }}
+{{- end }}
+
+{{/* The --dead-letter URL: worker.deadLetter, else a shared worker.idempotency, else a file under stateDir. */}}
+{{- define "durable-worker.deadLetter" -}}
+{{- $w := .Values.worker }}
+{{- if $w.deadLetter }}
+{{- $w.deadLetter }}
+{{- else if include "durable-worker.isShared" $w.idempotency }}
+{{- $w.idempotency }}
+{{- else }}
+{{- printf "file:%s/dead-letter.jsonl" (trimSuffix "/" $w.stateDir) }}
+{{- end }}
+{{- end }}
+
 {{/*
 Cross-field rules the schema cannot say clearly. Each failure names the values to change.
 */}}
@@ -90,6 +107,11 @@ Cross-field rules the schema cannot say clearly. Each failure names the values t
 {{- if and (include "durable-worker.multiReplica" .) (or (eq $store "memory") (hasPrefix "sqlite:" $store)) }}
 {{- $n := ternary (printf "keda.maxReplicaCount=%d" (int $v.keda.maxReplicaCount)) (printf "replicaCount=%d" (int $v.replicaCount)) (eq (toString $v.keda.enabled) "true") }}
 {{- fail (printf "durable-worker: %s needs a shared idempotency store: worker.idempotency is %q, which each pod keeps for itself, so two pods would apply the same event twice. Set worker.idempotency to redis://... or postgres://..., or run one replica." $n $store) }}
+{{- end }}
+{{- $sink := include "durable-worker.deadLetter" . }}
+{{- if and (include "durable-worker.multiReplica" .) (not (include "durable-worker.isShared" $sink)) }}
+{{- $n := ternary (printf "keda.maxReplicaCount=%d" (int $v.keda.maxReplicaCount)) (printf "replicaCount=%d" (int $v.replicaCount)) (eq (toString $v.keda.enabled) "true") }}
+{{- fail (printf "durable-worker: %s needs a shared dead-letter sink: worker.deadLetter is %q, on the pod's emptyDir, so each pod's dead letters would be scattered over pods and deleted with them. Set worker.deadLetter to redis://... or postgres://..., or leave it empty to follow a redis:// or postgres:// worker.idempotency." $n $sink) }}
 {{- end }}
 {{- $grace := int (include "durable-worker.terminationGracePeriodSeconds" .) }}
 {{- $needed := add (int $v.worker.shutdownTimeoutSeconds) (int $v.lifecycle.preStopSleepSeconds) }}

@@ -1,5 +1,9 @@
+import * as z from 'zod';
 import type { AccessCatalogItem } from '../../types.js';
 import type { EmulatorContext } from '../context.js';
+import { component } from '../openapi/components.js';
+import type { OperationSpec } from '../openapi/operation.js';
+import { answer } from '../openapi/responses.js';
 
 export type { AccessCatalogItem };
 
@@ -51,13 +55,42 @@ export function defaultAccessCatalog(tenant: string): AccessCatalogItem[] {
   ];
 }
 
+/** Spec: Application access catalog item, a tree through `children`. */
+const AccessCatalogItemSchema: z.ZodType<AccessCatalogItem> = component(
+  'AccessCatalogItem',
+  z.strictObject({
+    key: z.string(),
+    grantType: z.string().meta({ description: "`Group` (the one value the spec shows); the emulator's leaves are `Scope`.", examples: ['Group'] }),
+    label: z.string(),
+    description: z.string(),
+    resourceId: z.string(),
+    audience: z.string(),
+    get children(): z.ZodArray<typeof AccessCatalogItemSchema> {
+      return z.array(AccessCatalogItemSchema);
+    },
+  }),
+);
+
+const AccessCatalog = component('AccessCatalog', z.array(AccessCatalogItemSchema));
+
+const CATALOG: OperationSpec = {
+  method: 'GET',
+  path: '/v1/applications/access-catalog',
+  operationId: 'getAccessCatalog',
+  summary: 'Discover the access options that can be granted to an application.',
+  description: 'Required permission is not shown by the spec: any valid credential of the tenant.',
+  tag: 'Access catalog',
+  security: { kind: 'tenant', scopes: [] },
+  responses: { '200': answer('The tree of access options.', AccessCatalog) },
+};
+
 /**
  * Spec: Discover application access options, `GET /v1/applications/access-catalog`, no parameters,
  * `200` an array of items. Required permission is not shown: any valid credential of the tenant.
  */
 export function registerAccessCatalogRoutes(ctx: EmulatorContext, deps: AccessCatalogDeps = {}): void {
   const catalogFor = deps.catalogFor ?? defaultAccessCatalog;
-  ctx.router.add('GET', '/v1/applications/access-catalog', ({ req }) => {
+  ctx.router.add(CATALOG, ({ req }) => {
     const principal = ctx.authenticate(req, []);
     return { status: 200, body: catalogFor(principal.tenant) };
   });

@@ -1,12 +1,16 @@
 import * as z from 'zod';
-import type { AckResponse } from '../../types.js';
+import type { AckResponse as AckAnswer } from '../../types.js';
 import type { EmulatorContext } from '../context.js';
 import { readJson } from '../http/body.js';
-import { HttpProblem, validationProblem } from '../http/problem.js';
+import { HttpProblem } from '../http/problem.js';
+import { intParameter, parseQuery } from '../http/query.js';
 import type { RouteReply } from '../http/router.js';
 import { parseOrProblem } from '../http/validation.js';
+import type { OperationSpec } from '../openapi/operation.js';
+import { answer, noContent, pathParameter, problem, rateLimited, validation } from '../openapi/responses.js';
 import type { Destination, Tenants } from '../tenants.js';
 import type { PullRequest } from './durable-consumer.js';
+import { AckRequest, AckResponse, ConsumerState, LeaseBatch } from './schemas.js';
 
 /**
  * Spec, Authentication rule 9: "Durable consumer pull and acknowledge require scope read:events".
@@ -17,48 +21,73 @@ import type { PullRequest } from './durable-consumer.js';
 const CONSUMER_SCOPES = ['read:events'] as const;
 
 /** Spec, Limits: pull `limit` default 20 (1..100), `visibility` default 60 (1..600 s), workerId up to 200 characters. */
-const LIMIT = { name: 'limit', fallback: 20, min: 1, max: 100 } as const;
-const VISIBILITY = { name: 'visibility', fallback: 60, min: 1, max: 600 } as const;
 const WORKER_ID_MAX_LENGTH = 200;
-
-const ackBodySchema = z.object({
-  leaseId: z.string().min(1, 'leaseId is required.'),
-  generation: z.number().int('generation must be an integer.').min(1, 'generation must be at least 1.'),
-  status: z.enum(['ok', 'failed'], 'status must be "ok" or "failed".'),
-});
-
-function intParam(query: URLSearchParams, spec: { name: string; fallback: number; min: number; max: number }, errors: Record<string, string[]>): number {
-  const values = query.getAll(spec.name);
-  if (values.length === 0) return spec.fallback;
-  const raw = values[0]!;
-  const range = `an integer from ${spec.min} to ${spec.max}`;
-  if (values.length > 1) errors[spec.name] = [`${spec.name} must be given once.`];
-  else if (!/^[+-]?\d{1,15}$/.test(raw)) errors[spec.name] = [`${spec.name} must be ${range} (got "${raw.slice(0, 40)}").`];
-  else {
-    const value = Number(raw);
-    if (value < spec.min || value > spec.max) errors[spec.name] = [`${spec.name} must be ${range} (got ${value}).`];
-    else return value;
-  }
-  return spec.fallback;
-}
+const PULL_QUERY = {
+  limit: { schema: intParameter('limit', 1, 100).optional().meta({ default: 20 }), description: 'Maximum events in the batch.' },
+  visibility: { schema: intParameter('visibility', 1, 600).optional().meta({ default: 60 }), description: 'Lease duration in seconds before expiry and redelivery.' },
+  workerId: {
+    schema: z
+      .string()
+      .min(1, 'workerId must be 1 to 200 characters.')
+      .max(WORKER_ID_MAX_LENGTH, `workerId must be 1 to ${WORKER_ID_MAX_LENGTH} characters.`)
+      .optional(),
+    description: 'Worker instance identity; pulls without it share one identity (a pull by the holder of a lease returns the same lease).',
+    example: 'worker-1',
+  },
+};
 
 /** Validates the pull query; every bad parameter is reported at once, keyed by its name. */
 export function parsePullQuery(query: URLSearchParams): PullRequest {
-  const errors: Record<string, string[]> = {};
-  const limit = intParam(query, LIMIT, errors);
-  const visibilitySeconds = intParam(query, VISIBILITY, errors);
-  const workerIds = query.getAll('workerId');
-  let workerId: string | undefined;
-  if (workerIds.length > 1) errors.workerId = ['workerId must be given once.'];
-  else if (workerIds.length === 1) {
-    workerId = workerIds[0]!;
-    if (workerId.length === 0 || workerId.length > WORKER_ID_MAX_LENGTH) {
-      errors.workerId = [`workerId must be 1 to ${WORKER_ID_MAX_LENGTH} characters (got ${workerId.length}).`];
-    }
-  }
-  if (Object.keys(errors).length > 0) throw validationProblem(errors);
-  return { limit, visibilitySeconds, workerId };
+  const { limit, visibility, workerId } = parseQuery(PULL_QUERY, query);
+  return { limit: limit ?? 20, visibilitySeconds: visibility ?? 60, workerId };
 }
+
+const destinationId = { id: pathParameter('ID of an event destination of the tenant.', 'dev-consumer') };
+const unknownDestination = problem('No event destination with this ID in the tenant of the credential.');
+const consumer = { tag: 'Durable consumers', security: { kind: 'tenant', scopes: CONSUMER_SCOPES }, pathParameters: destinationId } as const;
+
+const PULL: OperationSpec = {
+  ...consumer,
+  method: 'POST',
+  path: '/v1/event-destinations/{id}/pull',
+  operationId: 'pullBatch',
+  summary: 'Pull a leased batch from a durable consumer.',
+  description: 'Expired and failed leases are redelivered before new work, with a higher `generation`. Pulling again before acknowledging abandons the earlier batch of the same worker.',
+  query: PULL_QUERY,
+  responses: {
+    '200': answer('A lease batch.', LeaseBatch),
+    '204': noContent('Caught up: no event to lease.'),
+    '400': problem('A bad parameter (`errors` keyed by its name), or a destination that is not a `DURABLE_CONSUMER`.'),
+    '404': unknownDestination,
+    '409': problem('The consumer is paused.'),
+    '429': rateLimited('1,000 events are leased and unacknowledged (or an injected fault).'),
+  },
+};
+
+const ACKNOWLEDGE: OperationSpec = {
+  ...consumer,
+  method: 'POST',
+  path: '/v1/event-destinations/{id}/acknowledge',
+  operationId: 'acknowledgeBatch',
+  summary: 'Acknowledge a leased batch `ok` or `failed`.',
+  description: 'Allowed while the consumer is paused. An acknowledgement of an older generation is `stale`; nothing is committed.',
+  requestBody: { schema: AckRequest, example: { leaseId: 'l-1', generation: 1, status: 'ok' } },
+  responses: {
+    '200': answer('The outcome and the committed cursor.', AckResponse, { status: 'committed', committed: '42' }),
+    '400': problem('A bad body (`errors` keyed by field), or a destination that is not a `DURABLE_CONSUMER`.'),
+    '404': problem("No such destination, or a lease ID this consumer never issued (the emulator's choice)."),
+  },
+};
+
+const pauseOperation = (action: 'pause' | 'resume'): OperationSpec => ({
+  ...consumer,
+  method: 'POST',
+  path: `/v1/event-destinations/{id}/${action}`,
+  operationId: `${action}Destination`,
+  summary: action === 'pause' ? 'Pause an event destination: pulls answer 409.' : 'Resume a paused event destination.',
+  description: "The spec does not show this operation (\"not shown\"): the emulator's choice, idempotent, no body (CONTRACT).",
+  responses: { '200': answer('The destination after the change.', ConsumerState, { id: 'dev-consumer', type: 'DURABLE_CONSUMER', paused: action === 'pause' }), '404': unknownDestination },
+});
 
 function findDestination(tenants: Tenants, tenant: string, id: string): Destination {
   const destination = tenants.get(tenant)?.destinations.get(id);
@@ -76,7 +105,7 @@ function durableConsumer(destination: Destination) {
 
 /** Pull, acknowledge, pause and resume of durable consumers. */
 export function registerConsumerRoutes(ctx: EmulatorContext, tenants: Tenants, now: () => number = Date.now): void {
-  ctx.router.add('POST', '/v1/event-destinations/:id/pull', ({ req, res, params, query }): RouteReply | void => {
+  ctx.router.add(PULL, ({ req, params, query }): RouteReply => {
     const principal = ctx.authenticate(req, CONSUMER_SCOPES);
     const request = parsePullQuery(query);
     const consumer = durableConsumer(findDestination(tenants, principal.tenant, params.id!));
@@ -85,10 +114,7 @@ export function registerConsumerRoutes(ctx: EmulatorContext, tenants: Tenants, n
       case 'lease': {
         // The lease batch (LeaseBatch) assembled from the events' stored JSON texts.
         const { leaseId, generation, attempt, eventsJson } = result.lease;
-        const text = `{"leaseId":${JSON.stringify(leaseId)},"generation":${generation},"attempt":${attempt},"events":[${eventsJson.join(',')}]}`;
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-        res.end(text);
-        return;
+        return { status: 200, json: `{"leaseId":${JSON.stringify(leaseId)},"generation":${generation},"attempt":${attempt},"events":[${eventsJson.join(',')}]}` };
       }
       case 'caught-up':
         return { status: 204 };
@@ -101,9 +127,9 @@ export function registerConsumerRoutes(ctx: EmulatorContext, tenants: Tenants, n
     }
   });
 
-  ctx.router.add('POST', '/v1/event-destinations/:id/acknowledge', async ({ req, params }): Promise<RouteReply> => {
+  ctx.router.add(ACKNOWLEDGE, async ({ req, params }): Promise<RouteReply> => {
     const principal = ctx.authenticate(req, CONSUMER_SCOPES);
-    const ack = parseOrProblem(ackBodySchema, await readJson(req, ctx.maxBodyBytes));
+    const ack = parseOrProblem(AckRequest, await readJson(req, ctx.maxBodyBytes));
     const destination = findDestination(tenants, principal.tenant, params.id!);
     const consumer = durableConsumer(destination);
     const result = consumer.acknowledge(ack.leaseId, ack.generation, ack.status, now());
@@ -111,14 +137,14 @@ export function registerConsumerRoutes(ctx: EmulatorContext, tenants: Tenants, n
     // a lease that existed but moved on is `stale`, as the spec's table says.
     if (result.kind === 'unknown-lease') throw new HttpProblem(404, `Lease "${ack.leaseId.slice(0, 100)}" does not exist for "${destination.id}".`);
     if (result.status === 'committed') tenants.get(principal.tenant)?.trim();
-    const body: AckResponse = { status: result.status, committed: result.committed };
+    const body: AckAnswer = { status: result.status, committed: result.committed };
     return { status: 200, body };
   });
 
   // Spec: "Creating, listing, pausing or resuming event destinations: not shown". Decision: POST
   // without a body, scope read:events, answers 200 {id, type, paused}; idempotent.
   for (const action of ['pause', 'resume'] as const) {
-    ctx.router.add('POST', `/v1/event-destinations/:id/${action}`, ({ req, params }): RouteReply => {
+    ctx.router.add(pauseOperation(action), ({ req, params }): RouteReply => {
       const principal = ctx.authenticate(req, CONSUMER_SCOPES);
       const destination = findDestination(tenants, principal.tenant, params.id!);
       destination.paused = action === 'pause';

@@ -1,76 +1,53 @@
+import { openApiDocument } from '../openapi/document.js';
+import type { JsonSchema } from '../openapi/json-schema.js';
 import type { ReadEntry } from '../sources/read-shape.js';
-import type { DestinationConfig } from './registry.js';
+import { QUERY_GET, QUERY_POST } from './operations.js';
 import { endpointSchema, type ExposedProperty } from './query/schema.js';
+import type { DestinationConfig } from './registry.js';
 
 /**
  * Spec: "The specification of a destination is at .../v1/openapi and lists the property types per
- * endpoint". An OpenAPI 3.1 document: one GET and one POST operation per endpoint, a result schema
- * per endpoint whose properties carry their query value type in `x-property-type` (String,
- * DateTime, Integer, Double, Bool), which decides the filter operators they accept.
+ * endpoint". An OpenAPI 3.1 document built from the same declarations as the whole API's query
+ * routes (operations.ts), narrowed to this destination: one GET and one POST operation per
+ * endpoint, a result schema per endpoint whose properties carry their query value type in
+ * `x-property-type` (String, DateTime, Integer, Double, Bool), which decides the filter operators
+ * they accept, and an Equal filter parameter per exposed property in the GET form.
  */
 export function destinationOpenApi(destination: DestinationConfig, entries: readonly ReadEntry[]): Record<string, unknown> {
+  const generic = openApiDocument([QUERY_GET, QUERY_POST], {
+    title: `${destination.customer}/${destination.destination}`,
+    version: destination.apiVersionId,
+    description: `Destination query API of ${destination.customer}/${destination.destination}${destination.protected ? ' (protected: a destination token on every request)' : ' (public)'}.`,
+    serverUrl: `/${destination.customer}/${destination.destination}/v1`,
+  });
+  const item = (generic.paths as Record<string, Record<string, JsonSchema>>)['/{customer}/{destination}/v1/{endpoint}']!;
+  const components = generic.components as { schemas: Record<string, JsonSchema>; securitySchemes: Record<string, JsonSchema> };
   const paths: Record<string, unknown> = {};
-  const schemas: Record<string, unknown> = {
-    QueryRequest: queryRequestSchema(),
-    Facet: {
-      type: 'object',
-      properties: {
-        propertyId: { type: 'string' },
-        header: { type: 'string' },
-        values: { type: 'array', items: { type: 'object', properties: { count: { type: 'integer' }, key: { type: 'string' } } } },
-      },
-    },
-  };
   for (const endpoint of destination.endpoints) {
     const schema = endpointSchema(endpoint, entries);
     const resultName = `${endpoint.name}Result`;
-    schemas[resultName] = {
-      type: 'object',
-      properties: Object.fromEntries(schema.properties.map((p) => [p.name, propertySchema(p)])),
+    components.schemas[resultName] = { type: 'object', properties: Object.fromEntries(schema.properties.map((p) => [p.name, propertySchema(p)])) };
+    const narrow = (operation: JsonSchema, extraParameters: JsonSchema[]): JsonSchema => {
+      const parameters = ((operation.parameters ?? []) as JsonSchema[]).filter((p) => p.in !== 'path' && p.name !== 'filters');
+      const responses = structuredClone(operation.responses) as Record<string, { content: Record<string, { schema: JsonSchema; example?: unknown }> }>;
+      const ok = responses['200']!.content['application/json']!;
+      ok.schema = { allOf: [ok.schema, { properties: { results: { type: 'array', items: { $ref: `#/components/schemas/${resultName}` } } } }] };
+      delete ok.example;
+      if (!destination.protected) delete (responses as Partial<typeof responses>)['401'];
+      const { parameters: _generic, ...rest } = operation;
+      return {
+        ...rest,
+        operationId: `${operation.operationId}_${endpoint.name}`,
+        summary: `${String(operation.summary)} Endpoint \`${endpoint.name}\`.`,
+        security: destination.protected ? [{ destinationToken: [] }] : [],
+        ...(parameters.length + extraParameters.length > 0 ? { parameters: [...parameters, ...extraParameters] } : {}),
+        responses,
+      };
     };
-    const response = {
-      '200': {
-        description: 'Query results',
-        content: {
-          'application/json': {
-            schema: {
-              type: 'object',
-              required: ['language', 'results'],
-              properties: {
-                language: { type: 'string' },
-                total: { type: 'integer' },
-                results: { type: 'array', items: { $ref: `#/components/schemas/${resultName}` } },
-                ...(endpoint.facets.length ? { facets: { type: 'array', items: { $ref: '#/components/schemas/Facet' } } } : {}),
-              },
-            },
-          },
-        },
-      },
-      '400': { description: 'Invalid query', content: { 'application/problem+json': {} } },
-      ...(destination.protected ? { '401': { description: 'Missing, invalid or expired token' } } : {}),
-    };
-    paths[`/${endpoint.name}`] = {
-      get: { operationId: `get_${endpoint.name}`, parameters: getParameters(schema.properties), responses: response },
-      post: {
-        operationId: `post_${endpoint.name}`,
-        requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/QueryRequest' } } } },
-        responses: response,
-      },
-    };
+    paths[`/${endpoint.name}`] = { get: narrow(item.get!, filterParameters(schema.properties)), post: narrow(item.post!, []) };
   }
-  const doc: Record<string, unknown> = {
-    openapi: '3.1.0',
-    info: { title: `${destination.customer}/${destination.destination}`, version: destination.apiVersionId },
-    servers: [{ url: `/${destination.customer}/${destination.destination}/v1` }],
-    paths,
-    components: {
-      schemas,
-      ...(destination.protected ? { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } } : {}),
-    },
-    'x-languages': destination.languages,
-  };
-  if (destination.protected) doc.security = [{ bearer: [] }];
-  return doc;
+  if (!destination.protected) delete (components as Partial<typeof components>).securitySchemes;
+  return { ...generic, paths, components, 'x-languages': destination.languages };
 }
 
 function propertySchema(p: ExposedProperty): Record<string, unknown> {
@@ -88,67 +65,18 @@ function propertySchema(p: ExposedProperty): Record<string, unknown> {
   return { ...schema, 'x-property-type': p.type, ...(p.localized ? { 'x-localized': true } : {}) };
 }
 
-function getParameters(properties: readonly ExposedProperty[]): unknown[] {
-  const q = (name: string, schema: unknown) => ({ name, in: 'query', required: false, schema });
-  const strings = { type: 'array', items: { type: 'string' } };
-  return [
-    { ...q('id', strings), explode: true },
-    { ...q('select', strings), explode: true },
-    q('listIds', { type: 'boolean' }),
-    q('includeTotals', { type: 'boolean' }),
-    q('includeMeta', { type: 'boolean' }),
-    q('top', { type: 'integer', format: 'int32', minimum: 0, maximum: 10_000 }),
-    q('skip', { type: 'integer', format: 'int32', minimum: 0 }),
-    { ...q('after', strings), explode: true },
-    { ...q('sortAsc', strings), explode: true },
-    { ...q('sortDesc', strings), explode: true },
-    q('language', { type: 'string' }),
-    { ...q('search', strings), explode: true },
-    { ...q('searchOn', strings), explode: true },
-    q('caseInsensitiveSearch', { type: 'boolean' }),
-    q('periodSince', { type: 'string', format: 'date-time' }),
-    q('periodBefore', { type: 'string', format: 'date-time' }),
-    // Every other query parameter is an Equal filter on the property of that name.
-    ...properties.filter((p) => p.name !== 'id').map((p) => ({ ...q(p.name, strings), explode: true, 'x-property-type': p.type })),
-  ];
-}
-
-function queryRequestSchema(): Record<string, unknown> {
-  const strings = { type: 'array', items: { type: 'string' } };
-  const criteria = {
-    oneOf: [
-      { type: 'array', items: {} },
-      {
-        type: 'object',
-        required: ['values'],
-        properties: {
-          operator: { enum: ['Equal', 'GreaterThan', 'GreaterThanOrEqual', 'LessThan', 'LessThanOrEqual', 'Between', 'BetweenInclusive'] },
-          values: { type: 'array', items: {} },
-          match: { enum: ['Any', 'All'] },
-        },
-      },
-    ],
-  };
-  const criteriaMap = { type: 'object', additionalProperties: criteria };
-  return {
-    type: 'object',
-    properties: {
-      id: strings,
-      select: strings,
-      listIds: { type: 'boolean' },
-      includeTotals: { type: 'boolean' },
-      includeMeta: { type: 'boolean' },
-      top: { type: 'integer', format: 'int32' },
-      skip: { type: 'integer', format: 'int32' },
-      after: { type: 'string' },
-      sortAsc: strings,
-      sortDesc: strings,
-      language: { type: 'string' },
-      search: strings,
-      searchOn: strings,
-      caseInsensitiveSearch: { type: 'boolean' },
-      period: { type: 'object', properties: { since: { type: 'string' }, before: { type: 'string' } } },
-      filter: { type: 'array', items: { type: 'object', properties: { must: criteriaMap, must_not: criteriaMap } } },
-    },
-  };
+/** GET form: every other query parameter is an Equal filter on the property of that name. */
+function filterParameters(properties: readonly ExposedProperty[]): JsonSchema[] {
+  return properties
+    .filter((p) => p.name !== 'id')
+    .map((p) => ({
+      name: p.name,
+      in: 'query',
+      required: false,
+      description: `Equal filter on \`${p.name}\` (repeat for OR).`,
+      style: 'form',
+      explode: true,
+      schema: { type: 'array', items: { type: 'string' } },
+      'x-property-type': p.type,
+    }));
 }

@@ -1,15 +1,17 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { gzipSync } from 'node:zlib';
-import { stringifyJsonExact } from '../../ingest/index.js';
+import type { IncomingMessage } from 'node:http';
 import type { ReadEntry } from '../sources/read-shape.js';
 import type { EmulatorContext } from '../context.js';
 import { readBody, readJson } from '../http/body.js';
 import { HttpProblem } from '../http/problem.js';
-import { assertLoopback, isPlainObject } from '../tags/seeding.js';
+import type { RouteReply, RouteRequest } from '../http/router.js';
+import { parseOrProblem } from '../http/validation.js';
+import { assertLoopback } from '../tags/seeding.js';
 import { destinationOpenApi } from './openapi.js';
 import { parseGetQuery, parsePostQuery } from './query/params.js';
 import { runQuery } from './query/run.js';
 import { DestinationRegistry, parseDestinationSeed, type DestinationConfig } from './registry.js';
+import { DESCRIPTION, JSON_UTF8, QUERY_GET, QUERY_POST, SEED, TOKEN } from './operations.js';
+import { DestinationTokenRequestSchema } from './schemas.js';
 import { DestinationTokens } from './tokens.js';
 
 export interface DestinationDeps {
@@ -39,24 +41,18 @@ export function registerDestinationRoutes(ctx: EmulatorContext, deps: Destinatio
   const registry = new DestinationRegistry();
   const tokens = new DestinationTokens(deps.nowMs ?? Date.now);
 
-  ctx.router.add('POST', '/_emulator/destinations', async ({ req }) => {
+  ctx.router.add(SEED, async ({ req }) => {
     assertLoopback(req);
     const config = registry.put(parseDestinationSeed(await readJson(req, ctx.maxBodyBytes)));
     return { status: 201, body: { customer: config.customer, destination: config.destination, apiVersionId: config.apiVersionId } };
   });
 
-  ctx.router.add('POST', '/destinations/:destinationId/token', async ({ req, params }) => {
-    const body = await readJson(req, ctx.maxBodyBytes);
-    const clientId = isPlainObject(body) ? body.clientId : undefined;
-    const clientSecret = isPlainObject(body) ? body.clientSecret : undefined;
-    const errors: Record<string, string[]> = {};
-    if (typeof clientId !== 'string' || clientId === '') errors.clientId = ['clientId is required.'];
-    if (typeof clientSecret !== 'string' || clientSecret === '') errors.clientSecret = ['clientSecret is required.'];
-    if (Object.keys(errors).length) throw new HttpProblem(400, 'One or more validation errors occurred.', errors);
-    const app = deps.verifyApplication(clientId as string, clientSecret as string);
+  ctx.router.add(TOKEN, async ({ req, params }) => {
+    const { clientId, clientSecret } = parseOrProblem(DestinationTokenRequestSchema, await readJson(req, ctx.maxBodyBytes));
+    const app = deps.verifyApplication(clientId, clientSecret);
     if (!app) throw new HttpProblem(401, 'Unknown client or wrong secret.');
     // Only requests with valid credentials count, so a stranger cannot exhaust an application's budget.
-    tokens.admit(clientId as string);
+    tokens.admit(clientId);
     const destination = registry.resolveTokenTarget(params.destinationId!);
     if (destination === 'ambiguous') throw new HttpProblem(400, `Several customers have a destination ${params.destinationId}; use its API version ID.`);
     if (!destination) throw new HttpProblem(404, `Destination ${params.destinationId} does not exist.`);
@@ -72,21 +68,22 @@ export function registerDestinationRoutes(ctx: EmulatorContext, deps: Destinatio
   };
   const entriesOf = (d: DestinationConfig): ReadEntry[] => [...deps.readSourceEntries(d.tenant, d.sourceId)];
 
-  ctx.router.add('GET', '/:customer/:destination/v1/openapi', ({ req, res, params }) => {
+  ctx.router.add(DESCRIPTION, ({ req, params }): RouteReply => {
     const destination = destinationOf(req, params.customer!, params.destination!);
-    sendJson(req, res, destinationOpenApi(destination, entriesOf(destination)));
+    return { status: 200, body: destinationOpenApi(destination, entriesOf(destination)), gzip: true, headers: JSON_UTF8 };
   });
 
-  const query = (method: 'GET' | 'POST') =>
-    async ({ req, res, params, query: search }: { req: IncomingMessage; res: ServerResponse; params: Record<string, string>; query: URLSearchParams }) => {
+  const query =
+    (method: 'GET' | 'POST') =>
+    async ({ req, params, query: search }: RouteRequest): Promise<RouteReply> => {
       const destination = destinationOf(req, params.customer!, params.destination!);
       const endpoint = destination.endpoints.find((e) => e.name === params.endpoint);
       if (!endpoint) throw new HttpProblem(404, `Destination ${destination.customer}/${destination.destination} has no endpoint ${params.endpoint}.`);
       const parsed = method === 'GET' ? parseGetQuery(search) : parsePostQuery(await readOptionalJson(req, ctx.maxBodyBytes));
-      sendJson(req, res, runQuery(destination, endpoint, entriesOf(destination), parsed));
+      return { status: 200, body: runQuery(destination, endpoint, entriesOf(destination), parsed), gzip: true, headers: JSON_UTF8 };
     };
-  ctx.router.add('GET', '/:customer/:destination/v1/:endpoint', query('GET'));
-  ctx.router.add('POST', '/:customer/:destination/v1/:endpoint', query('POST'));
+  ctx.router.add(QUERY_GET, query('GET'));
+  ctx.router.add(QUERY_POST, query('POST'));
 
   return { registry };
 }
@@ -116,28 +113,4 @@ async function readOptionalJson(req: IncomingMessage, maxBytes: number): Promise
     throw new HttpProblem(415, 'Content-Type must be application/json.');
   }
   return readJson(req, maxBytes);
-}
-
-/** Spec: compression is opt-in via `Accept-Encoding: gzip`. */
-function sendJson(req: IncomingMessage, res: ServerResponse, body: unknown): void {
-  const json = Buffer.from(stringifyJsonExact(body), 'utf8');
-  const gzip = acceptsGzip(req.headers['accept-encoding']);
-  const payload = gzip ? gzipSync(json) : json;
-  res.writeHead(200, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': payload.length,
-    vary: 'Accept-Encoding',
-    ...(gzip ? { 'content-encoding': 'gzip' } : {}),
-  });
-  res.end(payload);
-}
-
-export function acceptsGzip(header: string | undefined): boolean {
-  if (!header) return false;
-  return header.split(',').some((part) => {
-    const [coding, ...params] = part.trim().toLowerCase().split(';');
-    if (coding !== 'gzip' && coding !== 'x-gzip') return false;
-    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    return q === undefined || Number(q.slice(2)) > 0;
-  });
 }

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
 import type { ProblemDetails } from '../../types.js';
 
 /** W3C trace id: 32 lowercase hex characters. */
@@ -55,21 +54,4 @@ export function problemBody(status: number, detail: string, instance: string, er
   };
   if (errors) body.errors = errors;
   return body;
-}
-
-export function sendProblem(
-  res: ServerResponse,
-  status: number,
-  detail: string,
-  instance: string,
-  errors?: Record<string, string[]>,
-  headers?: Record<string, string>,
-): void {
-  const payload = JSON.stringify(problemBody(status, detail, instance, errors));
-  res.writeHead(status, {
-    ...headers,
-    'content-type': 'application/problem+json',
-    'content-length': Buffer.byteLength(payload),
-  });
-  res.end(payload);
 }

@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Method, OperationSpec } from '../openapi/operation.js';
 
-export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export type { Method } from '../openapi/operation.js';
 
-/** What a route handler receives. `params` are decoded path segments named in the pattern. */
+/** What a route handler receives. `params` are decoded path segments named in the template. */
 export interface RouteRequest {
   req: IncomingMessage;
   res: ServerResponse;
@@ -14,38 +15,50 @@ export interface RouteRequest {
 }
 
 /**
- * What a handler returns: a JSON reply, or nothing when it wrote the response itself.
- * `body: undefined` with status 204 writes no body.
+ * What a handler returns. `body` is serialised as JSON (exactly, bigints included); `json` is a
+ * body already serialised (the pull's lease batch, assembled from stored event texts). Without
+ * either, no body is written (204, 302). `gzip` compresses when the client accepts it (the
+ * destination queries: spec, compression is opt-in via `Accept-Encoding: gzip`).
  */
 export interface RouteReply {
   status: number;
   body?: unknown;
+  json?: string;
   headers?: Record<string, string>;
+  gzip?: boolean;
 }
 
-export type RouteHandler = (request: RouteRequest) => RouteReply | void | Promise<RouteReply | void>;
+export type RouteHandler = (request: RouteRequest) => RouteReply | Promise<RouteReply>;
 
 interface Route {
-  method: Method;
+  operation: OperationSpec;
   segments: string[];
   handler: RouteHandler;
 }
 
 export interface RouteMatch {
+  operation: OperationSpec;
   handler: RouteHandler;
   params: Record<string, string>;
 }
 
 /**
- * A deliberately small router: patterns like `/v1/event-destinations/:id/pull`, matched segment by
- * segment. The emulator has a few dozen routes, so a linear scan is cheaper than any trie.
+ * A deliberately small router: templates like `/v1/event-destinations/{id}/pull`, matched segment
+ * by segment, in registration order. The emulator has a few dozen routes, so a linear scan is
+ * cheaper than any trie. Every route is an operation of the emulator's OpenAPI description: the
+ * declaration travels with the handler, so the description lists exactly what is served.
  */
 export class Router {
   private readonly routes: Route[] = [];
 
-  add(method: Method, pattern: string, handler: RouteHandler): this {
-    this.routes.push({ method, segments: split(pattern), handler });
+  add(operation: OperationSpec, handler: RouteHandler): this {
+    this.routes.push({ operation, segments: split(operation.path), handler });
     return this;
+  }
+
+  /** Every registered operation, in registration order. */
+  operations(): OperationSpec[] {
+    return this.routes.map((route) => route.operation);
   }
 
   /** `undefined` = no route for the path; `{ allow }` = path known, not for this method (the methods it takes). */
@@ -55,11 +68,11 @@ export class Router {
     for (const route of this.routes) {
       const params = matchSegments(route.segments, segments);
       if (!params) continue;
-      if (route.method !== method) {
-        if (!allow.includes(route.method)) allow.push(route.method);
+      if (route.operation.method !== method) {
+        if (!allow.includes(route.operation.method)) allow.push(route.operation.method);
         continue;
       }
-      return { handler: route.handler, params };
+      return { operation: route.operation, handler: route.handler, params };
     }
     return allow.length > 0 ? { allow } : undefined;
   }
@@ -69,19 +82,19 @@ function split(path: string): string[] {
   return path.split('/').filter((s) => s.length > 0);
 }
 
-function matchSegments(pattern: string[], actual: string[]): Record<string, string> | undefined {
-  if (pattern.length !== actual.length) return undefined;
+function matchSegments(template: string[], actual: string[]): Record<string, string> | undefined {
+  if (template.length !== actual.length) return undefined;
   const params: Record<string, string> = {};
-  for (let i = 0; i < pattern.length; i++) {
-    const p = pattern[i]!;
+  for (let i = 0; i < template.length; i++) {
+    const t = template[i]!;
     const a = actual[i]!;
-    if (p.startsWith(':')) {
+    if (t.startsWith('{')) {
       try {
-        params[p.slice(1)] = decodeURIComponent(a);
+        params[t.slice(1, -1)] = decodeURIComponent(a);
       } catch {
         return undefined;
       }
-    } else if (p !== a) {
+    } else if (t !== a) {
       return undefined;
     }
   }

@@ -1,13 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { entryKey, parseJsonExact, validateTypedIngest, type IngestPlan } from '../../ingest/index.js';
+import { entryKey, parseJsonExact, typedIngestRequestSchema, validateTypedIngest, type IngestPlan } from '../../ingest/index.js';
+import { typedIngestResponseSchema } from '../../ingest/response-schema.js';
 import type { SourceEntryUpdatedData, TypedIngestResponse } from '../../types.js';
 import type { EmulatorContext, NewEvent } from '../context.js';
 import { readBody } from '../http/body.js';
 import { HttpProblem, validationProblem } from '../http/problem.js';
 import { RateWindow } from '../http/rate-window.js';
+import { component } from '../openapi/components.js';
+import type { OperationSpec } from '../openapi/operation.js';
+import { answer, pathParameter, problem, rateLimited, validation } from '../openapi/responses.js';
 import type { TenantIngestLimits } from './limits.js';
-import { authorizeIngest } from './access.js';
+import { authorizeIngest, WRITE_SOURCES } from './access.js';
 import type { ApplyQueue } from './apply-queue.js';
 import { entryReadShape, type ReadEntry } from './read-shape.js';
 import { configuredProperties, nowIso, registerInferred, upsertEntry, type SourceStore } from './store.js';
@@ -30,10 +34,45 @@ export interface IngestDeps {
   nowMs?: () => number;
 }
 
+const TypedIngestRequest = component('TypedIngestRequest', typedIngestRequestSchema);
+const TypedIngestResponse = component('TypedIngestResponse', typedIngestResponseSchema);
+
+/**
+ * The request schema is structural; rules that need the whole request or the source configuration
+ * (inference, duplicates, types, ceilings) are enforced by `validateTypedIngest` and described here.
+ */
+export const TYPED_INGEST: OperationSpec = {
+  method: 'POST',
+  path: '/sources/{sourceId}',
+  operationId: 'ingestTyped',
+  summary: 'Typed source ingest: every entry is an upsert; all-or-nothing validation.',
+  description: [
+    'Values keep their JSON type and must match the configured property type (Text: string; LocalizedText: string with `language`;',
+    'List: array of strings; Boolean; Timestamp: ISO 8601 string; Integer: whole number within 64 bits; Decimal: finite number).',
+    'Unconfigured properties are inferred from all their values in the request. A `202` means queued: reads reflect it once applied.',
+  ].join(' '),
+  tag: 'Ingest',
+  security: { kind: 'tenant', scopes: [WRITE_SOURCES] },
+  pathParameters: { sourceId: pathParameter('Customer-facing source ID within the tenant.', 'products') },
+  requestBody: {
+    schema: TypedIngestRequest,
+    example: { entries: [{ id: 'product-1', properties: [{ id: 'title', value: 'Kettle', language: 'en' }, { id: 'price', value: 25.5 }, { id: 'tags', value: ['kitchen'] }] }] },
+  },
+  responses: {
+    '202': answer('The whole batch is valid and queued.', TypedIngestResponse),
+    '400': validation('Any validation failure, exceeded tenant ceilings included (named with their value); messages keyed by request path.'),
+    '403': problem('No `write:sources` scope, a data-provider token, or the source is not granted.'),
+    '404': problem('Unknown source, when the emulator does not create sources on first ingest (config `autoCreateSources: false`).'),
+    '429': rateLimited("The tenant's typed ingest request rate is spent (`requestsPerMinute`), or an injected fault."),
+  },
+  // An oversized body is a validation problem naming the ceiling (spec, Errors), not a 413.
+  omitImplied: ['413'],
+};
+
 /** `POST /sources/{sourceId}` (spec: Typed source ingest; no version prefix). */
 export function registerIngestRoute(ctx: EmulatorContext, deps: IngestDeps): void {
   const rate = new RateWindow(60_000, deps.nowMs);
-  ctx.router.add('POST', '/sources/:sourceId', async ({ req, params }) => {
+  ctx.router.add(TYPED_INGEST, async ({ req, params }) => {
     const sourceId = params.sourceId!;
     const principal = authorizeIngest(ctx, req, sourceId);
     if (deps.queue.isClosed) throw new HttpProblem(503, 'The emulator is shutting down.');

@@ -1,18 +1,14 @@
-import { z } from 'zod';
-import {
-  DEFAULT_LIST_DELIMITER,
-  PROPERTY_DATA_TYPES,
-  canonicalPropertyId,
-  delimiterProblem,
-  propertyIdProblem,
-  requestPath,
-} from '../../ingest/index.js';
-import type { PropertyDataType, Source, SourceProperty } from '../../types.js';
+import { canonicalPropertyId, DEFAULT_LIST_DELIMITER, propertyIdProblem } from '../../ingest/index.js';
+import type { Source as SourceAnswer, SourceProperty as SourcePropertyAnswer } from '../../types.js';
 import type { EmulatorContext } from '../context.js';
 import { readJson } from '../http/body.js';
 import { validationProblem } from '../http/problem.js';
-import { authorizeMetadata } from './access.js';
+import { parseOrProblem } from '../http/validation.js';
+import type { OperationSpec } from '../openapi/operation.js';
+import { answer, pathParameter, problem, validation } from '../openapi/responses.js';
+import { authorizeMetadata, WRITE_SOURCES } from './access.js';
 import { requireSource } from './reads.js';
+import { Source, SourceProperty, SourcePropertyUpdate, SourceUpdate } from './schemas.js';
 import { newPropertyRecord, nowIso, toSourceProperty, type SourceStore } from './store.js';
 
 /**
@@ -31,38 +27,44 @@ import { newPropertyRecord, nowIso, toSourceProperty, type SourceStore } from '.
  * - An empty `name` is a 400: a source keeps a name.
  */
 
-const nullableText = (field: string) => z.string({ error: `${field} must be a string or null` }).nullish();
+const metadata = { tag: 'Sources', security: { kind: 'tenant', scopes: [WRITE_SOURCES] } } as const;
+const sourceId = pathParameter('Customer-facing source ID within the tenant.', 'products');
+const forbidden = problem('No `write:sources` scope, a data-provider credential, or the source is not granted.');
 
-const putPropertySchema = z.object(
-  {
-    displayName: nullableText('displayName').refine((v) => v == null || v.trim().length > 0, { error: 'displayName must not be empty' }),
-    delimiter: nullableText('delimiter').superRefine((v, issue) => {
-      const problem = v == null ? undefined : delimiterProblem(v);
-      if (problem) issue.addIssue({ code: 'custom', message: problem });
-    }),
-    description: nullableText('description'),
-    type: z
-      .enum(PROPERTY_DATA_TYPES as [PropertyDataType, ...PropertyDataType[]], { error: `type must be one of ${PROPERTY_DATA_TYPES.join(', ')}` })
-      .nullish(),
+const PUT_PROPERTY: OperationSpec = {
+  ...metadata,
+  method: 'PUT',
+  path: '/v1/sources/{sourceId}/properties/{propertyId}',
+  operationId: 'putSourceProperty',
+  summary: 'Create or update a source property.',
+  description:
+    'Null or omitted fields preserve current values; an empty `description` clears it. Required permission and which fields are required are not shown by the spec: `write:sources` and none (the emulator\'s choices).',
+  pathParameters: { sourceId, propertyId: pathParameter('Property ID; matched case-insensitively, stored in lowercase.', 'price') },
+  requestBody: { schema: SourcePropertyUpdate, example: { displayName: 'Price', description: 'Price in EUR' } },
+  responses: {
+    '200': answer('The property after the change.', SourceProperty),
+    '400': validation('A bad body or property ID; messages keyed by request path (`propertyId` for the path).'),
+    '403': forbidden,
+    '404': problem('Unknown source (only typed ingest creates sources).'),
   },
-  { error: 'the body must be a JSON object' },
-);
+};
 
-const patchSourceSchema = z.object(
-  {
-    name: nullableText('name').refine((v) => v == null || v.trim().length > 0, { error: 'name must not be empty' }),
-    description: nullableText('description'),
+const PATCH_SOURCE: OperationSpec = {
+  ...metadata,
+  method: 'PATCH',
+  path: '/v1/sources/{sourceId}',
+  operationId: 'patchSource',
+  summary: 'Update source metadata.',
+  description: 'Omitted or null fields remain unchanged; an empty `description` clears it; an empty `name` is refused.',
+  pathParameters: { sourceId },
+  requestBody: { schema: SourceUpdate, example: { name: 'Products', description: 'The product catalogue' } },
+  responses: {
+    '200': answer('The source after the change.', Source),
+    '400': validation('A bad body; messages keyed by request path.'),
+    '403': forbidden,
+    '404': problem('Unknown source (only typed ingest creates sources).'),
   },
-  { error: 'the body must be a JSON object' },
-);
-
-function parseOrProblem<T>(schema: z.ZodType<T>, body: unknown): T {
-  const parsed = schema.safeParse(body);
-  if (parsed.success) return parsed.data;
-  const errors: Record<string, string[]> = {};
-  for (const issue of parsed.error.issues) (errors[requestPath(issue.path)] ??= []).push(issue.message);
-  throw validationProblem(errors);
-}
+};
 
 export interface MetadataDeps {
   store: SourceStore;
@@ -71,7 +73,7 @@ export interface MetadataDeps {
 }
 
 export function registerMetadataRoutes(ctx: EmulatorContext, deps: MetadataDeps): void {
-  ctx.router.add('PUT', '/v1/sources/:sourceId/properties/:propertyId', async ({ req, params }) => {
+  ctx.router.add(PUT_PROPERTY, async ({ req, params }) => {
     const sourceId = params.sourceId!;
     const principal = authorizeMetadata(ctx, req, sourceId);
     const rawId = params.propertyId!;
@@ -81,7 +83,7 @@ export function registerMetadataRoutes(ctx: EmulatorContext, deps: MetadataDeps)
       throw validationProblem({ propertyId: [idProblem] });
     }
     const record = requireSource(deps.store, principal.tenant, sourceId);
-    const update = parseOrProblem(putPropertySchema, await readJson(req, ctx.maxBodyBytes));
+    const update = parseOrProblem(SourcePropertyUpdate, await readJson(req, ctx.maxBodyBytes));
     const id = canonicalPropertyId(rawId);
 
     let property = record.properties.get(id);
@@ -101,20 +103,20 @@ export function registerMetadataRoutes(ctx: EmulatorContext, deps: MetadataDeps)
     if (update.displayName != null) property.displayName = update.displayName;
     if (update.description != null) property.description = update.description;
     if (update.delimiter != null) property.delimiter = update.delimiter;
-    const body: SourceProperty = toSourceProperty(property);
+    const body: SourcePropertyAnswer = toSourceProperty(property);
     return { status: 200, body };
   });
 
-  ctx.router.add('PATCH', '/v1/sources/:sourceId', async ({ req, params }) => {
+  ctx.router.add(PATCH_SOURCE, async ({ req, params }) => {
     const sourceId = params.sourceId!;
     const principal = authorizeMetadata(ctx, req, sourceId);
     const record = requireSource(deps.store, principal.tenant, sourceId);
-    const update = parseOrProblem(patchSourceSchema, await readJson(req, ctx.maxBodyBytes));
+    const update = parseOrProblem(SourceUpdate, await readJson(req, ctx.maxBodyBytes));
     const source = record.source;
     if (update.name != null) source.name = update.name;
     if (update.description != null) source.description = update.description;
     source.updatedAt = nowIso();
-    const body: Source = { ...source };
+    const body: SourceAnswer = { ...source };
     return { status: 200, body };
   });
 }

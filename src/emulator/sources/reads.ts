@@ -1,12 +1,71 @@
+import * as z from 'zod';
 import { entryKey } from '../../ingest/index.js';
 import type { EmulatorContext } from '../context.js';
-import { HttpProblem, validationProblem } from '../http/problem.js';
+import { HttpProblem } from '../http/problem.js';
+import { parseQuery } from '../http/query.js';
+import type { OperationSpec } from '../openapi/operation.js';
+import { answer, pathParameter, problem, validation } from '../openapi/responses.js';
 import { authorizeRead } from './access.js';
 import { entryReadShape, IncompatibleValueError, type ReadEntry } from './read-shape.js';
+import { SourceEntry, SourceEntryList } from './schemas.js';
 import type { EntryRecord, SourceRecord, SourceStore } from './store.js';
 
 /** Spec, Limits: "IDs per source entries read: 1 to 100". */
 export const MAX_IDS_PER_READ = 100;
+
+const READ_QUERY = {
+  id: {
+    required: true,
+    description: `Entry IDs, repeated (\`id=a&id=b\`): 1 to ${MAX_IDS_PER_READ} distinct IDs; duplicates are collapsed, results follow the requested order.`,
+    example: ['product-1', 'product-2'],
+    schema: z
+      .array(z.string().min(1, 'An id must be a non-empty string.'), {
+        error: (issue) => (issue.input === undefined ? 'At least one id is required (the source cannot be listed in full).' : undefined),
+      })
+      // Duplicates are collapsed (spec), so they do not count toward the limit.
+      .refine((ids) => new Set(ids).size <= MAX_IDS_PER_READ, {
+        error: (issue) => `At most ${MAX_IDS_PER_READ} distinct ids may be read at once (got ${new Set(issue.input as string[]).size}).`,
+      }),
+  },
+};
+
+const source = { tag: 'Sources', security: { kind: 'tenant', scopes: [] } } as const;
+const sourceId = pathParameter('Customer-facing source ID within the tenant.', 'products');
+const readErrors = {
+  '403': problem('The credential is not granted this source.'),
+  '409': problem('A stored value is incompatible with the current property type.'),
+};
+
+const READ_ENTRIES: OperationSpec = {
+  ...source,
+  method: 'GET',
+  path: '/v1/sources/{sourceId}/entries',
+  operationId: 'readEntries',
+  summary: 'Read source entries by ID.',
+  description: 'Values are typed by the current source-property configuration; missing or deleted entries are omitted.',
+  pathParameters: { sourceId },
+  query: READ_QUERY,
+  responses: {
+    '200': answer('The entries found, in the requested order.', SourceEntryList),
+    '400': validation('No `id` parameter (the source cannot be listed in full), an empty one, or more than 100 distinct IDs.'),
+    '404': problem('Unknown source.'),
+    ...readErrors,
+  },
+};
+
+const READ_ENTRY: OperationSpec = {
+  ...source,
+  method: 'GET',
+  path: '/v1/sources/{sourceId}/entries/{entryId}',
+  operationId: 'readEntry',
+  summary: 'Read a single source entry.',
+  pathParameters: { sourceId, entryId: pathParameter('Entry ID (compared case-insensitively).', 'product-1') },
+  responses: {
+    '200': answer('The entry.', SourceEntry),
+    '404': problem('Unknown source or entry.'),
+    ...readErrors,
+  },
+};
 
 /**
  * `GET /v1/sources/{sourceId}/entries?id=..` and `GET /v1/sources/{sourceId}/entries/{entryId}`
@@ -14,10 +73,10 @@ export const MAX_IDS_PER_READ = 100;
  * configuration; a stored value the current type cannot represent answers 409.
  */
 export function registerReadRoutes(ctx: EmulatorContext, store: SourceStore): void {
-  ctx.router.add('GET', '/v1/sources/:sourceId/entries', ({ req, params, query }) => {
+  ctx.router.add(READ_ENTRIES, ({ req, params, query }) => {
     const sourceId = params.sourceId!;
     const principal = authorizeRead(ctx, req, sourceId);
-    const ids = checkIds(query.getAll('id'));
+    const { id: ids } = parseQuery(READ_QUERY, query);
     const record = requireSource(store, principal.tenant, sourceId);
     // Spec: results follow the requested order; duplicates collapse (case-insensitively, the way
     // entry IDs are keyed); missing entries are omitted.
@@ -34,7 +93,7 @@ export function registerReadRoutes(ctx: EmulatorContext, store: SourceStore): vo
     return { status: 200, body };
   });
 
-  ctx.router.add('GET', '/v1/sources/:sourceId/entries/:entryId', ({ req, params }) => {
+  ctx.router.add(READ_ENTRY, ({ req, params }) => {
     const sourceId = params.sourceId!;
     const principal = authorizeRead(ctx, req, sourceId);
     const record = requireSource(store, principal.tenant, sourceId);
@@ -48,20 +107,6 @@ export function requireSource(store: SourceStore, tenant: string, sourceId: stri
   const record = store.get(tenant, sourceId);
   if (!record) throw new HttpProblem(404, `Source '${sourceId}' does not exist.`);
   return record;
-}
-
-function checkIds(ids: string[]): string[] {
-  if (ids.length === 0) {
-    throw validationProblem({ id: ['At least one id is required (the source cannot be listed in full).'] });
-  }
-  // Duplicates are collapsed (spec), so they do not count toward the limit.
-  const distinct = new Set(ids).size;
-  if (distinct > MAX_IDS_PER_READ) {
-    throw validationProblem({ id: [`At most ${MAX_IDS_PER_READ} distinct ids may be read at once (got ${distinct}).`] });
-  }
-  const emptyAt = ids.findIndex((id) => id.length === 0);
-  if (emptyAt >= 0) throw validationProblem({ [`id[${emptyAt}]`]: ['An id must be a non-empty string.'] });
-  return ids;
 }
 
 function readOrConflict(entry: EntryRecord, record: SourceRecord): ReadEntry {

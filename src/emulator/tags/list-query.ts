@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import { HttpProblem } from '../http/problem.js';
-import { ErrorBag, isUuid } from './seeding.js';
+import { readQuery } from '../http/query.js';
+import { TAG_LIST_QUERY } from './schemas.js';
 import type { ManagedTag, ManagedTagType } from './store.js';
 
 /**
- * Query parameters of `GET /v1/managed-tags`. The spec names `type`, `parentId`, `createdFrom`,
- * `createdTo`, `updatedFrom`, `updatedTo` and `after`, but not the name filter or the page size:
- * we chose `name` (case-insensitive containment) and `limit` (default 50, 1..500).
+ * Query parameters of `GET /v1/managed-tags` (schemas.ts). The spec names `type`, `parentId`,
+ * `createdFrom`, `createdTo`, `updatedFrom`, `updatedTo` and `after`, but not the name filter or
+ * the page size: we chose `name` (case-insensitive containment) and `limit` (default 50, 1..500).
  */
 export const DEFAULT_TAG_PAGE_SIZE = 50;
 export const MAX_TAG_PAGE_SIZE = 500;
@@ -34,50 +35,24 @@ const FILTER_NAMES = ['name', 'type', 'parentId', 'createdFrom', 'createdTo', 'u
 const DATE_FILTERS = ['createdFrom', 'createdTo', 'updatedFrom', 'updatedTo'] as const;
 
 export function parseTagListQuery(query: URLSearchParams): TagListQuery {
-  const bag = new ErrorBag();
-  const filters: TagFilters = {};
-  for (const key of [...FILTER_NAMES, 'after', 'limit']) {
-    if (query.getAll(key).length > 1) bag.add(key, `${key} may be given once.`);
-  }
-  const name = query.get('name');
-  if (name !== null && name !== '') filters.name = name;
-  const type = query.get('type');
-  if (type !== null) {
-    if (type === 'Text' || type === 'LocalizedText') filters.type = type;
-    else bag.add('type', `type must be Text or LocalizedText (got ${type}).`);
-  }
-  const parentId = query.get('parentId');
-  if (parentId !== null) {
-    if (isUuid(parentId)) filters.parentId = parentId.toLowerCase();
-    else bag.add('parentId', 'parentId must be a UUID.');
-  }
-  for (const key of DATE_FILTERS) {
-    const raw = query.get(key);
-    if (raw === null) continue;
-    const ms = Date.parse(raw);
-    if (Number.isNaN(ms) || !/^\d{4}-\d{2}-\d{2}/.test(raw)) bag.add(key, `${key} must be an ISO 8601 timestamp.`);
-    else filters[key] = ms;
-  }
-  let limit = DEFAULT_TAG_PAGE_SIZE;
-  const rawLimit = query.get('limit');
-  if (rawLimit !== null) {
-    const n = Number(rawLimit);
-    if (!Number.isInteger(n) || n < 1 || n > MAX_TAG_PAGE_SIZE) bag.add('limit', `limit must be an integer 1..${MAX_TAG_PAGE_SIZE}.`);
-    else limit = n;
-  }
+  const { value, errors = {} } = readQuery(TAG_LIST_QUERY, query);
   const fingerprint = fingerprintOf(query);
-  const result: TagListQuery = { filters, fingerprint, limit };
-  const after = query.get('after');
-  if (after !== null) {
-    const cursor = decodeCursor(after);
-    if (!cursor) bag.add('after', 'after is not a cursor returned by this endpoint.');
-    else if (cursor.f !== fingerprint) {
-      // Spec: "filters must be kept when following cursors" — a cursor is only valid for the filter set it came from.
-      bag.add('after', 'The filters differ from those of the request that returned this cursor.');
-    } else result.afterId = cursor.id;
+  let afterId: string | undefined;
+  const after = query.getAll('after');
+  if (after.length === 1) {
+    const cursor = decodeCursor(after[0]!);
+    if (!cursor) errors.after = ['after is not a cursor returned by this endpoint.'];
+    // Spec: "filters must be kept when following cursors" — a cursor is only valid for the filter set it came from.
+    else if (cursor.f !== fingerprint) errors.after = ['The filters differ from those of the request that returned this cursor.'];
+    else afterId = cursor.id;
   }
-  if (!bag.empty) throw new HttpProblem(400, 'One or more validation errors occurred.', bag.errors);
-  return result;
+  if (value === undefined || Object.keys(errors).length > 0) throw new HttpProblem(400, 'One or more validation errors occurred.', errors);
+  const filters: TagFilters = {};
+  if (value.name !== undefined && value.name !== '') filters.name = value.name;
+  if (value.type !== undefined) filters.type = value.type;
+  if (value.parentId !== undefined) filters.parentId = value.parentId.toLowerCase();
+  for (const key of DATE_FILTERS) if (value[key] !== undefined) filters[key] = Date.parse(value[key]);
+  return { filters, fingerprint, limit: value.limit ?? DEFAULT_TAG_PAGE_SIZE, ...(afterId === undefined ? {} : { afterId }) };
 }
 
 /** Stable hash of the filter values (not of `after` or `limit`: the page size may change between pages). */

@@ -1,14 +1,16 @@
 import { HttpProblem } from '../../http/problem.js';
 import { ErrorBag, isPlainObject } from '../../tags/seeding.js';
+import { DESTINATION_GET_QUERY } from '../schemas.js';
+import { OPERATORS, type Operator } from './operators.js';
 import { normalizeDateTime } from './values.js';
+
+export { OPERATORS, type Operator } from './operators.js';
 
 /**
  * One normalized query out of the GET (query string) and POST (JSON body) forms of the spec's
  * "Destination query API" parameters. Only syntax is checked here; names and value types are
  * resolved against the endpoint in filter.ts / order.ts.
  */
-export type Operator = 'Equal' | 'GreaterThan' | 'GreaterThanOrEqual' | 'LessThan' | 'LessThanOrEqual' | 'Between' | 'BetweenInclusive';
-export const OPERATORS: readonly Operator[] = ['Equal', 'GreaterThan', 'GreaterThanOrEqual', 'LessThan', 'LessThanOrEqual', 'Between', 'BetweenInclusive'];
 
 export interface Criterion {
   /** Property name (exposed name, or source property ID). */
@@ -52,10 +54,8 @@ export interface DestinationQuery {
   periodBefore?: string;
 }
 
-const RESERVED = new Set([
-  'id', 'select', 'listIds', 'includeTotals', 'includeMeta', 'top', 'skip', 'after', 'sortAsc', 'sortDesc',
-  'language', 'search', 'searchOn', 'caseInsensitiveSearch', 'periodSince', 'periodBefore',
-]);
+/** The named parameters of the GET form (declared with the route); any other is an Equal filter. */
+const RESERVED: ReadonlySet<string> = new Set(Object.keys(DESTINATION_GET_QUERY));
 
 function emptyQuery(): DestinationQuery {
   return { filter: [], listIds: false, includeTotals: false, includeMeta: false, skip: 0, sort: [], search: [], caseInsensitiveSearch: false };

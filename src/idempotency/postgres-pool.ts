@@ -1,0 +1,57 @@
+import type { Pool } from 'pg';
+
+/** What the PostgreSQL adapters (idempotency store, dead-letter sink) open the same way. */
+export interface PostgresPoolOptions {
+  url: string;
+  /** Connections in the pool. */
+  max: number;
+  /** Connecting, and each statement, give up after this long, in ms. */
+  timeoutMs: number;
+  /** `application_name`: who holds a connection, in pg_stat_activity. */
+  applicationName: string;
+  /** An idle connection the server dropped (a restart, pg_terminate_backend). */
+  onIdleError: (err: Error) => void;
+}
+
+/**
+ * A `pg` Pool. A connection the server dropped fails the statement on it; the pool discards that
+ * connection and opens a new one for the next statement, so an adapter recovers by itself once the
+ * server is back.
+ */
+export async function openPool(options: PostgresPoolOptions): Promise<Pool> {
+  const { default: pg } = await import('pg');
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.max,
+    connectionTimeoutMillis: options.timeoutMs,
+    statement_timeout: options.timeoutMs,
+    // Client side too: a server that vanished without closing the socket answers nothing.
+    query_timeout: options.timeoutMs * 2,
+    application_name: options.applicationName,
+  });
+  // An idle connection killed by the server emits 'error' on the pool; unhandled, it would crash.
+  pool.on('error', options.onIdleError);
+  return pool;
+}
+
+/**
+ * Runs `ddl` (CREATE ... IF NOT EXISTS) once. Processes starting together serialise on an advisory
+ * lock, because concurrent `CREATE TABLE IF NOT EXISTS` can still fail on the catalog's unique
+ * index; a duplicate-object error is tolerated all the same (a server without advisory locks).
+ */
+export async function ensureSchema(pool: Pool, lockId: number, ddl: string): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock($1)', [lockId]);
+    await client.query(ddl);
+    await client.query('COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    const code = (err as { code?: unknown }).code;
+    // 23505 unique_violation (pg_type race), 42P07 duplicate_table: someone else created it.
+    if (code !== '23505' && code !== '42P07') throw err;
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,71 @@
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ConsumerApi, PullResult } from '../../src/client/consumer-api.js';
+import { createClient, type PlatformClient } from '../../src/client/index.js';
+import { startWorker, type RunningWorker } from '../../src/worker/start.js';
+import { scrape, sample } from '../fixtures/scrape.js';
+import { appendBehave, capturingLogger, createConsumer, emulatorForFile, FAST, records, tempDir, TENANT, untilCommitted, waitFor, workerConfig } from './harness.js';
+
+/**
+ * A pull loop that throws (a bug, not a platform error: those are handled in the loop) is restarted by
+ * the supervisor: `loop:crashed` is emitted, the crash is logged naming the loop, and the work goes on.
+ * The bug is injected at the worker's edge: a platform client whose first pull answers a 200 without
+ * a batch, which no loop can process.
+ */
+const clients: PlatformClient[] = [];
+// Registered first, so it runs after the workers are closed (after-hooks run in reverse).
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+});
+const t = emulatorForFile();
+
+/** The real client, except that its first pull returns a malformed answer. */
+function clientBrokenOnce(): ConsumerApi {
+  const client = createClient({ baseUrl: t.emulator.url, tenant: TENANT, clientId: 'dev-client', clientSecret: 'dev-secret', scope: 'read:events' });
+  clients.push(client);
+  let broken = false;
+  return {
+    ensureCredential: (signal) => client.ensureCredential(signal),
+    acknowledge: (id, ack, signal) => client.acknowledge(id, ack, signal),
+    async pull(id, params, signal) {
+      if (!broken) {
+        broken = true;
+        return { status: 200 } as unknown as PullResult;
+      }
+      return client.pull(id, params, signal);
+    },
+  };
+}
+
+describe('a crashed pull loop', () => {
+  it('is restarted: loop:crashed is emitted and logged, every event still takes effect once', async () => {
+    const dir = tempDir('crashed-loop');
+    const record = join(dir, 'effects.log');
+    const destination = await createConsumer(t.emulator);
+    appendBehave(t.emulator, 10, () => ({ record }), (i) => `s-${i % 3}`);
+    const { logger, lines } = capturingLogger('info');
+    const config = workerConfig(t.emulator, destination, dir);
+    const worker = await startWorker(config, { logger, client: clientBrokenOnce(), timings: FAST });
+    t.running.push(worker);
+    const crashes: { workerId: string; restartInMs: number }[] = [];
+    worker.events.on('loop:crashed', (e) => {
+      crashes.push({ workerId: e.workerId, restartInMs: e.restartInMs });
+      // A broken listener of the crash report must not stop the restart either.
+      throw new Error('a loop:crashed listener bug');
+    });
+
+    await untilCommitted(t.emulator, destination);
+    await waitFor('every effect', () => records(record).length >= 10);
+    expect(records(record)).toHaveLength(10);
+    expect(new Set(records(record).map((r) => r.eventId)).size).toBe(10);
+    const loopId = `${config.workerIdPrefix}-0`;
+    expect(crashes.map((c) => c.workerId)).toEqual([loopId]);
+    const crashLine = lines().find((l) => l.msg === `pull loop ${loopId} crashed: restarting`);
+    expect(crashLine).toMatchObject({ level: 50, workerId: loopId, crashes: 1, err: { type: 'TypeError' } });
+    const text = await scrape(worker.metricsUrl);
+    expect(sample(text, 'durable_worker_listener_errors_total', { event: 'loop:crashed' })).toBe(1);
+    expect(worker.ready).toBe(true);
+    await worker.close();
+    expect(await worker.done).toEqual({ reason: 'closed' });
+  });
+});
