@@ -10,21 +10,46 @@ let failure: string | undefined;
 
 /**
  * The `better-sqlite3` package (an optional dependency: a native module built for one Node ABI),
- * or undefined when it is not installed or not built for this Node (`betterSqlite3Failure()` then
- * says why: a module built for another Node names both ABI versions). The native part loads at
- * the first `new Database`, so an in-memory database is opened once to find out.
+ * or undefined when it is not installed, not built for this Node, or known to crash on it
+ * (`betterSqlite3Failure()` then says why). The native part loads at the first `new Database`, so
+ * an in-memory database is opened once to find out.
  */
 export function loadBetterSqlite3(): BetterSqlite3Constructor | undefined {
   if (loaded === undefined && failure === undefined) {
     try {
-      const Database = createRequire(import.meta.url)('better-sqlite3') as BetterSqlite3Constructor;
-      new Database(':memory:').close();
-      loaded = Database;
+      const require = createRequire(import.meta.url);
+      const { version } = require('better-sqlite3/package.json') as { version: string };
+      failure = knownCrash(version, process.versions.node);
+      if (failure === undefined) {
+        const Database = require('better-sqlite3') as BetterSqlite3Constructor;
+        new Database(':memory:').close();
+        loaded = Database;
+      }
     } catch (err) {
-      failure = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim();
+      if ((err as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND') failure = 'not installed (npm install better-sqlite3)';
+      else {
+        const reason = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim();
+        failure = `${reason} (npm rebuild better-sqlite3 after changing Node)`;
+      }
     }
   }
   return loaded;
+}
+
+/**
+ * better-sqlite3 up to 12.x derives its Database and Statement from `node::ObjectWrap`, whose
+ * destructor since Node 24.19 checks for a current Node environment: a Database or Statement that
+ * the garbage collector finalises outside JavaScript (any background GC) aborts the process with
+ * `Assertion failed: (env) != nullptr` in RemoveEnvironmentCleanupHook. Reproduced here with
+ * better-sqlite3 12.11.1 on Node 24.21.0 (one closed Database, then allocations); 13.x (Node-API)
+ * fixes it but needs Node >= 22. Those Nodes all have node:sqlite.
+ */
+export function knownCrash(packageVersion: string, nodeVersion: string): string | undefined {
+  const [packageMajor = 0] = packageVersion.split('.').map(Number);
+  const [major = 0, minor = 0] = nodeVersion.split('.').map(Number);
+  const affectedNode = major > 24 || (major === 24 && minor >= 19);
+  if (packageMajor > 12 || !affectedNode) return undefined;
+  return `version ${packageVersion} aborts the process on Node ${nodeVersion} when the garbage collector finalises one of its objects (Node >= 24.19 needs better-sqlite3 >= 13, or node:sqlite)`;
 }
 
 /** Why `loadBetterSqlite3` found no usable driver (undefined when it did, or was not called). */

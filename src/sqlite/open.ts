@@ -57,6 +57,5 @@ function driverFromEnv(): SqliteDriverName | undefined {
 
 function whyMissing(driver: SqliteDriverName): string {
   if (driver === 'node:sqlite') return 'node:sqlite needs Node >= 22.13';
-  const failure = betterSqlite3Failure() ?? 'not installed';
-  return `better-sqlite3 cannot load (${failure}): npm install better-sqlite3, or npm rebuild better-sqlite3 after changing Node`;
+  return `better-sqlite3: ${betterSqlite3Failure() ?? 'not installed'}`;
 }

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { knownCrash } from '../../src/sqlite/better-sqlite3.js';
 import { availableSqliteDrivers, openSqlite, SQLITE_DRIVER_ENV, type SqliteDatabase, type SqliteDriverName } from '../../src/sqlite/index.js';
 
 /**
@@ -59,6 +60,15 @@ describe('driver choice', () => {
     for (const driver of missing) {
       expect(() => openSqlite(':memory:', { driver })).toThrow(new RegExp(`the SQLite driver ${driver} is not available in Node ${process.version}: .*(22\\.13|better-sqlite3)`));
     }
+  });
+
+  it('never loads better-sqlite3 12 on Node >= 24.19, where its finalisers abort the process', () => {
+    expect(knownCrash('12.11.1', '24.19.0')).toMatch(/^version 12\.11\.1 aborts the process on Node 24\.19\.0/);
+    expect(knownCrash('11.10.0', '25.2.0')).toBeDefined();
+    expect(knownCrash('12.11.1', '24.18.1')).toBeUndefined();
+    expect(knownCrash('12.11.1', '22.23.3')).toBeUndefined();
+    expect(knownCrash('12.11.1', '20.20.2')).toBeUndefined();
+    expect(knownCrash('13.2.0', '24.21.0')).toBeUndefined();
   });
 
   it('prints no warning, from the store nor from its checkpoint thread', () => {
