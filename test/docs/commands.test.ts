@@ -49,6 +49,15 @@ const COVERAGE: Record<string, Coverage> = {
     proof: "import('./query-destination.js')",
   },
   'npx vitest run examples/typescript-handlers': { kind: 'test', file: 'examples/typescript-handlers/handlers.test.ts', proof: "describe('examples/typescript-handlers" },
+  // docs/kubernetes.md, the image: building needs the bases from Docker Hub; CI builds the same Dockerfile on local bases.
+  'docker build -t durable-worker:0.1.0 .': { kind: 'test', file: '.ci/image.sh', proof: '--file Dockerfile' },
+  'docker tag durable-worker:0.1.0 registry.example.com/team/durable-worker:0.1.0': { kind: 'manual', why: 'needs a registry; CI tags the image it builds locally (.ci/image.sh)' },
+  'docker push registry.example.com/team/durable-worker:0.1.0': { kind: 'manual', why: 'needs a registry to push to' },
+  'docker build -t registry.example.com/team/orders-worker:1.0.0 -f Dockerfile.worker .': {
+    kind: 'test',
+    file: 'test/image/container.test.ts',
+    proof: "'Dockerfile.worker'",
+  },
 };
 
 const BIN = `node ${JSON.stringify(join(ROOT, 'bin', 'durable-worker.js'))}`;
@@ -114,10 +123,13 @@ async function pollText(url: string, pattern: RegExp, timeoutMs = 30_000): Promi
   return last;
 }
 
-/** Ports, stores and files of a documented `dev` command made safe for a test run (same command otherwise). */
+/**
+ * Ports, stores and files of a documented `dev` command made safe for a test run (same command
+ * otherwise): the default SQLite store, in a folder of the test's own.
+ */
 function safeDev(command: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'dw-doc-dev-'));
-  return `${command} --port 0 --metrics-port 0 --metrics-host 127.0.0.1 --idempotency memory --dead-letter file:${join(dir, 'dead.jsonl')}`;
+  return `${command} --port 0 --metrics-port 0 --metrics-host 127.0.0.1 --idempotency sqlite:${join(dir, 'idempotency.sqlite')} --dead-letter file:${join(dir, 'dead.jsonl')}`;
 }
 
 /** Runs a dev command until its handlers processed demo events, then SIGTERM: must exit 0. */
