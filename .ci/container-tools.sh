@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what the container image build and run need, from Debian's packages, when missing:
-# buildah (builds the Dockerfile), podman (runs the image), mmdebstrap (the base root filesystem,
-# made offline: no image registry is needed). Idempotent; output goes to stderr.
+# buildah (builds the Dockerfile), podman (runs the image), runc (the runtime .ci/containers.conf
+# names), mmdebstrap (the base root filesystem, made offline: no image registry is needed).
+# Idempotent; output goes to stderr.
 set -euo pipefail
 
 missing=()
-for tool in buildah podman mmdebstrap; do
+for tool in buildah podman runc mmdebstrap; do
   command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
 done
 [ "${#missing[@]}" -eq 0 ] && exit 0
