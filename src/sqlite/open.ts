@@ -7,9 +7,9 @@ export const SQLITE_DRIVER_ENV = 'DURABLE_WORKER_SQLITE_DRIVER';
 
 /**
  * Drivers in order of preference. `node:sqlite` first: it comes with Node (no native build, no ABI
- * to match after a Node upgrade) and measured at least as fast as better-sqlite3 on the store and
- * worker benches (docs/benchmarks.md, "SQLite drivers"). better-sqlite3 serves the Nodes without it
- * (20, and 22 before 22.13).
+ * to match after a Node upgrade), and better-sqlite3 measured no faster, on the same Node, in the
+ * worker benchmark nor in the store benchmark's whole rounds (docs/benchmarks.md, "SQLite drivers").
+ * better-sqlite3 serves the Nodes without it (20, and 22 before 22.13).
  */
 const PREFERENCE: readonly SqliteDriverName[] = ['node:sqlite', 'better-sqlite3'];
 
