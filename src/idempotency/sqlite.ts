@@ -56,8 +56,8 @@ const SWEEPS_PER_TICK = 100;
 /**
  * The connection's page cache, KiB. better-sqlite3 builds SQLite with 16 MB per connection
  * (node:sqlite keeps SQLite's 2 MB); the store touches one random leaf page per key, so a larger
- * cache hits little more often, while it fills as the done marks grow and stays in the process's RSS. 4 MB took 10-18 MiB off a worker's RSS at no
- * measurable CPU cost (docs/benchmarks.md, phase d).
+ * cache hits little more often, while it fills as the done marks grow and stays in the process's
+ * RSS. 4 MB took 10-18 MiB off a worker's RSS at no measurable CPU cost (docs/benchmarks.md, phase d).
  */
 const PAGE_CACHE_KIB = 4_000;
 
@@ -208,7 +208,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     let db: SqliteDatabase | undefined;
     try {
       if (options.path !== ':memory:') makeDirectorySync(dirname(options.path));
-      db = openSqlite(options.path, { busyTimeoutMs: options.busyTimeoutMs ?? 5_000, ...(options.driver === undefined ? {} : { driver: options.driver }) });
+      db = openSqlite(options.path, { busyTimeoutMs: options.busyTimeoutMs ?? 5_000, driver: options.driver });
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
       // A burst (or a checkpoint that had to wait) may grow the WAL file; once the WAL starts over,
