@@ -8,7 +8,8 @@ import type { LoadedHandler } from '../handlers/loader.js';
 import type { Router } from '../handlers/router.js';
 import { idempotencyKey } from '../idempotency/key.js';
 import type { ClaimState, IdempotencyStore } from '../idempotency/store.js';
-import { whenAborted, type Watch } from '../runtime/abort-fanout.js';
+import { atDeadline, whenAborted, type Watch } from '../runtime/abort-fanout.js';
+import { systemClock } from '../runtime/clock.js';
 import type { AckStatus, LeaseBatch } from '../types.js';
 import { DoneMarkWriter } from './done-marks.js';
 import type { FirstFailures } from './first-failures.js';
@@ -49,6 +50,11 @@ export interface LeaseOwner {
 
 /** A lease used more than this fraction of its visibility: warn (rate-limited) and emit lease:near-deadline. */
 export const NEAR_DEADLINE_FRACTION = 0.8;
+/** Why a lease stopped at its deadline: runs cut by it fail as too slow (run-handler.ts). */
+export function leaseDeadline(): Error {
+  return Object.assign(new Error('lease deadline'), { code: ErrorCodes.HANDLER_TIMEOUT });
+}
+
 /** How long after its deadline a lease still waits for its runs to report before acking failed. */
 const STRAGGLER_GRACE_MS = 250;
 
@@ -100,7 +106,6 @@ export class HeldLease {
   #phase = RUNNING;
   #ended = 0;
   #settled = 0;
-  #deadlineTimer: NodeJS.Timeout | undefined;
   #stragglerTimer: NodeJS.Timeout | undefined;
   #watches: Watch[] = [];
 
@@ -157,8 +162,12 @@ export class HeldLease {
    * empty lease is acked at once.
    */
   start(onClaimed: () => void): void {
-    this.#deadlineTimer = setTimeout(() => this.stop(Object.assign(new Error('lease deadline'), { code: ErrorCodes.HANDLER_TIMEOUT })), Math.max(0, this.deadlineMs - Date.now()));
     this.#watches.push(
+      // On the timer the lease's runs share for this deadline (run-handler.ts), and first on it: a
+      // run's own deadline callback never fires before the lease has stopped starting events (on a
+      // timer of its own, one could fire first, and the next event started in that moment failed at
+      // once, 'no time left', counting as a failed attempt instead of staying unstarted).
+      atDeadline(systemClock, this.deadlineMs, () => this.stop(leaseDeadline())),
       whenAborted(this.context.forceSignal, () => this.stop(Object.assign(new Error('forced shutdown'), { code: ErrorCodes.ABORTED }))),
       // Runs end by the deadline on their own; this bounds the wait for one that cannot report.
       whenAborted(this.#abort.signal, () => (this.#stragglerTimer = setTimeout(() => this.#abandonRunning(), STRAGGLER_GRACE_MS))),
@@ -222,7 +231,6 @@ export class HeldLease {
 
   async #finish(): Promise<void> {
     this.#phase = ENDING;
-    clearTimeout(this.#deadlineTimer);
     clearTimeout(this.#stragglerTimer);
     for (const watch of this.#watches) watch.cancel();
     this.dispatch.close();

@@ -1,4 +1,4 @@
-import type { HeldLease, LeaseOwner } from './held-lease.js';
+import { leaseDeadline, type HeldLease, type LeaseOwner } from './held-lease.js';
 import type { InFlightCounter } from './in-flight.js';
 import type { EventEnd, LeaseEvent } from './lease-event.js';
 import { SubjectOrder } from './subject-order.js';
@@ -116,17 +116,25 @@ export class Scheduler implements LeaseOwner {
   /** One pass over the leases, oldest first: starts what may start while the budget has room. */
   #startReady(): number {
     let started = 0;
+    const now = Date.now();
     for (let i = 0; i < this.#leases.length && this.#running < this.#maxInProgress; ) {
-        const lease = this.#leases[i] as HeldLease;
-        if (!lease.claimed || lease.stopped || lease.readyHead === lease.ready.length) {
-          i++;
-          continue;
-        }
-        const event = lease.ready[lease.readyHead++] as LeaseEvent;
-        if (lease.readyHead === lease.ready.length) {
-          lease.ready.length = 0;
-          lease.readyHead = 0;
-        }
+      const lease = this.#leases[i] as HeldLease;
+      if (!lease.claimed || lease.stopped || lease.readyHead === lease.ready.length) {
+        i++;
+        continue;
+      }
+      // Past its deadline before its timer fired (a busy turn): nothing of it starts, it would
+      // only fail at once for want of time; its events stay unstarted and the lease is requeued.
+      if (now >= lease.deadlineMs) {
+        lease.stop(leaseDeadline());
+        i++;
+        continue;
+      }
+      const event = lease.ready[lease.readyHead++] as LeaseEvent;
+      if (lease.readyHead === lease.ready.length) {
+        lease.ready.length = 0;
+        lease.readyHead = 0;
+      }
       if (event.ended) continue;
       this.#running++;
       this.#unstarted--;

@@ -66,6 +66,15 @@ const COVERAGE: Record<string, Coverage> = {
   'npx durable-worker dead-letters show entry-changes:3f2b6c1e-8f7a-4c1e-9d2a-6b1f0e4a7c55': HERE,
   'npx durable-worker dead-letters replay --handler entry-changes': HERE,
   'npx durable-worker dead-letters purge --older-than 30d --yes': HERE,
+  // docs/kubernetes.md, the image: building needs the bases from Docker Hub; CI builds the same Dockerfile on local bases.
+  'docker build -t durable-worker:0.1.0 .': { kind: 'test', file: '.ci/image.sh', proof: '--file Dockerfile' },
+  'docker tag durable-worker:0.1.0 registry.example.com/team/durable-worker:0.1.0': { kind: 'manual', why: 'needs a registry; CI tags the image it builds locally (.ci/image.sh)' },
+  'docker push registry.example.com/team/durable-worker:0.1.0': { kind: 'manual', why: 'needs a registry to push to' },
+  'docker build -t registry.example.com/team/orders-worker:1.0.0 -f Dockerfile.worker .': {
+    kind: 'test',
+    file: 'test/image/container.test.ts',
+    proof: "'Dockerfile.worker'",
+  },
 };
 
 const BIN = `node ${JSON.stringify(join(ROOT, 'bin', 'durable-worker.js'))}`;
@@ -131,10 +140,13 @@ async function pollText(url: string, pattern: RegExp, timeoutMs = 30_000): Promi
   return last;
 }
 
-/** Ports, stores and files of a documented `dev` command made safe for a test run (same command otherwise). */
+/**
+ * Ports, stores and files of a documented `dev` command made safe for a test run (same command
+ * otherwise): the default SQLite store, in a folder of the test's own.
+ */
 function safeDev(command: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'dw-doc-dev-'));
-  return `${command} --port 0 --metrics-port 0 --metrics-host 127.0.0.1 --idempotency memory --dead-letter file:${join(dir, 'dead.jsonl')}`;
+  return `${command} --port 0 --metrics-port 0 --metrics-host 127.0.0.1 --idempotency sqlite:${join(dir, 'idempotency.sqlite')} --dead-letter file:${join(dir, 'dead.jsonl')}`;
 }
 
 /** Runs a dev command until its handlers processed demo events, then SIGTERM: must exit 0. */
