@@ -1,7 +1,7 @@
 /** The public face of durable-worker: what users import, by name. */
 export { defineHandler, EventDataError } from './handlers/define.js';
 export type { Handler, HandlerContext, HandlerDefinition, HandlerLogger, EventFor, EventTypeMap, DataSchema, HandlerEvent } from './handlers/define.js';
-export { PermanentError, DurableWorkerError, ErrorCodes, hasCode } from './errors.js';
+export { PermanentError, DurableWorkerError, ConfigError, ErrorCodes, hasCode } from './errors.js';
 export type {
   AckRequest,
   AckResponse,
@@ -9,6 +9,7 @@ export type {
   CloudEvent,
   LeaseBatch,
   ProblemDetails,
+  PullParams,
   PropertyDataType,
   PropertyItem,
   PropertyValue,
@@ -25,6 +26,15 @@ export type {
 export { startWorker } from './lazy-entry-points.js';
 export type { RunningWorker, StartWorkerOptions, WorkerEnd } from './worker/start.js';
 export type { RunOptionsInput as WorkerOptions } from './config/options.js';
+// What StartWorkerOptions takes and what RunningWorker.events carries, for a caller that brings its
+// own client, store, sink or clock, or listens to the worker.
+export type { PullTimings } from './worker/pull-controller.js';
+export type { AckStatusLabel, EventOutcome, PullStatusLabel, WorkerEmitter, WorkerEventMap } from './worker/events.js';
+export type { ConsumerApi, PullResult } from './client/consumer-api.js';
+export type { ClaimState, IdempotencyStore } from './idempotency/store.js';
+export type { DeadLetterSink } from './dead-letter/sink.js';
+export type { DeadLetterStore } from './dead-letter/store.js';
+export type { Clock } from './runtime/clock.js';
 
 // Dead letters: list, inspect, replay and purge the records of a sink (what `durable-worker dead-letters` uses).
 export { openDeadLetters } from './lazy-entry-points.js';

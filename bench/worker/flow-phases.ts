@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { countEffects } from './effects.mjs';
 import type { EmulatorChild } from './emulator.js';
 import { runLoops } from './loops.js';
-import type { BenchWorkers, Phase } from './workers.js';
+import { noopShares, type BenchWorkers, type Phase } from './workers.js';
 
 export interface FlowPhaseOptions {
   em: EmulatorChild;
@@ -116,16 +116,7 @@ export async function freshNoopPhase(options: FlowPhaseOptions): Promise<void> {
     const raw = await workers.runRawLoops(em, options.freshEvents, 0, SUBJECTS);
     const none = await freshWorker(options, 'h-none', 'none', options.freshEvents, 'noop');
     const thread = await freshWorker(options, 'h-thread', 'thread', options.freshEvents, 'noop');
-    rounds.push({
-      rawPullAckEventsPerSecond: raw.eventsPerSecond,
-      frameworkNoneEventsPerSecond: none.eventsPerSecond,
-      frameworkThreadEventsPerSecond: thread.eventsPerSecond,
-      fractionOfRawNone: none.eventsPerSecond / raw.eventsPerSecond,
-      fractionOfRawThread: thread.eventsPerSecond / raw.eventsPerSecond,
-      cpuRawClientLoop: raw.cpuUsPerEvent,
-      cpuFrameworkNone: none.cpuUsPerEvent,
-      cpuFrameworkThread: thread.cpuUsPerEvent,
-    });
+    rounds.push(noopShares(raw, none, thread));
   }
   options.log('h_fresh_noop_handler', options.summarize(rounds, { fractionOfRawNone: 2, fractionOfRawThread: 2, cpuRawClientLoop: 1, cpuFrameworkNone: 1, cpuFrameworkThread: 1 }));
 }

@@ -35,7 +35,7 @@ import { EmulatorChild } from './emulator.js';
 import { freshNoopPhase, latencyPhase, windowsPhase, type FlowPhaseOptions } from './flow-phases.js';
 import { runLoops, type LoopRun } from './loops.js';
 import { memoryCgroup } from './memory-cgroup.js';
-import { BenchWorkers, type Phase } from './workers.js';
+import { BenchWorkers, noopShares, type Phase } from './workers.js';
 
 const { values } = parseArgs({
   options: {
@@ -158,14 +158,7 @@ try {
       const raw = await runRawLoops(em, NOOP_EVENTS);
       const { none, thread } = await runBothIsolations('b', {}, NOOP_EVENTS);
       return {
-        rawPullAckEventsPerSecond: raw.eventsPerSecond,
-        frameworkNoneEventsPerSecond: none.eventsPerSecond,
-        frameworkThreadEventsPerSecond: thread.eventsPerSecond,
-        fractionOfRawNone: none.eventsPerSecond / raw.eventsPerSecond,
-        fractionOfRawThread: thread.eventsPerSecond / raw.eventsPerSecond,
-        cpuRawClientLoop: raw.cpuUsPerEvent,
-        cpuFrameworkNone: none.cpuUsPerEvent,
-        cpuFrameworkThread: thread.cpuUsPerEvent,
+        ...noopShares(raw, none, thread),
         cpuOverheadNone: none.cpuUsPerEvent - raw.cpuUsPerEvent,
         cpuOverheadThread: thread.cpuUsPerEvent - raw.cpuUsPerEvent,
       };

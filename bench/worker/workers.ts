@@ -29,6 +29,20 @@ export interface Phase {
   windowRates: number[];
 }
 
+/** A no-op phase's figures: both isolations' rates, their shares of the raw pull+ack ceiling, and CPU per event. */
+export function noopShares(raw: Pick<Phase, 'eventsPerSecond' | 'cpuUsPerEvent'>, none: Phase, thread: Phase) {
+  return {
+    rawPullAckEventsPerSecond: raw.eventsPerSecond,
+    frameworkNoneEventsPerSecond: none.eventsPerSecond,
+    frameworkThreadEventsPerSecond: thread.eventsPerSecond,
+    fractionOfRawNone: none.eventsPerSecond / raw.eventsPerSecond,
+    fractionOfRawThread: thread.eventsPerSecond / raw.eventsPerSecond,
+    cpuRawClientLoop: raw.cpuUsPerEvent,
+    cpuFrameworkNone: none.cpuUsPerEvent,
+    cpuFrameworkThread: thread.cpuUsPerEvent,
+  };
+}
+
 export interface RunWorkersOptions {
   /** Environment of the worker processes (the handler reads BENCH_HANDLER_DELAY_MS, BENCH_EFFECTS_FILE). */
   env?: Record<string, string>;

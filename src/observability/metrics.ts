@@ -78,7 +78,7 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
     registers,
   });
   // Written once per batch: counted like the events, and the lag read from its tracker at scrape
-  // time (prom-client's label handling took a few µs per call in the profile, four calls per batch).
+  // time (prom-client's label handling showed in the profile, four calls per batch: docs/benchmarks.md).
   const pullCounts: PendingCount[] = [];
   const pulls = new Counter({ name: METRIC_NAMES.pulls, help: 'Pull requests by answer', labelNames: ['status'], registers, collect: flushOnCollect(pullCounts) });
   const ackCounts: PendingCount[] = [];

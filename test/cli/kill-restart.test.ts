@@ -1,9 +1,11 @@
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { openSqlite } from '../../src/sqlite/index.js';
 import { appendEffectEvents, readEffects, runArgs, summarize } from '../scale/effects.js';
-import { consumerState, createConsumer, tempDir, waitFor } from '../worker/harness.js';
+import { startedRuns } from '../fixtures/spans.js';
+import { appendBehave, BEHAVIOURS, consumerState, createConsumer, records, tempDir, waitFor } from '../worker/harness.js';
 import { CliProcess } from './cli-process.js';
 
 /**
@@ -14,6 +16,8 @@ import { CliProcess } from './cli-process.js';
  * milliseconds before their done mark's group commit (never more than the leased batches hold).
  * SIGTERM while the platform does not answer an ack (the emulator's latency fault on `ack`): the
  * drain waits neither for the answer nor for the lease; the ack is abandoned at the forced shutdown.
+ * Issue 21: SIGKILL while the process holds several leases; the restart (same prefix, so the same
+ * workerIds) pulls them back at once instead of waiting for them to expire.
  */
 let emulator: RunningEmulator;
 const children: CliProcess[] = [];
@@ -148,6 +152,45 @@ describe('durable-worker run: kill and restart', () => {
     expect(state.committed).toBe(state.head);
     expect(state.leased).toBe(0);
   }, 150_000);
+
+  it('SIGKILL with several leases held: the restart pulls them back under the same workerIds at once, long before they would expire', async () => {
+    const dir = tempDir('sigkill-held');
+    const record = join(dir, 'effects.log');
+    const gateFile = join(dir, 'gate');
+    const startedFile = join(dir, 'started.log');
+    const destination = await createConsumer(emulator, 'sigkill-held');
+    // Leases of five, every event a gate: eight running events span at least two leases.
+    const events = appendBehave(emulator, 15, () => ({ behaviour: 'gate', gateFile, startedFile, record }));
+    const args = runArgs(emulator, destination, dir, {
+      workers: 1,
+      limit: 5,
+      concurrency: 8,
+      // Ten minutes: a restart that waited for the killed process's leases to expire would not finish.
+      visibility: 600,
+      isolation: 'none',
+      idempotency: `sqlite:${join(dir, 'idempotency.sqlite')}`,
+      'worker-id-prefix': 'sigkill-held',
+    });
+    args[args.indexOf('--handlers') + 1] = BEHAVIOURS;
+
+    const first = start(args, join(dir, 'unused.log'), 0);
+    await waitFor('eight gates running', () => startedRuns(startedFile) === 8, 60_000);
+    first.kill('SIGKILL');
+    expect((await first.exited).signal).toBe('SIGKILL');
+    const held = consumerState(emulator, destination).leased;
+    expect(held).toBeGreaterThanOrEqual(10);
+
+    writeFileSync(gateFile, '');
+    const second = start([...args, '--exit-when-idle'], join(dir, 'unused.log'), 0);
+    const result = await second.exited;
+    expect(result.code, result.stderr).toBe(0);
+    // Every event ran to success, and the consumer is at its head with nothing leased: the held leases
+    // came back to the restart (a pull by the same workerId returns its lease), none was left to expire.
+    expect(new Set(records(record).map((line) => line.eventId))).toEqual(new Set(events.map((e) => e.id)));
+    const state = consumerState(emulator, destination);
+    expect(state).toMatchObject({ leased: 0, pendingRedelivery: 0 });
+    expect(state.committed).toBe(state.head);
+  }, 90_000);
 
   it('SIGTERM with an ack the platform never answers: exits 0 at the forced shutdown, abandoning the ack; the restart gets the lease back and runs no effect twice', async () => {
     const dir = tempDir('hung-ack');
