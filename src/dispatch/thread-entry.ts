@@ -9,9 +9,9 @@
  * thread terminates a thread only when it stops answering pings (a handler blocking its loop).
  */
 import { threadId, workerData } from 'node:worker_threads';
-import pino from 'pino';
 import { loadHandlerSet } from '../handlers/handler-set.js';
 import type { LoadedHandler } from '../handlers/loader.js';
+import { threadLogDestination } from '../observability/handler-log-tap.js';
 import { createLogger } from '../observability/logger.js';
 import { runHandler } from './run-handler.js';
 import { RUN_FAILED, RUN_OK, RUN_PERMANENT, RUN_RUNNING, type ChannelMessage, type ThreadJob, type ThreadJobOutcome, type ThreadJobStart, type ThreadTask, type ThreadWorkerData } from './thread-protocol.js';
@@ -19,7 +19,8 @@ import type { DispatchOutcome, DispatchResult } from './types.js';
 
 const data = workerData as ThreadWorkerData;
 
-const logger = createLogger({ level: data.logLevel, pretty: false, base: { thread: threadId }, destination: pino.destination({ fd: 1, sync: true }) });
+// fd 1, and a development console's channel when `dev` runs one (observability/handler-log-tap.ts).
+const logger = createLogger({ level: data.logLevel, pretty: false, base: { thread: threadId }, destination: threadLogDestination() });
 const childLogger = (bindings: Record<string, unknown>) => logger.child(bindings);
 
 /**
