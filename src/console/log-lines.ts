@@ -10,8 +10,11 @@ export interface EventLogLine {
 
 const LEVELS: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
 
-/** Bindings every line of a run carries, shown elsewhere in the page (or of no use there). */
-const SHOWN_ELSEWHERE = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'eventId', 'handler', 'attempt', 'workerId', 'leaseId', 'generation', 'thread', 'component']);
+/**
+ * Bindings every line of a run carries, shown elsewhere in the page (or of no use there); `err`
+ * is the run's error, whose message and stack the page shows with the run.
+ */
+const SHOWN_ELSEWHERE = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'eventId', 'handler', 'attempt', 'workerId', 'leaseId', 'generation', 'thread', 'component', 'err']);
 
 /** Fields of one line beyond this are cut: the page shows a log, not a data dump. */
 export const MAX_FIELDS_CHARS = 2_000;

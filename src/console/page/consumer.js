@@ -19,15 +19,27 @@ export function consumerPage(root, store) {
   const faultForm = faultsForm(store);
   replace(
     root,
-    h('section', { class: 'consumer' }, h('div', { class: 'toolbar' }, h('h2', {}, 'Consumer'), pause), stats),
-    h('section', {}, h('h3', {}, 'Lag over the last minutes'), chart),
     h(
-      'section',
-      {},
-      h('h3', {}, 'Leases held'),
-      h('table', { class: 'leases' }, h('thead', {}, h('tr', {}, h('th', {}, 'lease'), h('th', {}, 'workerId'), h('th', {}, 'sequences'), h('th', {}, 'generation'), h('th', {}, 'attempt'), h('th', {}, 'expires in'))), leases),
+      'div',
+      { class: 'columns' },
+      h(
+        'div',
+        {},
+        h('section', { class: 'consumer' }, h('div', { class: 'toolbar' }, h('h2', {}, 'Consumer'), pause), stats),
+        h('section', {}, h('h3', {}, 'Lag over the last minutes'), chart),
+      ),
+      h(
+        'div',
+        {},
+        h(
+          'section',
+          {},
+          h('h3', {}, 'Leases held'),
+          h('table', { class: 'leases' }, h('thead', {}, h('tr', {}, h('th', {}, 'lease'), h('th', {}, 'workerId'), h('th', {}, 'sequences'), h('th', {}, 'generation'), h('th', {}, 'attempt'), h('th', {}, 'expires in'))), leases),
+        ),
+        h('section', {}, h('h3', {}, 'Fault injection'), faultForm.element),
+      ),
     ),
-    h('section', {}, h('h3', {}, 'Fault injection'), faultForm.element),
   );
 
   async function togglePause() {
@@ -176,6 +188,7 @@ function faultsForm(/** @type {Store} */ store) {
     await send('DELETE', undefined, 'no fault any more');
   }
   async function send(/** @type {string} */ method, /** @type {unknown} */ body, /** @type {string} */ done) {
+    status.textContent = 'sending…';
     try {
       const { consumer } = await call(method, '/api/faults', body);
       edited = false;

@@ -40,11 +40,6 @@ export function formatDuration(ms) {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
-/** Without milliseconds, for lists. @param {number | string} at epoch ms or ISO text */
-export function formatClock(at) {
-  return new Date(at).toLocaleTimeString(undefined, { hour12: false });
-}
-
 /** @param {number | string} at epoch ms or ISO text */
 export function formatTime(at) {
   const date = new Date(at);

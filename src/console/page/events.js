@@ -1,7 +1,7 @@
 // @ts-check
 /** Events: the live list (newest first) and, beside it, the selected event with its data, runs, errors and logs. */
 import { get, Problem } from './api.js';
-import { badge, formatClock, formatDuration, formatTime, h, prettyJson, replace } from './dom.js';
+import { badge, formatDuration, formatTime, h, prettyJson, replace } from './dom.js';
 
 /** @typedef {import('./store.js').Store} Store */
 /** @typedef {import('./store.js').EventSummary} EventSummary */
@@ -25,7 +25,7 @@ export function eventsPage(root, store, selectedId) {
         'section',
         { class: 'list' },
         h('div', { class: 'toolbar' }, filter, status, count),
-        h('table', { class: 'events' }, h('thead', {}, h('tr', {}, h('th', {}, 'seq'), h('th', {}, 'type'), h('th', {}, 'subject'), h('th', {}, 'attempt'), h('th', {}, 'status'), h('th', {}, 'handlers'), h('th', {}, 'pulled'))), body),
+        h('table', { class: 'events' }, h('thead', {}, h('tr', {}, h('th', {}, 'seq'), h('th', {}, 'type'), h('th', {}, 'subject'), h('th', {}, 'attempt'), h('th', {}, 'status'), h('th', {}, 'handlers'))), body),
       ),
       detail,
     ),
@@ -48,18 +48,22 @@ export function eventsPage(root, store, selectedId) {
       ...shown.map((e) =>
         h(
           'tr',
-          { dataset: { id: e.id, status: e.status }, class: e.id === selected ? 'selected' : '', onclick: () => (location.hash = `#/events/${encodeURIComponent(e.id)}`) },
+          {
+            dataset: { id: e.id, status: e.status },
+            class: e.id === selected ? 'selected' : '',
+            title: `pulled ${formatTime(e.seenAt)} by ${e.delivery.workerId}`,
+            onclick: () => (location.hash = `#/events/${encodeURIComponent(e.id)}`),
+          },
           h('td', { class: 'num' }, e.sequence),
           h('td', {}, e.type),
           h('td', { class: 'subject' }, e.subject),
           h('td', { class: 'num', title: `generation ${e.delivery.generation}, lease ${e.delivery.leaseId}` }, String(e.delivery.attempt)),
           h('td', {}, badge(e.status)),
-          h('td', { class: 'handlers' }, ...e.handlers.map((r) => h('span', { class: 'run', dataset: { handler: r.handler, outcome: r.outcome } }, `${r.handler} `, badge(r.outcome), ` ${formatDuration(r.durationMs)}`))),
-          h('td', { class: 'muted' }, formatClock(e.seenAt)),
+          h('td', { class: 'handlers' }, ...e.handlers.map((r) => h('span', { class: 'run', dataset: { handler: r.handler, outcome: r.outcome } }, `${r.handler} `, badge(r.outcome), ` ${ranFor(r)}`))),
         ),
       ),
     );
-    if (list.length === 0) body.append(h('tr', {}, h('td', { colspan: 7, class: 'empty' }, 'No event yet: ingest one (Send), or run dev with --demo.')));
+    if (list.length === 0) body.append(h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'No event yet: ingest one (Send), or run dev with --demo.')));
   }
 
   let loading = 0;
@@ -146,11 +150,16 @@ function runView(run, logs) {
   return h(
     'article',
     { class: 'run-detail', dataset: { handler: run.handler, attempt: run.attempt, outcome: run.outcome } },
-    h('header', {}, h('strong', {}, run.handler), ` attempt ${run.attempt} `, badge(run.outcome), ` ${formatDuration(run.durationMs)} `, h('span', { class: 'muted' }, formatTime(run.at))),
+    h('header', {}, h('strong', {}, run.handler), ` attempt ${run.attempt} `, badge(run.outcome), ` ${ranFor(run)} `, h('span', { class: 'muted' }, formatTime(run.at))),
     run.error ? h('p', { class: 'error' }, run.error.code ? `${run.error.code}: ${run.error.message}` : run.error.message) : null,
     run.error?.stack ? h('pre', { class: 'stack' }, run.error.stack) : null,
     logs.length > 0 ? logList(logs) : h('p', { class: 'muted' }, 'no log line'),
   );
+}
+
+/** How long the handler ran; a duplicate did not run, a replay is not timed. @param {{ outcome: string, durationMs: number }} run */
+function ranFor(run) {
+  return run.outcome === 'duplicate' || run.outcome.startsWith('replay') ? '' : formatDuration(run.durationMs);
 }
 
 /** @param {any[]} logs */
