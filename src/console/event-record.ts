@@ -1,13 +1,13 @@
 import type { CloudEvent } from '../types.js';
-import type { EventLogLine } from './log-lines.js';
-import type { DeliveryView, EventDetail, EventStatus, EventSummary, LogLineView, RunView } from './protocol.js';
+import { readEventLogLine, type RawLogLine } from './log-lines.js';
+import type { DeliveryView, EventDetail, EventStatus, EventSummary, RunView } from './protocol.js';
 
 /**
- * Bounds of one event's record: the console keeps the last N events, and each of them must stay
- * small whatever its handlers do (a handler logging in a loop, an event redelivered for hours).
+ * Bounds of one event's record: the console keeps the last N events, and what it adds to each must
+ * stay small whatever its handlers do (a handler logging in a loop, an event redelivered for hours).
  */
 export const RECORD_LIMITS = {
-  /** Text of `data` beyond this is cut (the detail view says how big it was). */
+  /** Text of `data` beyond this is not sent to the page (the detail view says how big it was). */
   dataChars: 64 * 1024,
   deliveries: 50,
   runs: 100,
@@ -21,28 +21,24 @@ function pushBounded<T>(list: T[], item: T, max: number): boolean {
   return true;
 }
 
-/** What the console knows of one event: its deliveries, the runs of its handlers, their log lines. */
+/**
+ * What the console knows of one event: its deliveries, the runs of its handlers, their log lines.
+ * Cheap to keep up to date (the worker pays for it as events flow): the event's `data` is kept as the
+ * worker received it and serialised only when a page opens the event, and log lines are kept as
+ * text, read then too.
+ */
 export class EventRecord {
-  readonly event: Pick<CloudEvent, 'id' | 'type' | 'subject' | 'sequence' | 'time' | 'source'>;
+  readonly event: CloudEvent;
   readonly seenAt: number;
-  readonly #data: string;
-  readonly #dataBytes: number | undefined;
   readonly #deliveries: DeliveryView[] = [];
   readonly #runs: RunView[] = [];
-  readonly #logs: LogLineView[] = [];
+  readonly #logs: RawLogLine[] = [];
   #logsDropped = 0;
-  /** `handler attempt` -> the stack of its failure, from the worker's log line of it. */
-  readonly #stacks = new Map<string, string>();
   #noHandler = false;
 
   constructor(event: CloudEvent, seenAt: number) {
-    this.event = { id: event.id, type: event.type, subject: event.subject, sequence: event.sequence, time: event.time, source: event.source };
+    this.event = event;
     this.seenAt = seenAt;
-    const data = JSON.stringify(event.data) ?? 'null';
-    if (data.length > RECORD_LIMITS.dataChars) {
-      this.#data = data.slice(0, RECORD_LIMITS.dataChars);
-      this.#dataBytes = Buffer.byteLength(data);
-    } else this.#data = data;
   }
 
   get latestDelivery(): DeliveryView | undefined {
@@ -69,19 +65,8 @@ export class EventRecord {
     this.#noHandler = true;
   }
 
-  /**
-   * In time order: a thread's lines come over a channel of their own and may arrive after a line
-   * the main thread wrote later (the worker's line about the run's failure).
-   */
-  addLog({ line, stack }: EventLogLine): void {
-    if (stack !== undefined && line.handler !== undefined) this.#stacks.set(`${line.handler} ${line.attempt ?? ''}`, stack);
-    let at = this.#logs.length;
-    while (at > 0 && this.#logs[at - 1]!.time > line.time) at -= 1;
-    this.#logs.splice(at, 0, line);
-    if (this.#logs.length > RECORD_LIMITS.logs) {
-      this.#logs.shift();
-      this.#logsDropped += 1;
-    }
+  addLog(line: RawLogLine): void {
+    if (pushBounded(this.#logs, line, RECORD_LIMITS.logs)) this.#logsDropped += 1;
   }
 
   /**
@@ -103,11 +88,6 @@ export class EventRecord {
     if (outcomes.has('replayed')) return 'replayed';
     if (outcomes.size === 1 && outcomes.has('duplicate')) return 'duplicate';
     return 'ok';
-  }
-
-  /** The outcome of the handler's last run that was not a duplicate (that run did the work). */
-  #doneBy(handler: string): RunView['outcome'] | undefined {
-    return this.#runs.findLast((run) => run.handler === handler && run.outcome !== 'duplicate')?.outcome;
   }
 
   summary(): EventSummary {
@@ -132,19 +112,26 @@ export class EventRecord {
   }
 
   detail(): EventDetail {
+    const data = JSON.stringify(this.event.data) ?? 'null';
+    const read = this.#logs.map((raw) => readEventLogLine(raw.text)).filter((l) => l !== undefined);
+    // In time order: a thread's lines come over a channel of their own and may arrive after a line
+    // the main thread wrote later (the worker's line about the run's failure). A stable sort.
+    read.sort((a, b) => a.line.time - b.line.time);
+    const stacks = new Map<string, string>();
+    for (const { line, stack } of read) if (stack !== undefined && line.handler !== undefined) stacks.set(`${line.handler} ${line.attempt ?? ''}`, stack);
     return {
       ...this.summary(),
       ...(this.event.time === undefined ? {} : { time: this.event.time }),
       ...(this.event.source === undefined ? {} : { source: this.event.source }),
-      data: this.#data,
-      ...(this.#dataBytes === undefined ? {} : { dataTruncated: { bytes: this.#dataBytes } }),
+      data: data.length > RECORD_LIMITS.dataChars ? data.slice(0, RECORD_LIMITS.dataChars) : data,
+      ...(data.length > RECORD_LIMITS.dataChars ? { dataTruncated: { bytes: Buffer.byteLength(data) } } : {}),
       deliveryHistory: this.#deliveries.map((d) => ({ ...d })),
       runs: this.#runs.map((run) => {
         // event:done carries the error's message and code; its stack comes from the worker's log line.
-        const stack = run.error === undefined ? undefined : this.#stacks.get(`${run.handler} ${run.attempt}`);
+        const stack = run.error === undefined ? undefined : stacks.get(`${run.handler} ${run.attempt}`);
         return stack === undefined || run.error?.stack !== undefined ? { ...run } : { ...run, error: { ...run.error!, stack } };
       }),
-      logs: [...this.#logs],
+      logs: read.map(({ line }) => line),
       logsDropped: this.#logsDropped,
     };
   }
@@ -154,5 +141,10 @@ export class EventRecord {
     const latest = new Map<string, RunView>();
     for (const run of this.#runs) latest.set(run.handler, run);
     return [...latest.values()];
+  }
+
+  /** The outcome of the handler's last run that was not a duplicate (that run did the work). */
+  #doneBy(handler: string): RunView['outcome'] | undefined {
+    return this.#runs.findLast((run) => run.handler === handler && run.outcome !== 'duplicate')?.outcome;
   }
 }

@@ -1,7 +1,7 @@
 import type { WorkerEmitter, WorkerEventMap } from '../worker/events.js';
 import type { ReplayResult } from '../dead-letter/replay.js';
 import { EventRecord } from './event-record.js';
-import type { EventLogLine } from './log-lines.js';
+import type { RawLogLine } from './log-lines.js';
 import type { EventDetail, EventSummary, StreamMessages } from './protocol.js';
 
 /** What the feed tells its subscribers (the stream of /api/stream). */
@@ -86,7 +86,7 @@ export class ConsoleFeed {
   }
 
   /** A log line of a handler run (or the worker's line about one). */
-  log(line: EventLogLine): void {
+  log(line: RawLogLine): void {
     const record = this.#records.get(line.eventId);
     if (record === undefined) return;
     record.addLog(line);

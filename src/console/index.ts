@@ -11,7 +11,7 @@ import { DeadLetterDesk } from './dead-letter-desk.js';
 import { EmulatorControl } from './emulator-control.js';
 import { EventStreamHub } from './event-stream.js';
 import { ConsoleFeed } from './feed.js';
-import { parseEventLogLine } from './log-lines.js';
+import { peekEventLogLine } from './log-lines.js';
 import { loadPageFiles } from './page-files.js';
 import type { Hello } from './protocol.js';
 import { startConsoleServer, type ConsoleServer } from './server.js';
@@ -65,8 +65,8 @@ export class DevConsole {
   /** For createLogger's `tap`: a line of a handler run logged in this process, or posted by a thread. */
   readonly tap = (line: string): void => {
     if (!isEventLine(line)) return;
-    const parsed = parseEventLogLine(line);
-    if (parsed !== undefined) this.feed.log(parsed);
+    const peeked = peekEventLogLine(line);
+    if (peeked !== undefined) this.feed.log(peeked);
   };
 
   /** What the worker's threads must find in their environment to post their handlers' log lines here. */

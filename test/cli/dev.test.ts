@@ -49,6 +49,43 @@ describe('durable-worker dev', () => {
     }
   });
 
+  it('serves the console and prints its address; --no-console serves none', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dw-dev-console-'));
+    const base = ['dev', '--port', '0', '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--handlers', HANDLERS, '--isolation', 'none', '--idempotency', 'memory', '--dead-letter', `file:${join(dir, 'dead.jsonl')}`];
+    const withConsole = new CliProcess([...base, '--console-port', '0'], { cwd: dir });
+    const without = new CliProcess([...base, '--no-console'], { cwd: dir });
+    try {
+      const [, url] = await withConsole.waitForOutput(/Open the console: (http:\/\/127\.0\.0\.1:\d+) /);
+      expect((await fetch(`${url}/api/info`)).status).toBe(200);
+      expect(await (await fetch(url!)).text()).toContain('<title>durable-worker console</title>');
+      await without.waitForOutput(/metrics at http/);
+      withConsole.kill('SIGTERM');
+      without.kill('SIGTERM');
+      const [a, b] = await Promise.all([withConsole.exited, without.exited]);
+      expect([a.code, b.code], a.stderr + b.stderr).toEqual([0, 0]);
+      expect(b.stdout).not.toContain('Open the console');
+      expect(b.stdout).not.toContain('"msg":"console at');
+      expect(a.stdout).toContain('"msg":"console at');
+    } finally {
+      withConsole.kill('SIGKILL');
+      without.kill('SIGKILL');
+    }
+  });
+
+  it('a bad console option exits 2 with one line naming it', async () => {
+    const missing = join(tmpdir(), 'dw-no-such-handlers');
+    const cases: Array<[string[], string]> = [
+      [['--console-port', 'abc'], '--console-port must be 0..65535 (got abc)'],
+      [['--console-events', '0'], '--console-events must be 1..100000 (got 0)'],
+      [['--console=maybe'], '--console must be true or false (or 1/0) (got maybe)'],
+    ];
+    const results = await Promise.all(cases.map(([args]) => runCli(['dev', '--port', '0', '--metrics-port', '0', '--handlers', missing, ...args])));
+    results.forEach((result, i) => {
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toBe(`durable-worker: ${cases[i]![1]}\n`);
+    });
+  });
+
   it('a bad boolean value exits 2 naming the option (--demo and the run options)', async () => {
     // A missing handlers folder: were the value accepted, dev would still stop (exit 2, another message).
     const missing = join(tmpdir(), 'dw-no-such-handlers');
