@@ -14,7 +14,7 @@ import { ConsoleFeed } from './feed.js';
 import { peekEventLogLine } from './log-lines.js';
 import { loadPageFiles } from './page-files.js';
 import type { Hello } from './protocol.js';
-import { startConsoleServer, type ConsoleServer } from './server.js';
+import { isLoopbackHost, startConsoleServer, type ConsoleServer } from './server.js';
 
 export interface DevConsoleOptions {
   /** Events kept for the Events page (`--console-events`). */
@@ -128,6 +128,9 @@ export class DevConsole {
         ]),
       logger,
     });
+    if (!isLoopbackHost(options.host)) {
+      logger.warn({ host: options.host }, `the console listens on ${options.host}: it has no login, and whoever reaches it can replay and purge dead letters and inject faults`);
+    }
     // Streams end before the server closes, so that close() does not wait for them.
     this.#closers.push(() => server.close());
     this.#closers.push(() => hub.close());
