@@ -73,7 +73,12 @@ export class EmulatorControl {
       throw new HttpProblem(502, `the emulator at ${this.url} did not answer ${method} ${path}: ${err instanceof Error ? err.message : String(err)}`);
     }
     const text = await res.text();
-    const parsed: unknown = text === '' ? undefined : JSON.parse(text);
+    let parsed: unknown;
+    try {
+      parsed = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      throw new HttpProblem(502, `the emulator at ${this.url} answered ${method} ${path} with ${res.status} and a body that is not JSON`);
+    }
     if (!res.ok) throw problemFrom(res.status, parsed, `${method} ${path}`);
     return parsed;
   }

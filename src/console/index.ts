@@ -45,8 +45,8 @@ export interface ConsoleStartOptions {
  * The development console of `dev`: a page that shows the worker's events as they flow, the
  * consumer in the emulator, and the dead letters (src/console/page/). Created before the process
  * logger, whose lines it taps (`tap`), and before the worker, whose threads find the channel of
- * their log lines in their environment (`threadEnv`); then started (its server) and attached to the
- * worker's event bus. `run` never loads any of it.
+ * their log lines in their environment (`shareWithThreads`); then started (its server) and attached
+ * to the worker's event bus. `run` never loads any of it.
  */
 export class DevConsole {
   readonly feed: ConsoleFeed;
@@ -69,9 +69,15 @@ export class DevConsole {
     if (peeked !== undefined) this.feed.log(peeked);
   };
 
-  /** What the worker's threads must find in their environment to post their handlers' log lines here. */
-  threadEnv(): Record<string, string> {
-    return { [HANDLER_LOG_CHANNEL_ENV]: this.#channelName };
+  /**
+   * Puts the channel of the handlers' log lines in this process's environment, which the worker's
+   * threads inherit when they start (observability/handler-log-tap.ts); `close` takes it out.
+   */
+  shareWithThreads(env: NodeJS.ProcessEnv = process.env): void {
+    env[HANDLER_LOG_CHANNEL_ENV] = this.#channelName;
+    this.#closers.push(() => {
+      if (env[HANDLER_LOG_CHANNEL_ENV] === this.#channelName) delete env[HANDLER_LOG_CHANNEL_ENV];
+    });
   }
 
   /** Listens to the worker's event bus (until close). */

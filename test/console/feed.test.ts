@@ -20,12 +20,8 @@ afterEach(async () => {
 /** A DevConsole wired as `dev` wires it: the process logger taps its lines, threads find its channel in their environment. */
 function devConsoleFor(maxEvents = 100) {
   const devConsole = new DevConsole({ maxEvents });
-  const env = devConsole.threadEnv();
-  Object.assign(process.env, env);
-  cleanups.push(async () => {
-    for (const key of Object.keys(env)) delete process.env[key];
-    await devConsole.close();
-  });
+  devConsole.shareWithThreads();
+  cleanups.push(() => devConsole.close());
   const discard = new Writable({ write: (_chunk, _encoding, callback) => callback() });
   const logger = createLogger({ level: 'info', destination: discard, tap: devConsole.tap });
   return { devConsole, logger };

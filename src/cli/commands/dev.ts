@@ -75,23 +75,13 @@ function startDemoTraffic(client: DemoClient, logger: Logger): () => void {
   };
 }
 
-/**
- * The console, created before the logger whose lines it taps; its threads' channel goes into the
- * environment the worker's threads inherit (observability/handler-log-tap.ts), until `dispose`.
- */
-async function createDevConsole(options: ConsoleCliOptions): Promise<{ devConsole: DevConsole; dispose: () => Promise<void> } | undefined> {
+/** The console, when on: created before the logger whose lines it taps and the threads that post theirs. */
+async function openDevConsole(options: ConsoleCliOptions): Promise<DevConsole | undefined> {
   if (!options.enabled) return undefined;
   const { DevConsole } = await import('../../console/index.js');
   const devConsole = new DevConsole({ maxEvents: options.maxEvents });
-  const env = devConsole.threadEnv();
-  Object.assign(process.env, env);
-  return {
-    devConsole,
-    dispose: async () => {
-      for (const key of Object.keys(env)) delete process.env[key];
-      await devConsole.close();
-    },
-  };
+  devConsole.shareWithThreads();
+  return devConsole;
 }
 
 /** Starts the console's server for this worker configuration; returns its URL. */
@@ -162,17 +152,17 @@ export function devCommand(context: CliContext, setExitCode: (code: number) => v
       } catch {
         // reported below
       }
-      const devConsole = await createDevConsole(consoleOptions);
+      const devConsole = await openDevConsole(consoleOptions);
       const logger = createLogger({
         level: logLevel,
         ...(context.stdout === process.stdout ? {} : { destination: context.stdout }),
-        ...(devConsole === undefined ? {} : { tap: devConsole.devConsole.tap }),
+        ...(devConsole === undefined ? {} : { tap: devConsole.tap }),
       });
       let emulator: Awaited<ReturnType<typeof startEmulatorFromArgs>>;
       try {
         emulator = await startEmulatorFromArgs(args, context, args.emulatorConfig, logger.child({ component: 'emulator' }));
       } catch (err) {
-        await devConsole?.dispose();
+        await devConsole?.close();
         throw err;
       }
       let stopDemo = () => {};
@@ -195,7 +185,7 @@ export function devCommand(context: CliContext, setExitCode: (code: number) => v
         }
         let consoleUrl: string | undefined;
         if (devConsole !== undefined && consoleOptions.enabled) {
-          consoleUrl = await startDevConsole(devConsole.devConsole, consoleOptions, config, emulator.url, context.cwd, logger);
+          consoleUrl = await startDevConsole(devConsole, consoleOptions, config, emulator.url, context.cwd, logger);
           logger.info({ url: consoleUrl }, `console at ${consoleUrl}`);
         }
         // Plain text, not a log line: it is meant to be copied into a shell (or a browser).
@@ -207,10 +197,10 @@ export function devCommand(context: CliContext, setExitCode: (code: number) => v
           stopDemo = startDemoTraffic(createClient({ baseUrl: emulator.url, tenant, clientId, clientSecret }), logger);
           logger.info({ source: DEMO_SOURCE }, `demo: ingesting sample entries into ${DEMO_SOURCE} every second`);
         }
-        setExitCode(await runWorkerProcess(config, logger, context, startWorkerWithConsole(devConsole?.devConsole)));
+        setExitCode(await runWorkerProcess(config, logger, context, startWorkerWithConsole(devConsole)));
       } finally {
         stopDemo();
-        await devConsole?.dispose();
+        await devConsole?.close();
         await emulator.close();
       }
     },
