@@ -72,6 +72,12 @@ describe('durable-worker dev', () => {
     }
   });
 
+  it('run never serves the console: its options are unknown there', async () => {
+    const result = await runCli(['run', '--base-url', 'http://127.0.0.1:1', '--destination', 'd', '--api-key', 'k', '--console-port', '0']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('durable-worker: unknown option --console-port\n');
+  });
+
   it('a bad console option exits 2 with one line naming it', async () => {
     const missing = join(tmpdir(), 'dw-no-such-handlers');
     const cases: Array<[string[], string]> = [

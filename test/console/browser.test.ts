@@ -191,36 +191,52 @@ if (!chromiumInstalled() && !underCi()) {
       await page.locator('#event-detail .run-detail[data-outcome="duplicate"]').first().waitFor();
     });
 
-    it('a dead-lettered event, its handler fixed, replayed from the Dead letters page, ends ok', async () => {
-      await page.goto(`${dev.consoleUrl}/#/send`);
-      await page.locator('#send-form input[name="entryId"]').fill('poison-1');
-      await page.locator('#send-button').click();
-      await page.locator('#send-result .ok').waitFor();
+    it('dead-lettered events, their handler fixed: one replayed from its row, two selected and replayed, one purged', async () => {
+      const send = async (entryId: string) => {
+        await page.goto(`${dev.consoleUrl}/#/send`);
+        await page.locator('#send-form input[name="entryId"]').fill(entryId);
+        await page.locator('#send-button').click();
+        await page.locator('#send-result .ok').waitFor();
+      };
+      for (const entryId of ['poison-1', 'poison-2', 'poison-3']) await send(entryId);
 
       await page.locator('nav a[data-page="events"]').click();
-      const row = page.locator('table.events tbody tr[data-status="dead_lettered"]', { hasText: 'poison-1' });
-      await row.waitFor();
-      const eventId = (await row.getAttribute('data-id'))!;
-      await row.click();
+      const idOf = async (subject: string) => {
+        const row = page.locator('table.events tbody tr[data-status="dead_lettered"]').filter({ has: page.locator('td.subject', { hasText: new RegExp(`^${subject}$`) }) });
+        await row.waitFor();
+        return (await row.getAttribute('data-id'))!;
+      };
+      const [first, second, third] = [await idOf('poison-1'), await idOf('poison-2'), await idOf('poison-3')];
+      await page.locator(`table.events tbody tr[data-id="${first}"]`).click();
       const run = page.locator('#event-detail .run-detail[data-outcome="dead_lettered"]');
       await shows(run.locator('p.error'), /^DW_ERR_PERMANENT: cannot take poison-1$/);
       await shows(run.locator('pre.stack'), /^Error: cannot take poison-1\n\s+at /);
 
       await page.locator('nav a[data-page="dead-letters"]').click();
-      const record = page.locator(`table.dead-letters tr[data-id="shop:${eventId}"][data-state="dead"]`);
-      await record.waitFor();
-      await record.locator('td.link').click();
+      const record = (eventId: string, state: string) => page.locator(`table.dead-letters tr[data-id="shop:${eventId}"][data-state="${state}"]`);
+      for (const eventId of [first, second, third]) await record(eventId, 'dead').waitFor();
+      await record(first, 'dead').locator('td.link').click();
       await page.locator('tr.expanded pre.stack').waitFor();
       await shots.take(page, 'dead-letters');
 
       writeFileSync(join(handlers, 'shop.mjs'), shopHandler(false));
-      await record.locator('button.replay-one').click();
+      await record(first, 'dead').locator('button.replay-one').click();
       await shows(page.locator('#dead-letter-report p.ok'), /^1 record\(s\): 1 replayed$/);
+      await record(first, 'dead').waitFor({ state: 'detached' });
+      for (const eventId of [second, third]) await record(eventId, 'dead').locator('input[type="checkbox"]').check();
+      await page.locator('#replay-selected').click();
+      await shows(page.locator('#dead-letter-report p.ok'), /^2 record\(s\): 2 replayed$/);
       await page.locator('#dead-letter-state').selectOption('all');
-      await page.locator(`table.dead-letters tr[data-id="shop:${eventId}"][data-state="replayed"]`).waitFor();
+      for (const eventId of [first, second, third]) await record(eventId, 'replayed').waitFor();
+      // Purge asks first.
+      page.once('dialog', (dialog) => void dialog.accept());
+      await record(third, 'replayed').locator('input[type="checkbox"]').check();
+      await page.locator('#purge-selected').click();
+      await shows(page.locator('#dead-letter-report p.ok'), /^1 record\(s\) purged$/);
+      await record(third, 'purged').waitFor();
 
-      await page.goto(`${dev.consoleUrl}/#/events/${eventId}`);
-      await page.locator(`table.events tbody tr[data-id="${eventId}"][data-status="replayed"]`).waitFor();
+      await page.goto(`${dev.consoleUrl}/#/events/${first}`);
+      await page.locator(`table.events tbody tr[data-id="${first}"][data-status="replayed"]`).waitFor();
       await page.locator('#event-detail .run-detail[data-outcome="replayed"]').waitFor();
       // The replay ran the fixed handler in a fresh thread: its log line is the event's too.
       await shows(page.locator('#event-detail .run-detail[data-outcome="replayed"] .logs'), 'entry poison-1 is Kettle');
