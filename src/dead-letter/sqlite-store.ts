@@ -1,9 +1,11 @@
+import { dirname } from 'node:path';
+import { makeDirectorySync } from '../fs/make-directory.js';
+import { openSqlite, type SqliteDatabase, type SqliteStatement, type SqliteValue } from '../sqlite/index.js';
 import { closedSinkError, noPrefixError, sinkError } from './errors.js';
 import type { StoreQuery } from './query.js';
 import { deadLetteredAtMs, toStored } from './record.js';
 import type { DeadLetterRecord, DeadLetterState, StoredDeadLetter } from './sink.js';
 import { listStatement, TABLE, type SqlDialect } from './sql-query.js';
-import { openSqliteDatabase, type SqliteDatabase, type SqliteStatement, type SqliteValue } from './sqlite-driver.js';
 import type { DeadLetterCount, DeadLetterStore } from './store.js';
 
 const SCHEMA = `
@@ -64,7 +66,8 @@ export class SqliteDeadLetterStore implements DeadLetterStore {
   static async open(options: { path: string; prefix: string | undefined; busyTimeoutMs?: number }): Promise<SqliteDeadLetterStore> {
     let db: SqliteDatabase | undefined;
     try {
-      db = await openSqliteDatabase(options.path, options.busyTimeoutMs ?? 5_000);
+      if (options.path !== ':memory:') makeDirectorySync(dirname(options.path));
+      db = openSqlite(options.path, { busyTimeoutMs: options.busyTimeoutMs ?? 5_000 });
       db.exec('PRAGMA journal_mode = WAL');
       db.exec('PRAGMA synchronous = FULL');
       db.exec(`BEGIN IMMEDIATE; ${SCHEMA} COMMIT;`);
@@ -101,7 +104,7 @@ export class SqliteDeadLetterStore implements DeadLetterStore {
   async countDead(): Promise<DeadLetterCount[]> {
     const scoped = this.#prefix !== undefined;
     const sql = `SELECT handler, reason, count(*) AS count FROM ${TABLE} WHERE state = 'dead'${scoped ? ' AND prefix = ?' : ''} GROUP BY handler, reason`;
-    const rows = this.#run('count', () => this.#db.prepare(sql).all(...(scoped ? [this.#prefix as string] : []))) as DeadLetterCount[];
+    const rows = this.#run('count', () => this.#db.prepare<SqliteValue[], DeadLetterCount>(sql).all(...(scoped ? [this.#prefix as string] : [])));
     return rows.map((row) => ({ handler: row.handler, reason: row.reason, count: Number(row.count) }));
   }
 
@@ -112,7 +115,7 @@ export class SqliteDeadLetterStore implements DeadLetterStore {
   }
 
   #records(operation: string, sql: string, params: SqliteValue[]): StoredDeadLetter[] {
-    const rows = this.#run(operation, () => this.#db.prepare(sql).all(...params)) as Array<{ record: string }>;
+    const rows = this.#run(operation, () => this.#db.prepare<SqliteValue[], { record: string }>(sql).all(...params));
     return rows.map((row) => JSON.parse(row.record) as StoredDeadLetter);
   }
 

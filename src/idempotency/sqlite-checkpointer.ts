@@ -1,6 +1,6 @@
 import { once } from 'node:events';
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { threadOpenerSource, type SqliteDriverName } from '../sqlite/index.js';
 
 /** Indexes in the shared flags: a checkpoint is running; its RESTART holds the write lock. */
 const RUNNING = 0;
@@ -22,13 +22,13 @@ const TAIL = 1;
  * handler, which sleeps in steps of 1, 2, 5, 10, 15... ms. The same memory tells the store the
  * thread is idle again without waiting for its event loop to deliver a message.
  */
-const THREAD_SOURCE = `
+const threadSource = (driver: SqliteDriverName) => `
 const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.driver);
-const db = new Database(workerData.path, { timeout: workerData.busyTimeoutMs });
-db.pragma('cache_size = -256'); // a checkpoint copies WAL frames to the file: it needs no page cache
+${threadOpenerSource(driver)}
+const db = openSqlite(workerData.path, workerData.busyTimeoutMs);
+db.exec('PRAGMA cache_size = -256'); // a checkpoint copies WAL frames to the file: it needs no page cache
 const flags = new Int32Array(workerData.flags);
-const checkpoint = (mode) => db.pragma('wal_checkpoint(' + mode + ')')[0];
+const checkpoint = (mode) => db.prepare('PRAGMA wal_checkpoint(' + mode + ')').get();
 parentPort.on('message', (message) => {
   if (message === 'close') {
     db.close();
@@ -74,6 +74,8 @@ const waitAsync = (
 ).waitAsync;
 
 export interface CheckpointerOptions {
+  /** The driver the store's own connection uses: the thread opens the file with the same one. */
+  driver: SqliteDriverName;
   path: string;
   busyTimeoutMs: number;
   /** Keys written between two checkpoints. */
@@ -85,7 +87,7 @@ export interface CheckpointerOptions {
 }
 
 /**
- * Runs the WAL checkpoints of one SQLite file on a background thread. better-sqlite3 is
+ * Runs the WAL checkpoints of one SQLite file on a background thread. SQLite's drivers are
  * synchronous: a checkpoint on the caller's thread (SQLite's `wal_autocheckpoint`, run by whichever
  * commit crosses the threshold) copies thousands of pages and waits for two fsyncs, and the worker's
  * event loop stands still meanwhile: 120-330 ms every ~10,000 pages with random keys in a file of
@@ -143,11 +145,9 @@ export class WalCheckpointer {
   }
 
   #start(): Worker {
-    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-    const worker = new Worker(THREAD_SOURCE, {
+    const worker = new Worker(threadSource(this.#options.driver), {
       eval: true,
       workerData: {
-        driver,
         path: this.#options.path,
         busyTimeoutMs: this.#options.busyTimeoutMs,
         flags: this.#flags.buffer,

@@ -1,4 +1,4 @@
-import type BetterSqlite3 from 'better-sqlite3';
+import type { SqliteDatabase } from '../sqlite/index.js';
 
 /** Cleanup finds expired done marks through it (claims are few: a scan). */
 const DONE_INDEX = 'CREATE INDEX IF NOT EXISTS durable_worker_done_expires_at ON durable_worker_done (expires_at);';
@@ -54,10 +54,10 @@ CREATE VIEW IF NOT EXISTS ${LEGACY_TABLE} (prefix, key, state, owner, expires_at
  * are copied, then the old table is dropped, all in one IMMEDIATE transaction (processes opening the
  * file together serialise on it; the second finds the work done). Returns the id of `prefix`.
  */
-export function prepareSchema(db: BetterSqlite3.Database, prefix: string, nowMs: number): number {
+export function prepareSchema(db: SqliteDatabase, prefix: string, nowMs: number): number {
   const migrate = db.transaction(() => {
     db.exec(SCHEMA);
-    const legacy = db.prepare('SELECT type FROM sqlite_schema WHERE name = ?').pluck().get(LEGACY_TABLE);
+    const legacy = db.prepare<[string], { type: string }>('SELECT type FROM sqlite_schema WHERE name = ?').get(LEGACY_TABLE)?.type;
     if (legacy === 'table') {
       db.prepare(`INSERT OR IGNORE INTO durable_worker_prefixes (prefix) SELECT DISTINCT prefix FROM ${LEGACY_TABLE}`).run();
       // The old table is read in its key order (`+expires_at` keeps the planner off its expires_at
@@ -79,7 +79,7 @@ export function prepareSchema(db: BetterSqlite3.Database, prefix: string, nowMs:
     }
     if (legacy !== 'view') db.exec(LEGACY_VIEW);
     db.prepare('INSERT OR IGNORE INTO durable_worker_prefixes (prefix) VALUES (?)').run(prefix);
-    return db.prepare('SELECT id FROM durable_worker_prefixes WHERE prefix = ?').pluck().get(prefix) as number;
-  });
-  return migrate.immediate();
+    return (db.prepare<[string], { id: number }>('SELECT id FROM durable_worker_prefixes WHERE prefix = ?').get(prefix) as { id: number }).id;
+  }, 'immediate');
+  return migrate();
 }

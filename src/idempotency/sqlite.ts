@@ -1,6 +1,6 @@
 import { dirname } from 'node:path';
-import type BetterSqlite3 from 'better-sqlite3';
 import { makeDirectorySync } from '../fs/make-directory.js';
+import { openSqlite, type SqliteDatabase, type SqliteDriverName } from '../sqlite/index.js';
 import { WalCheckpointer } from './sqlite-checkpointer.js';
 import { prepareSchema } from './sqlite-schema.js';
 import type { ClaimState, IdempotencyStore } from './store.js';
@@ -28,6 +28,8 @@ export interface SqliteStoreOptions {
    * 0 leaves checkpoints to SQLite on the calling thread (`wal_autocheckpoint`, 10,000 pages).
    */
   checkpointEveryKeys?: number;
+  /** The SQLite driver (default: see `openSqlite`). */
+  driver?: SqliteDriverName;
   /** Failures of background work (cleanup, checkpoints); the default ignores them. */
   onBackgroundError?: (err: Error) => void;
   /** Clock in ms (default `Date.now`). */
@@ -52,10 +54,10 @@ const SWEEP_ROWS = 1_000;
 const SWEEPS_PER_TICK = 100;
 
 /**
- * The connection's page cache, KiB. better-sqlite3 builds SQLite with 16 MB per connection; the store
- * touches one random leaf page per key, so a larger cache hits little more often, while it fills as
- * the done marks grow and stays in the process's RSS. 4 MB took 10-18 MiB off a worker's RSS at no
- * measurable CPU cost (docs/benchmarks.md, phase d).
+ * The connection's page cache, KiB. better-sqlite3 builds SQLite with 16 MB per connection
+ * (node:sqlite keeps SQLite's 2 MB); the store touches one random leaf page per key, so a larger
+ * cache hits little more often, while it fills as the done marks grow and stays in the process's
+ * RSS. 4 MB took 10-18 MiB off a worker's RSS at no measurable CPU cost (docs/benchmarks.md, phase d).
  */
 const PAGE_CACHE_KIB = 4_000;
 
@@ -67,6 +69,10 @@ interface ClaimRow {
   expires_at: number;
 }
 
+interface DoneRow {
+  expires_at: number;
+}
+
 interface PendingGroup {
   keys: string[];
   waiters: Array<{ resolve: () => void; reject: (err: Error) => void }>;
@@ -74,7 +80,7 @@ interface PendingGroup {
 }
 
 /**
- * better-sqlite3 is synchronous: a batch's claims run in one IMMEDIATE transaction (the write lock
+ * SQLite's drivers are synchronous: a batch's claims run in one IMMEDIATE transaction (the write lock
  * is taken up front, so two processes sharing the file wait on busy_timeout instead of failing to
  * upgrade a read lock). WAL with synchronous=NORMAL makes commits cheap and survives a process crash
  * (not a power loss). Done marks are group-committed: the commits of a busy worker dominate its
@@ -83,7 +89,7 @@ interface PendingGroup {
  * sqlite-schema.ts and sqlite-checkpointer.ts for why.
  */
 export class SqliteIdempotencyStore implements IdempotencyStore {
-  readonly #db: BetterSqlite3.Database;
+  readonly #db: SqliteDatabase;
   readonly #doneTtlMs: number;
   readonly #windowMs: number;
   readonly #maxGroupKeys: number;
@@ -99,7 +105,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   #closed = false;
   #closing: Promise<void> | undefined;
 
-  private constructor(db: BetterSqlite3.Database, prefixId: number, options: SqliteStoreOptions) {
+  private constructor(db: SqliteDatabase, prefixId: number, options: SqliteStoreOptions) {
     this.#db = db;
     this.#doneTtlMs = options.doneTtlMs;
     this.#windowMs = options.groupCommitWindowMs ?? 2;
@@ -107,55 +113,62 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     this.#now = options.now ?? Date.now;
     this.#onBackgroundError = options.onBackgroundError ?? (() => {});
 
-    const doneUntil = db.prepare<[number, string], number>('SELECT expires_at FROM durable_worker_done WHERE prefix_id = ? AND key = ?').pluck();
+    const doneUntil = db.prepare<[number, string], DoneRow>('SELECT expires_at FROM durable_worker_done WHERE prefix_id = ? AND key = ?');
     const claimOf = db.prepare<[number, string], ClaimRow>('SELECT owner, expires_at FROM durable_worker_claims WHERE prefix_id = ? AND key = ?');
-    const upsertClaim = db.prepare<[number, string, string, number]>(
+    const upsertClaim = db.prepare<[number, string, string, number], never>(
       `INSERT INTO durable_worker_claims (prefix_id, key, owner, expires_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (prefix_id, key) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at`,
     );
-    const upsertDone = db.prepare<[number, string, number]>(
+    const upsertDone = db.prepare<[number, string, number], never>(
       `INSERT INTO durable_worker_done (prefix_id, key, expires_at) VALUES (?, ?, ?)
        ON CONFLICT (prefix_id, key) DO UPDATE SET expires_at = excluded.expires_at`,
     );
-    const deleteClaim = db.prepare<[number, string]>('DELETE FROM durable_worker_claims WHERE prefix_id = ? AND key = ?');
-    const deleteOwnClaim = db.prepare<[number, string, string]>('DELETE FROM durable_worker_claims WHERE prefix_id = ? AND key = ? AND owner = ?');
+    const deleteClaim = db.prepare<[number, string], never>('DELETE FROM durable_worker_claims WHERE prefix_id = ? AND key = ?');
+    const deleteOwnClaim = db.prepare<[number, string, string], never>('DELETE FROM durable_worker_claims WHERE prefix_id = ? AND key = ? AND owner = ?');
     // Bounded so one sweep never holds the write lock (nor the event loop) for long.
-    const deleteExpiredDone = db.prepare<[number]>(
+    const deleteExpiredDone = db.prepare<[number], never>(
       `DELETE FROM durable_worker_done WHERE (prefix_id, key) IN
          (SELECT prefix_id, key FROM durable_worker_done WHERE expires_at <= ? LIMIT ${SWEEP_ROWS})`,
     );
     // No index: the table holds the claims in flight (plus those of crashed workers), a short scan.
-    const deleteExpiredClaims = db.prepare<[number]>(
+    const deleteExpiredClaims = db.prepare<[number], never>(
       `DELETE FROM durable_worker_claims WHERE (prefix_id, key) IN
          (SELECT prefix_id, key FROM durable_worker_claims WHERE expires_at <= ? LIMIT ${SWEEP_ROWS})`,
     );
 
-    const claimTx = db.transaction((keys: readonly string[], owner: string, expiresAt: number, nowMs: number) =>
-      keys.map((key): ClaimState => {
-        const done = doneUntil.get(prefixId, key);
-        if (done !== undefined && done > nowMs) return 'done';
-        const claim = claimOf.get(prefixId, key);
-        if (claim !== undefined && claim.expires_at > nowMs && claim.owner !== owner) return 'busy';
-        upsertClaim.run(prefixId, key, owner, expiresAt);
-        return 'new';
-      }),
+    // IMMEDIATE: see the class comment.
+    const claimTx = db.transaction(
+      (keys: readonly string[], owner: string, expiresAt: number, nowMs: number) =>
+        keys.map((key): ClaimState => {
+          const done = doneUntil.get(prefixId, key);
+          if (done !== undefined && done.expires_at > nowMs) return 'done';
+          const claim = claimOf.get(prefixId, key);
+          if (claim !== undefined && claim.expires_at > nowMs && claim.owner !== owner) return 'busy';
+          upsertClaim.run(prefixId, key, owner, expiresAt);
+          return 'new';
+        }),
+      'immediate',
     );
     const markTx = db.transaction((keys: readonly string[], expiresAt: number) => {
       for (const key of keys) {
         upsertDone.run(prefixId, key, expiresAt);
         deleteClaim.run(prefixId, key);
       }
-    });
+    }, 'immediate');
     const releaseTx = db.transaction((keys: readonly string[], owner: string) => {
       for (const key of keys) deleteOwnClaim.run(prefixId, key, owner);
-    });
-    const sweepTx = db.transaction((nowMs: number) => deleteExpiredDone.run(nowMs).changes + deleteExpiredClaims.run(nowMs).changes);
+    }, 'immediate');
+    const sweepTx = db.transaction(
+      (nowMs: number) => Number(deleteExpiredDone.run(nowMs).changes) + Number(deleteExpiredClaims.run(nowMs).changes),
+      'immediate',
+    );
 
     const everyKeys = options.checkpointEveryKeys ?? 20_000;
-    const walMode = db.pragma('journal_mode', { simple: true }) === 'wal';
+    const walMode = db.pragma('journal_mode') === 'wal';
     this.#checkpointer =
       walMode && everyKeys > 0
         ? new WalCheckpointer({
+            driver: db.driver,
             path: options.path,
             busyTimeoutMs: options.busyTimeoutMs ?? 5_000,
             everyKeys,
@@ -169,20 +182,20 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     db.pragma(`wal_autocheckpoint = ${checkpointer === undefined ? FOREGROUND_AUTOCHECKPOINT_PAGES : FALLBACK_AUTOCHECKPOINT_PAGES}`);
 
     this.#claimBatch = (keys, owner, expiresAt, nowMs) => {
-      const states = claimTx.immediate(keys, owner, expiresAt, nowMs);
+      const states = claimTx(keys, owner, expiresAt, nowMs);
       checkpointer?.wrote(keys.length);
       return states;
     };
     this.#markBatch = (keys, expiresAt) => {
-      markTx.immediate(keys, expiresAt);
+      markTx(keys, expiresAt);
       checkpointer?.wrote(keys.length);
     };
     this.#releaseBatch = (keys, owner) => {
-      releaseTx.immediate(keys, owner);
+      releaseTx(keys, owner);
       checkpointer?.wrote(keys.length);
     };
     this.#sweep = (nowMs) => {
-      const deleted = sweepTx.immediate(nowMs);
+      const deleted = sweepTx(nowMs);
       checkpointer?.wrote(deleted);
       return deleted;
     };
@@ -192,11 +205,10 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   }
 
   static async open(options: SqliteStoreOptions): Promise<SqliteIdempotencyStore> {
-    let db: BetterSqlite3.Database | undefined;
+    let db: SqliteDatabase | undefined;
     try {
-      const { default: Database } = await import('better-sqlite3');
       if (options.path !== ':memory:') makeDirectorySync(dirname(options.path));
-      db = new Database(options.path, { timeout: options.busyTimeoutMs ?? 5_000 });
+      db = openSqlite(options.path, { busyTimeoutMs: options.busyTimeoutMs ?? 5_000, driver: options.driver });
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
       // A burst (or a checkpoint that had to wait) may grow the WAL file; once the WAL starts over,

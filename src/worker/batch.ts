@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { ConsumerApi } from '../client/consumer-api.js';
-import { whenAborted } from '../abort-fanout.js';
+import { atDeadline, whenAborted } from '../abort-fanout.js';
+import { systemClock } from '../dispatch/run-handler.js';
 import { ErrorCodes } from '../errors.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import type { Router } from '../handlers/router.js';
@@ -66,7 +67,10 @@ export async function processBatch(ctx: BatchContext, batch: LeaseBatch, pulledA
   setMaxListeners(0, abort.signal);
   // Through the shared fan-out: the worker's signal keeps one listener, not one per batch.
   const forced = whenAborted(ctx.forceSignal, () => abort.abort(Object.assign(new Error('forced shutdown'), { code: ErrorCodes.ABORTED })));
-  const deadlineTimer = setTimeout(() => abort.abort(Object.assign(new Error('batch deadline'), { code: ErrorCodes.HANDLER_TIMEOUT })), Math.max(0, deadlineMs - Date.now()));
+  // On the timer the batch's runs share for this deadline, and first on it: a run's own deadline
+  // callback never fires before the batch has stopped starting events (on a timer of its own, one
+  // could fire first, and an event started in that moment failed at once instead of staying unstarted).
+  const deadlineWatch = atDeadline(systemClock, deadlineMs, () => abort.abort(Object.assign(new Error('batch deadline'), { code: ErrorCodes.HANDLER_TIMEOUT })));
 
   const pendingWrites: Promise<unknown>[] = [];
   const lease: LeaseScope = {
@@ -89,7 +93,7 @@ export async function processBatch(ctx: BatchContext, batch: LeaseBatch, pulledA
   try {
     settledEvents = await runEvents(batchCtx, batch.events, lease);
   } finally {
-    clearTimeout(deadlineTimer);
+    deadlineWatch.cancel();
     forced.cancel();
   }
 

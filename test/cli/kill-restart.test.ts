@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { openSqlite } from '../../src/sqlite/index.js';
 import { appendEffectEvents, readEffects, runArgs, summarize } from '../scale/effects.js';
 import { consumerState, createConsumer, tempDir, waitFor } from '../worker/harness.js';
 import { CliProcess } from './cli-process.js';
@@ -31,9 +31,9 @@ afterAll(async () => {
 
 /** Keys (`<handler>:<event id>`) a SQLite idempotency store file holds as done (read-only look). */
 function doneKeys(path: string): Set<string> {
-  const db = new Database(path, { readonly: true });
+  const db = openSqlite(path, { readOnly: true });
   try {
-    return new Set(db.prepare('SELECT key FROM durable_worker_done').pluck().all() as string[]);
+    return new Set(db.prepare<[], { key: string }>('SELECT key FROM durable_worker_done').all().map((row) => row.key));
   } finally {
     db.close();
   }
@@ -41,9 +41,9 @@ function doneKeys(path: string): Set<string> {
 
 /** Claims still held in a SQLite idempotency store file (read-only look). */
 function claimedRows(path: string): number {
-  const db = new Database(path, { readonly: true });
+  const db = openSqlite(path, { readOnly: true });
   try {
-    return (db.prepare('SELECT count(*) AS n FROM durable_worker_claims').get() as { n: number }).n;
+    return (db.prepare<[], { n: number }>('SELECT count(*) AS n FROM durable_worker_claims').get() as { n: number }).n;
   } finally {
     db.close();
   }

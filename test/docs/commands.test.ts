@@ -69,6 +69,15 @@ const COVERAGE: Record<string, Coverage> = {
   // docs/console.md
   'npx durable-worker dev --demo --no-console': { kind: 'test', file: 'test/cli/dev.test.ts', proof: "'--no-console'" },
   'npx vitest run test/console/browser.test.ts': { kind: 'test', file: 'test/console/browser.test.ts', proof: "describe('the console in a browser" },
+  // docs/kubernetes.md, the image: building needs the bases from Docker Hub; CI builds the same Dockerfile on local bases.
+  'docker build -t durable-worker:0.1.0 .': { kind: 'test', file: '.ci/image.sh', proof: '--file Dockerfile' },
+  'docker tag durable-worker:0.1.0 registry.example.com/team/durable-worker:0.1.0': { kind: 'manual', why: 'needs a registry; CI tags the image it builds locally (.ci/image.sh)' },
+  'docker push registry.example.com/team/durable-worker:0.1.0': { kind: 'manual', why: 'needs a registry to push to' },
+  'docker build -t registry.example.com/team/orders-worker:1.0.0 -f Dockerfile.worker .': {
+    kind: 'test',
+    file: 'test/image/container.test.ts',
+    proof: "'Dockerfile.worker'",
+  },
 };
 
 const BIN = `node ${JSON.stringify(join(ROOT, 'bin', 'durable-worker.js'))}`;
@@ -134,10 +143,13 @@ async function pollText(url: string, pattern: RegExp, timeoutMs = 30_000): Promi
   return last;
 }
 
-/** Ports, stores and files of a documented `dev` command made safe for a test run (same command otherwise). */
+/**
+ * Ports, stores and files of a documented `dev` command made safe for a test run (same command
+ * otherwise): the default SQLite store, in a folder of the test's own.
+ */
 function safeDev(command: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'dw-doc-dev-'));
-  return `${command} --port 0 --metrics-port 0 --metrics-host 127.0.0.1 --console-port 0 --idempotency memory --dead-letter file:${join(dir, 'dead.jsonl')}`;
+  return `${command} --port 0 --metrics-port 0 --metrics-host 127.0.0.1 --console-port 0 --idempotency sqlite:${join(dir, 'idempotency.sqlite')} --dead-letter file:${join(dir, 'dead.jsonl')}`;
 }
 
 /** Runs a dev command until its handlers processed demo events, then SIGTERM: must exit 0. */

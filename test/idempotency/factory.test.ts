@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { createIdempotencyStore, parseStoreUrl } from '../../src/idempotency/index.js';
+import { availableSqliteDrivers } from '../../src/sqlite/index.js';
 
 function configFailure(url: string): ConfigError {
   try {
@@ -60,13 +61,17 @@ describe('parseStoreUrl', () => {
 });
 
 describe('lazy drivers', () => {
-  it('loads no driver for the memory store and only better-sqlite3 for sqlite', () => {
-    // A fresh process: which CommonJS driver packages did opening a store pull in?
+  it('loads no driver for the memory store, and for sqlite only the one it opens', () => {
+    // A fresh process: which driver modules did opening a store pull in?
     const script = `
       import { createRequire } from 'node:module';
       const { createIdempotencyStore } = await import(${JSON.stringify(resolve('src/idempotency/index.ts'))});
-      const loaded = () => ['better-sqlite3', 'redis', '@redis/client', 'pg'].filter((name) =>
-        Object.keys(createRequire(import.meta.url).cache).some((path) => path.includes('/node_modules/' + name + '/')));
+      const require = createRequire(import.meta.url);
+      const loaded = () => [
+        ...['better-sqlite3', 'redis', '@redis/client', 'pg'].filter((name) =>
+          Object.keys(require.cache).some((path) => path.includes('/node_modules/' + name + '/'))),
+        ...(process.moduleLoadList.includes('NativeModule sqlite') ? ['node:sqlite'] : []),
+      ];
       const memory = await createIdempotencyStore('memory', { prefix: 'p', doneTtlMs: 1000 });
       const afterMemory = loaded();
       const sqlite = await createIdempotencyStore('sqlite::memory:', { prefix: 'p', doneTtlMs: 1000 });
@@ -75,6 +80,6 @@ describe('lazy drivers', () => {
     `;
     const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
     expect(child.status, child.stderr).toBe(0);
-    expect(JSON.parse(child.stdout)).toEqual({ afterMemory: [], afterSqlite: ['better-sqlite3'] });
+    expect(JSON.parse(child.stdout)).toEqual({ afterMemory: [], afterSqlite: [availableSqliteDrivers()[0]] });
   });
 });
