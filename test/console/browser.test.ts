@@ -162,7 +162,7 @@ if (!chromiumInstalled() && !underCi()) {
         const faults = (await (await fetch(`${dev.emulatorUrl}/_emulator/faults`)).json()) as { errorRate?: number; errorRoutes?: string[] };
         expect([faults.errorRate, faults.errorRoutes?.sort()]).toEqual([1, [...routes].sort()]);
       };
-      // Acks fail: the worker keeps its batch (retrying the ack; pulling again, it gets the same lease back).
+      // Acks fail: the worker retries each ack until its lease expires, and holds the lease meanwhile.
       await fault(['ack']);
       const held = page.locator('table.leases tbody tr[data-lease]');
       await held.first().waitFor();
