@@ -56,8 +56,8 @@ export class ConsoleFeed {
       'batch:pulled': (batch) => this.#pulled(batch),
       'event:done': (done) => this.#done(done),
       'ack:done': (ack) => this.#acked(ack),
-      'loop:crashed': ({ workerId, error }) =>
-        this.#notice('error', `pull loop ${workerId} crashed: ${error instanceof Error ? error.message : String(error)} (restarting)`),
+      'loop:crashed': ({ workerId, error, restartInMs }) =>
+        this.#notice('error', `${workerId} crashed handling a pull: ${error instanceof Error ? error.message : String(error)} (it pulls again in ${restartInMs} ms)`),
       'ready:changed': ({ ready, reason }) => this.#notice(ready ? 'info' : 'warn', ready ? 'worker ready' : `worker not ready${reason === undefined ? '' : `: ${reason}`}`),
     };
     const emitter = events as unknown as import('node:events').EventEmitter;

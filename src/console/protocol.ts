@@ -125,6 +125,6 @@ export interface StreamMessages {
   lag: LagPoint[];
   /** Something changed in the dead-letter sink (a new record, a replay, a purge): read the page again. */
   'dead-letters:changed': { at: number };
-  /** A worker notice worth showing (a loop crashed, readiness changed). */
+  /** A worker notice worth showing (handling a pull crashed, readiness changed). */
   notice: { at: number; level: 'info' | 'warn' | 'error'; message: string };
 }

@@ -6,7 +6,10 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DevConsole } from '../../src/console/index.js';
+import { ConsoleFeed } from '../../src/console/feed.js';
+import type { StreamMessages } from '../../src/console/protocol.js';
 import { createLogger } from '../../src/observability/logger.js';
+import { createWorkerEventBus } from '../../src/worker/event-bus.js';
 import { startWorker } from '../../src/worker/start.js';
 import { appendBehave, createConsumer, emulatorForFile, FAST, tempDir, untilCommitted, waitFor, workerConfig } from '../worker/harness.js';
 
@@ -115,5 +118,24 @@ describe('the console feed', () => {
     expect(new Set(dropped)).toEqual(new Set(events.slice(0, 4).map((e) => e.id)));
     // Log lines of an event no longer kept are not kept either.
     expect(devConsole.feed.get(events[0]!.id)).toBeUndefined();
+  });
+
+  it('tells its subscribers when handling a pull crashed and when readiness changes', () => {
+    const feed = new ConsoleFeed({ maxEvents: 10, now: () => 42 });
+    cleanups.push(() => feed.close());
+    const bus = createWorkerEventBus(createLogger({ level: 'silent' }));
+    const detach = feed.attach(bus);
+    const notices: StreamMessages['notice'][] = [];
+    feed.subscribe({ changed: () => {}, deadLettersChanged: () => {}, notice: (notice) => notices.push(notice) });
+    bus.emit('loop:crashed', { workerId: 'w-3', error: new Error('boom'), restartInMs: 1000 });
+    bus.emit('ready:changed', { ready: false, reason: 'token refused' });
+    bus.emit('ready:changed', { ready: true });
+    detach();
+    bus.emit('ready:changed', { ready: false });
+    expect(notices).toEqual([
+      { at: 42, level: 'error', message: 'w-3 crashed handling a pull: boom (it pulls again in 1000 ms)' },
+      { at: 42, level: 'warn', message: 'worker not ready: token refused' },
+      { at: 42, level: 'info', message: 'worker ready' },
+    ]);
   });
 });
