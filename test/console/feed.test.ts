@@ -43,8 +43,10 @@ describe.each(['none', 'thread'] as const)('the console feed of a worker (isolat
     const [ok, once, bad] = appendBehave(t.emulator, 3, (i) => ({ n: i, fail: fails[i] }), (i) => `entry-${fails[i]}`, 'console.test');
     await untilCommitted(t.emulator, destination);
     const feed = devConsole.feed;
-    // A thread's lines come over a channel, after the outcome maybe: wait for the last of them.
+    // A thread's lines come over a channel, after the outcome maybe: wait for the last of them. And
+    // the emulator commits as it serves the ack, a moment before the worker reads the answer (ack:done).
     await waitFor('the log lines of every run', () => feed.get(ok!.id)?.logs.length === 2 && feed.get(once!.id)?.logs.some((l) => l.msg === 'handled entry-once'));
+    await waitFor('the answer to the last ack', () => [ok!, once!, bad!].every((event) => feed.get(event.id)?.delivery.ack !== undefined && feed.get(event.id)!.deliveries === 2));
 
     expect(feed.list().map((e) => [e.subject, e.status])).toEqual([
       ['entry-permanent', 'dead_lettered'],
