@@ -10,9 +10,9 @@
  * thread terminates a thread only when it stops answering pings (a handler blocking its loop).
  */
 import { threadId, workerData } from 'node:worker_threads';
-import pino from 'pino';
 import { loadHandlerSet } from '../handlers/handler-set.js';
 import type { LoadedHandler } from '../handlers/loader.js';
+import { threadLogDestination } from '../observability/handler-log-tap.js';
 import { createLogger } from '../observability/logger.js';
 import { CellMap } from '../runtime/cell-map.js';
 import { startHandlerRun } from './run-handler.js';
@@ -21,7 +21,8 @@ import type { DispatchOutcome, DispatchResult } from './types.js';
 
 const data = workerData as ThreadWorkerData;
 
-const logger = createLogger({ level: data.logLevel, pretty: false, base: { thread: threadId }, destination: pino.destination({ fd: 1, sync: true }) });
+// fd 1, and a development console's channel when `dev` runs one (observability/handler-log-tap.ts).
+const logger = createLogger({ level: data.logLevel, pretty: false, base: { thread: threadId }, destination: threadLogDestination() });
 const childLogger = (bindings: Record<string, unknown>) => logger.child(bindings);
 
 /** Task id -> the abort of its run, while it runs. */

@@ -1,6 +1,7 @@
 import type { SourcesSummary } from './sources/index.js';
 import type { Tenants } from './tenants.js';
 import type { FaultOptions } from './faults/options.js';
+import type { HeldLease } from './consumers/durable-consumer.js';
 
 /** One durable consumer as `GET /_emulator/state` shows it. Sequences are decimal strings. */
 export interface ConsumerStateSummary {
@@ -16,6 +17,8 @@ export interface ConsumerStateSummary {
   pendingRedelivery: number;
   /** The stream head when the consumer was created (it never hands out earlier events). */
   startedAfter: string;
+  /** The leases held right now: by which workerId, until when. */
+  leases: HeldLease[];
 }
 
 export interface TenantStateSummary {
@@ -52,6 +55,7 @@ export function summarizeState(tenants: Tenants, sources: (tenant: string) => So
         leased: summary.leased,
         pendingRedelivery: summary.pendingRedelivery,
         startedAfter: summary.startedAfter,
+        leases: summary.leases,
       });
     }
     out.push({ id: tenant.id, head, retainedEvents: tenant.stream.retained, sources: sources(tenant.id).sources, destinations, consumers });

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { hostname } from 'node:os';
 import pino, { type DestinationStream, type Logger } from 'pino';
+import { teeDestination } from './handler-log-tap.js';
 
 export { redactUrl } from './redact.js';
 export type { Logger } from 'pino';
@@ -33,6 +34,11 @@ export interface CreateLoggerOptions {
   destination?: DestinationStream | NodeJS.WritableStream;
   /** Bindings added to every line. */
   base?: Record<string, unknown>;
+  /**
+   * Also hands every serialised line (JSON, before pretty-printing) to this function: how `dev`'s
+   * console sees the log lines of in-process handler runs (handler-log-tap.ts). Default: none.
+   */
+  tap?: (line: string) => void;
 }
 
 /** pino-pretty (a dependency) makes TTY output readable; should it be missing (pruned install), JSON lines. */
@@ -58,6 +64,6 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const prettyStream = wantPretty ? loadPretty(options.destination) : undefined;
   // Synchronous stdout by default: a CLI exits soon after its last line (signals, process.exit), and
   // lines must not interleave out of order with plain-text output on the same stream.
-  const destination = prettyStream ?? options.destination ?? pino.destination({ dest: 1, sync: true });
-  return pino(pinoOptions, destination as DestinationStream);
+  const destination = (prettyStream ?? options.destination ?? pino.destination({ dest: 1, sync: true })) as DestinationStream;
+  return pino(pinoOptions, options.tap === undefined ? destination : teeDestination(destination, options.tap));
 }

@@ -66,6 +66,9 @@ const COVERAGE: Record<string, Coverage> = {
   'npx durable-worker dead-letters show entry-changes:3f2b6c1e-8f7a-4c1e-9d2a-6b1f0e4a7c55': HERE,
   'npx durable-worker dead-letters replay --handler entry-changes': HERE,
   'npx durable-worker dead-letters purge --older-than 30d --yes': HERE,
+  // docs/console.md
+  'npx durable-worker dev --demo --no-console': { kind: 'test', file: 'test/cli/dev.test.ts', proof: "'--no-console'" },
+  'npx vitest run test/console/browser.test.ts': { kind: 'test', file: 'test/console/browser.test.ts', proof: "describe('the console in a browser" },
   // docs/kubernetes.md, the image: building needs the bases from Docker Hub; CI builds the same Dockerfile on local bases.
   'docker build -t durable-worker:0.1.0 .': { kind: 'test', file: '.ci/image.sh', proof: '--file Dockerfile' },
   'docker tag durable-worker:0.1.0 registry.example.com/team/durable-worker:0.1.0': { kind: 'manual', why: 'needs a registry; CI tags the image it builds locally (.ci/image.sh)' },
@@ -146,7 +149,7 @@ async function pollText(url: string, pattern: RegExp, timeoutMs = 30_000): Promi
  */
 function safeDev(command: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'dw-doc-dev-'));
-  return `${command} --port 0 --metrics-port 0 --metrics-host 127.0.0.1 --idempotency sqlite:${join(dir, 'idempotency.sqlite')} --dead-letter file:${join(dir, 'dead.jsonl')}`;
+  return `${command} --port 0 --metrics-port 0 --metrics-host 127.0.0.1 --console-port 0 --idempotency sqlite:${join(dir, 'idempotency.sqlite')} --dead-letter file:${join(dir, 'dead.jsonl')}`;
 }
 
 /** Runs a dev command until its handlers processed demo events, then SIGTERM: must exit 0. */

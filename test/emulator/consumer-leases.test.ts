@@ -54,6 +54,26 @@ describe('durable consumer leases over HTTP', () => {
     expect(sequences(other.body)).toEqual([5, 6, 7, 8]);
   });
 
+  it('GET /_emulator/state lists the leases held: by which workerId, which sequences, until when', async () => {
+    t.append(6);
+    const before = Date.now();
+    const first = await t.pull({ limit: 2, workerId: 'w1', visibility: 30 });
+    const anonymous = await t.pull({ limit: 3 });
+    const state = await call('GET', `${t.em.url}/_emulator/state`);
+    const leases = state.body.tenants[0].consumers[0].leases as Array<Record<string, unknown>>;
+    expect(leases).toEqual([
+      { leaseId: first.body.leaseId, workerId: 'w1', generation: 1, attempt: 1, firstSequence: '1', lastSequence: '2', expiresAt: expect.any(String) },
+      { leaseId: anonymous.body.leaseId, workerId: null, generation: 1, attempt: 1, firstSequence: '3', lastSequence: '5', expiresAt: expect.any(String) },
+    ]);
+    const expiresAtMs = Date.parse(leases[0]!.expiresAt as string);
+    expect(expiresAtMs).toBeGreaterThanOrEqual(before + 30_000);
+    expect(expiresAtMs).toBeLessThanOrEqual(Date.now() + 30_000);
+    // Acknowledged or requeued: no longer held.
+    await t.ack({ leaseId: first.body.leaseId, generation: 1, status: 'ok' });
+    await t.ack({ leaseId: anonymous.body.leaseId, generation: 1, status: 'failed' });
+    expect(t.em.state().tenants[0]!.consumers[0]!.leases).toEqual([]);
+  });
+
   it('treats pulls without workerId as one shared identity', async () => {
     t.append(10);
     const first = await t.pull({ limit: 2 });

@@ -25,7 +25,7 @@ function fixture(): { dir: string; input: CheckInput; kinds: Map<string, EventKi
       { slot: 0, pid: KILLED_PID, startedAtMs: 0, killedAtMs: 20_000, exit: { code: null, signal: 'SIGKILL' } },
       { slot: 1, pid: OTHER_PID, startedAtMs: 0, exit: { code: 0, signal: null } },
     ],
-    consumer: { id: 'c', paused: false, head: '3', committed: '3', leased: 0, pendingRedelivery: 0, startedAfter: '0' },
+    consumer: { id: 'c', paused: false, head: '3', committed: '3', leased: 0, pendingRedelivery: 0, startedAfter: '0', leases: [] },
     inFlightWindowMs: 6_000,
     drained: [true, true],
   };

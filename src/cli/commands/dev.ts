@@ -5,10 +5,13 @@ import type { Argv, CommandModule } from 'yargs';
 import { collectRunOptions, loadWorkerConfig } from '../../config/load.js';
 import { envName } from '../../config/options.js';
 import { createLogger, type Logger } from '../../observability/logger.js';
+import type { DevConsole } from '../../console/index.js';
+import type { WorkerConfig } from '../../config/types.js';
+import { parseConsoleOptions, withConsoleOptions, type ConsoleCliOptions } from '../console-options.js';
 import type { CliContext } from '../context.js';
 import { EMULATOR_DEFAULTS, curlHints, parseLogLevel } from '../emulator-defaults.js';
 import { booleanFlag, booleanFlagValue, pickRunFlags, withRunOptions } from '../run-options.js';
-import { loadCreateClient, type DemoClient } from '../seams.js';
+import { loadCreateClient, type DemoClient, type StartWorker } from '../seams.js';
 import { runWorkerProcess } from '../worker-process.js';
 import { startEmulatorFromArgs, withEmulatorOptions, type EmulatorArgs } from './emulator.js';
 
@@ -72,20 +75,71 @@ function startDemoTraffic(client: DemoClient, logger: Logger): () => void {
   };
 }
 
+/** The console, when on: created before the logger whose lines it taps and the threads that post theirs. */
+async function openDevConsole(options: ConsoleCliOptions): Promise<DevConsole | undefined> {
+  if (!options.enabled) return undefined;
+  const { DevConsole } = await import('../../console/index.js');
+  const devConsole = new DevConsole({ maxEvents: options.maxEvents });
+  devConsole.shareWithThreads();
+  return devConsole;
+}
+
+/** Starts the console's server for this worker configuration; returns its URL. */
+function startDevConsole(devConsole: DevConsole, options: Extract<ConsoleCliOptions, { enabled: true }>, config: WorkerConfig, emulatorUrl: string, cwd: string, logger: Logger): Promise<string> {
+  const { tenant, clientId, clientSecret } = EMULATOR_DEFAULTS;
+  return devConsole.start({
+    host: options.host,
+    port: options.port,
+    portIsDefault: options.portIsDefault,
+    emulatorUrl,
+    tenant,
+    clientId,
+    clientSecret,
+    destination: config.destination,
+    deadLetterUrl: config.deadLetterUrl,
+    idempotencyPrefix: config.idempotencyPrefix,
+    cwd,
+    replay: {
+      handlersDir: config.handlersDir,
+      idempotencyUrl: config.idempotencyUrl,
+      idempotencyTtlMs: config.idempotencyTtlMs,
+      visibilitySeconds: config.visibilitySeconds,
+      concurrency: config.concurrency,
+      logLevel: config.logLevel,
+      ...(config.handlerTimeoutMs === undefined ? {} : { handlerTimeoutMs: config.handlerTimeoutMs }),
+      ...(config.forwardUrl === undefined ? {} : { forwardUrl: config.forwardUrl, forwardMode: config.forwardMode }),
+    },
+    logger: logger.child({ component: 'console' }),
+  });
+}
+
+/** The worker start of `dev`: the real one, whose event bus the console then listens to. */
+function startWorkerWithConsole(devConsole: DevConsole | undefined): StartWorker | undefined {
+  if (devConsole === undefined) return undefined;
+  return async (config, options) => {
+    const { startWorker } = await import('../../worker/start.js');
+    const worker = await startWorker(config, options);
+    devConsole.attach(worker.events);
+    return worker;
+  };
+}
+
 export function devCommand(context: CliContext, setExitCode: (code: number) => void): CommandModule {
   return {
     command: 'dev',
     describe: 'Run the emulator and a worker against it in one process, for local development',
     builder: (yargs: Argv) =>
-      withRunOptions(withEmulatorOptions(yargs, `Emulator port (default: ${EMULATOR_DEFAULTS.port}; 0 = a random free port)`), CONNECTION_KEYS)
+      withConsoleOptions(withRunOptions(withEmulatorOptions(yargs, `Emulator port (default: ${EMULATOR_DEFAULTS.port}; 0 = a random free port)`), CONNECTION_KEYS))
         .option('emulator-config', { type: 'string', requiresArg: true, describe: 'Emulator JSON config file', group: 'Emulator:' })
         .option('demo', booleanFlag(`Ingest sample entries into ${DEMO_SOURCE} every second`, 'Emulator:'))
         .example('$0 dev --demo', 'Emulator on :8787, worker with ./handlers (or the bundled example without one), sample traffic every second')
         .example('$0 dev --port 0 --metrics-port 0 --isolation none', 'Random ports, handlers in-process')
+        .example('$0 dev --demo --no-console', 'Without the console (http://127.0.0.1:8788 by default)')
         .epilogue(`The worker uses tenant ${EMULATOR_DEFAULTS.tenant}, client ${EMULATOR_DEFAULTS.clientId} / ${EMULATOR_DEFAULTS.clientSecret}, destination ${EMULATOR_DEFAULTS.destination} and a SQLite idempotency store.`),
     handler: async (argv) => {
-      const args = argv as EmulatorArgs & { demo?: unknown; emulatorConfig?: string };
+      const args = argv as EmulatorArgs & { demo?: unknown; emulatorConfig?: string; console?: unknown; consolePort?: unknown; consoleHost?: unknown; consoleEvents?: unknown };
       const demo = booleanFlagValue(args.demo, '--demo');
+      const consoleOptions = parseConsoleOptions(args);
       const env = { ...context.env };
       for (const key of CONNECTION_KEYS) delete env[envName(key)];
 
@@ -98,8 +152,19 @@ export function devCommand(context: CliContext, setExitCode: (code: number) => v
       } catch {
         // reported below
       }
-      const logger = createLogger({ level: logLevel, ...(context.stdout === process.stdout ? {} : { destination: context.stdout }) });
-      const emulator = await startEmulatorFromArgs(args, context, args.emulatorConfig, logger.child({ component: 'emulator' }));
+      const devConsole = await openDevConsole(consoleOptions);
+      const logger = createLogger({
+        level: logLevel,
+        ...(context.stdout === process.stdout ? {} : { destination: context.stdout }),
+        ...(devConsole === undefined ? {} : { tap: devConsole.tap }),
+      });
+      let emulator: Awaited<ReturnType<typeof startEmulatorFromArgs>>;
+      try {
+        emulator = await startEmulatorFromArgs(args, context, args.emulatorConfig, logger.child({ component: 'emulator' }));
+      } catch (err) {
+        await devConsole?.close();
+        throw err;
+      }
       let stopDemo = () => {};
       try {
         const { tenant, clientId, clientSecret, destination } = EMULATOR_DEFAULTS;
@@ -118,17 +183,24 @@ export function devCommand(context: CliContext, setExitCode: (code: number) => v
             `no ./handlers folder here: using the example handlers bundled with durable-worker (${bundledHandlers}); create ./handlers or give --handlers for your own`,
           );
         }
-        // Plain text, not a log line: it is meant to be copied into a shell.
+        let consoleUrl: string | undefined;
+        if (devConsole !== undefined && consoleOptions.enabled) {
+          consoleUrl = await startDevConsole(devConsole, consoleOptions, config, emulator.url, context.cwd, logger);
+          logger.info({ url: consoleUrl }, `console at ${consoleUrl}`);
+        }
+        // Plain text, not a log line: it is meant to be copied into a shell (or a browser).
         logger.flush();
-        context.stdout.write(`\n${curlHints(emulator.url)}\n\n`);
+        const consoleHint = consoleUrl === undefined ? '' : `Open the console: ${consoleUrl}  (events, consumer, dead letters, send; --no-console to turn it off)\n\n`;
+        context.stdout.write(`\n${consoleHint}${curlHints(emulator.url)}\n\n`);
         if (demo) {
           const createClient = await loadCreateClient();
           stopDemo = startDemoTraffic(createClient({ baseUrl: emulator.url, tenant, clientId, clientSecret }), logger);
           logger.info({ source: DEMO_SOURCE }, `demo: ingesting sample entries into ${DEMO_SOURCE} every second`);
         }
-        setExitCode(await runWorkerProcess(config, logger, context));
+        setExitCode(await runWorkerProcess(config, logger, context, startWorkerWithConsole(devConsole)));
       } finally {
         stopDemo();
+        await devConsole?.close();
         await emulator.close();
       }
     },

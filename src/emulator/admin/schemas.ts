@@ -67,6 +67,19 @@ export const EmulatorStateSchema = component(
             leased: z.int().min(0),
             pendingRedelivery: z.int().min(0),
             startedAfter: z.string().regex(/^(0|[1-9][0-9]*)$/).meta({ description: 'The stream head when the consumer was created.' }),
+            leases: z
+              .array(
+                z.strictObject({
+                  leaseId: z.string(),
+                  workerId: z.string().nullable().meta({ description: 'The workerId of the pull; null for pulls without one (they share one identity).' }),
+                  generation: z.int().min(1),
+                  attempt: z.int().min(1),
+                  firstSequence: sequence,
+                  lastSequence: sequence,
+                  expiresAt: z.iso.datetime().meta({ description: 'When the lease expires unless acknowledged.' }),
+                }),
+              )
+              .meta({ description: 'The leases held right now, oldest batch first.' }),
           }),
         ),
       }),

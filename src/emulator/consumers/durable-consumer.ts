@@ -74,6 +74,22 @@ export interface ConsumerSummary {
   pendingRedelivery: number;
   /** Sequence of the next event never handed out. */
   next: string;
+  /** The leases held right now, oldest batch first. */
+  leases: HeldLease[];
+}
+
+/** A lease a worker holds (`GET /_emulator/state`: the lease table of a development console). */
+export interface HeldLease {
+  leaseId: string;
+  /** The pull's `workerId`; null for pulls without one (they share one identity). */
+  workerId: string | null;
+  generation: number;
+  attempt: number;
+  /** First and last sequence of the batch. */
+  firstSequence: string;
+  lastSequence: string;
+  /** When the lease expires unless acknowledged (ISO 8601). */
+  expiresAt: string;
 }
 
 const ANONYMOUS_WORKER = '';
@@ -219,7 +235,22 @@ export class DurableConsumer {
       leased: this.leasedEvents,
       pendingRedelivery: this.inFlightEvents - this.leasedEvents,
       next: String(this.nextNew),
+      leases: this.heldLeases(),
     };
+  }
+
+  /** One entry per worker holding a batch: at most one per workerId, so a short list. */
+  private heldLeases(): HeldLease[] {
+    const held = [...this.byWorker.values()].sort((a, b) => a.first - b.first);
+    return held.map((batch) => ({
+      leaseId: batch.leaseId,
+      workerId: batch.holder === ANONYMOUS_WORKER || batch.holder === undefined ? null : batch.holder,
+      generation: batch.generation,
+      attempt: batch.attempt,
+      firstSequence: String(batch.first),
+      lastSequence: String(batch.last),
+      expiresAt: new Date(batch.deadlineMs).toISOString(),
+    }));
   }
 
   /** Moves every lease whose deadline passed to the redelivery queue (spec: lease expiry -> redelivered). */

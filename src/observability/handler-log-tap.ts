@@ -1,0 +1,50 @@
+import pino, { type DestinationStream } from 'pino';
+
+/**
+ * How the log lines of a handler run reach a development console (`dev`, src/console/) in both
+ * isolation modes, with nothing added to `run`:
+ * - in-process (`--isolation none`) a handler logs through a child of the process logger: `dev`
+ *   creates that logger with a `tap` (createLogger's option), which sees every line it writes;
+ * - a worker thread has a logger of its own writing straight to fd 1. When the process that starts
+ *   the threads sets HANDLER_LOG_CHANNEL_ENV (threads inherit its environment), the thread's logger
+ *   also posts each line of a handler run (one that names an `eventId`) on the BroadcastChannel of
+ *   that name. Without it, the thread logs exactly as before: the check is made once, at the start
+ *   of the thread, never per line.
+ */
+export const HANDLER_LOG_CHANNEL_ENV = 'DURABLE_WORKER_HANDLER_LOG_CHANNEL';
+
+/**
+ * A quick test that a serialised pino line belongs to a handler run (its bindings carry `eventId`),
+ * made before anything parses or posts it.
+ */
+export function isEventLine(line: string): boolean {
+  return line.includes('"eventId":');
+}
+
+/** `primary` that also hands every line to `tap` (after writing it: the tap never delays the log). */
+export function teeDestination(primary: DestinationStream, tap: (line: string) => void): DestinationStream {
+  const flushable = primary as DestinationStream & { flush?: (cb?: (err?: Error) => void) => void; flushSync?: () => void };
+  return {
+    write(line: string) {
+      const result = primary.write(line);
+      tap(line);
+      return result;
+    },
+    // pino's logger.flush() calls these when present.
+    ...(typeof flushable.flush === 'function' ? { flush: (cb?: (err?: Error) => void) => flushable.flush!(cb) } : {}),
+    ...(typeof flushable.flushSync === 'function' ? { flushSync: () => flushable.flushSync!() } : {}),
+  } as DestinationStream;
+}
+
+/** The destination of a handler thread's logger: fd 1, plus the console's channel while one listens. */
+export function threadLogDestination(env: NodeJS.ProcessEnv = process.env): DestinationStream {
+  const stdout = pino.destination({ fd: 1, sync: true });
+  const channelName = env[HANDLER_LOG_CHANNEL_ENV];
+  if (channelName === undefined || channelName === '') return stdout;
+  const channel = new BroadcastChannel(channelName);
+  // The channel must not keep an idle thread alive: piscina owns the thread's lifetime.
+  (channel as unknown as { unref?: () => void }).unref?.();
+  return teeDestination(stdout, (line) => {
+    if (isEventLine(line)) channel.postMessage(line);
+  });
+}
