@@ -216,6 +216,11 @@ class RunContext implements HandlerContext {
     return this.#run.signal;
   }
 
+  /** What the handler's setup returned in this thread (src/handlers/life-cycle.ts). */
+  get resources(): unknown {
+    return this.#run.handler.resources;
+  }
+
   get log(): HandlerLogger {
     if (this.#log === undefined) {
       const { job, handler, options } = this.#run;
