@@ -56,6 +56,8 @@ const COVERAGE: Record<string, Coverage> = {
     file: 'examples/platform-api/platform-api.test.ts',
     proof: "import('./query-destination.js')",
   },
+  'npx durable-worker check --handlers examples/search-index/handlers': HERE,
+  'npx vitest run examples/search-index': { kind: 'test', file: 'examples/search-index/search-index.test.ts', proof: "describe('examples/search-index" },
   'npx vitest run examples/typescript-handlers': { kind: 'test', file: 'examples/typescript-handlers/handlers.test.ts', proof: "describe('examples/typescript-handlers" },
   ...Object.fromEntries(PYTHON_CLIENT_COMMANDS.map((command) => [command, HERE])),
   // The redrive path of the README tour and the operations guide: run below, in the order written.
