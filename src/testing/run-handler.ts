@@ -55,7 +55,7 @@ export interface RunHandlerOptions {
   resources?: unknown;
 }
 
-function captureLogger(logs: CapturedLog[], bindings: Record<string, unknown>): HandlerLogger {
+export function captureLogger(logs: CapturedLog[], bindings: Record<string, unknown>): HandlerLogger {
   const at = (level: CapturedLog['level']) => (obj: object | string, msg?: string) => {
     if (typeof obj === 'string') logs.push({ level, msg: obj, fields: { ...bindings } });
     else logs.push({ level, msg, fields: { ...bindings, ...(obj as Record<string, unknown>) } });
