@@ -52,7 +52,8 @@ describe('durable-worker check --setup', () => {
     const log = join(dir, 'setup.log');
     const failing = await runCli(['check', '--handlers', SETUP, '--setup'], { env: { SETUP_LOG: log } });
     expect(failing.code).toBe(1);
-    expect(failing.stdout).toMatch(/warehouse\s+source_entry\.updated \(batch, at most 50\)/);
+    expect(failing.stdout).toMatch(/^warehouse\s+source_entry\.updated$/m);
+    expect(failing.stdout).toContain('batch handler: warehouse (at most 50 events per call)');
     expect(failing.stdout).toContain('setup ok: warehouse');
     expect(failing.stderr).toContain('problem: setup of handler search-index failed: SEARCH_URL is not set');
     expect(failing.stderr).toContain('durable-worker: warehouse setup info: connected');

@@ -55,10 +55,11 @@ function handlersDirOf(flags: Record<string, unknown>, context: CliContext): str
 }
 
 function routingTable(handlers: readonly LoadedHandler[], config: WorkerConfig | undefined): string[] {
-  const rows = handlers.map((h) => [h.name, `${h.types.join(', ')}${h.batch === undefined ? '' : ` (batch${h.batch.maxBatchSize === undefined ? '' : `, at most ${h.batch.maxBatchSize}`})`}`] as const);
+  const rows = handlers.map((h) => [h.name, h.types.join(', ')] as const);
   if (config?.forwardUrl !== undefined) rows.push(['(forward)', `* -> ${config.forwardUrl}`]);
   const width = Math.max(7, ...rows.map(([name]) => name.length));
-  return [`${'handler'.padEnd(width)}  event types`, ...rows.map(([name, types]) => `${name.padEnd(width)}  ${types}`)];
+  const batches = handlers.flatMap((h) => (h.batch === undefined ? [] : [`batch handler: ${h.name}${h.batch.maxBatchSize === undefined ? '' : ` (at most ${h.batch.maxBatchSize} events per call)`}`]));
+  return [`${'handler'.padEnd(width)}  event types`, ...rows.map(([name, types]) => `${name.padEnd(width)}  ${types}`), ...batches];
 }
 
 /** `ctx.log` of a setup or teardown run by `check --setup`: one plain line per call on stderr. */
