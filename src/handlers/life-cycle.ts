@@ -35,6 +35,9 @@ export class SetupError extends Error {
   }
 }
 
+/** Handlers whose setup succeeded (in this realm): only they are torn down. */
+const setUp = new WeakSet<LoadedHandler>();
+
 const DEFAULT_BACKOFF = { firstMs: 1_000, maxMs: 30_000 };
 const NEVER = new AbortController().signal;
 
@@ -72,9 +75,6 @@ export async function setUpHandlers(handlers: readonly LoadedHandler[], options:
     }
   }
 }
-
-/** Handlers whose setup succeeded (in this realm): only they are torn down. */
-const setUp = new WeakSet<LoadedHandler>();
 
 /** A teardown that threw or did not finish in time. */
 export interface TeardownFailure {
