@@ -1,6 +1,11 @@
 /** The public face of durable-worker: what users import, by name. */
 export { defineHandler, EventDataError } from './handlers/define.js';
 export type { Handler, HandlerContext, HandlerDefinition, HandlerLogger, EventFor, EventTypeMap, DataSchema, HandlerEvent } from './handlers/define.js';
+// Batch handlers and the life cycle (setup/teardown, ctx.resources) of either kind (docs/handlers.md).
+export { defineBatchHandler } from './handlers/define-batch.js';
+export type { BatchHandler, BatchHandlerDefinition, BatchContext } from './handlers/define-batch.js';
+export type { BatchEventResult, BatchResults } from './handlers/batch-results.js';
+export type { HandlerLifeCycle, LifeCycleContext, TeardownContext } from './handlers/define.js';
 export { PermanentError, DurableWorkerError, ConfigError, ErrorCodes, hasCode } from './errors.js';
 export type {
   AckRequest,

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { resolveStoreUrl } from '../config/schema.js';
 import { createDispatcher } from '../dispatch/index.js';
 import { loadHandlerSet } from '../handlers/handler-set.js';
+import { SetupError } from '../handlers/life-cycle.js';
 import { createIdempotencyStore, DEFAULT_DONE_TTL_MS } from '../idempotency/index.js';
 import type { IdempotencyStore } from '../idempotency/store.js';
 import type { ReplayResources } from './replay.js';
@@ -36,6 +37,8 @@ export interface ReplayRunOptions {
 }
 
 export const DEFAULT_REPLAY_IDEMPOTENCY = 'sqlite:.durable-worker/idempotency.sqlite';
+/** As the worker's default --shutdown-timeout. */
+const TEARDOWN_TIMEOUT_MS = 25_000;
 
 /**
  * Opens what a replay needs, as `run` does: the handler set through the same loader, the same
@@ -63,6 +66,16 @@ export async function openReplayResources(
     maxInProgress: concurrency,
     defaultTimeoutMs: options.handlerTimeoutMs,
   });
+  // Handlers with a setup get it before the first replay; a replay does not wait on a failing one.
+  if (handlers.some((h) => h.setup !== undefined)) {
+    const abort = new AbortController();
+    try {
+      await dispatcher.setUp({ signal: abort.signal, onFailure: (failure) => abort.abort(new SetupError(failure.handler, failure.error)) });
+    } catch (err) {
+      await dispatcher.close().catch(() => {});
+      throw err;
+    }
+  }
   const stores = new Map<string, Promise<IdempotencyStore>>();
   const idempotencyUrl = resolveStoreUrl(cwd, options.idempotencyUrl ?? DEFAULT_REPLAY_IDEMPOTENCY);
   const resources: ReplayResources = {
@@ -83,6 +96,7 @@ export async function openReplayResources(
     signal: options.signal,
   };
   const close = async () => {
+    await dispatcher.tearDown(TEARDOWN_TIMEOUT_MS).catch(() => {});
     await dispatcher.close().catch(() => {});
     for (const opened of stores.values()) await opened.then((s) => s.close()).catch(() => {});
   };

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { setUpHandlers, tearDownHandlers } from '../handlers/life-cycle.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import { startHandlerRun, type RunHandlerOptions } from './run-handler.js';
 import type { Dispatcher, DispatchRun, LeaseDispatch } from './types.js';
@@ -31,6 +32,9 @@ export function createInProcessDispatcher(options: InProcessDispatcherOptions): 
         close() {},
       };
     },
+    // Once for the process: the handlers are the main thread's own (ctx.resources is read from them).
+    setUp: ({ signal, onFailure }) => setUpHandlers(options.handlers, { logger: childLogger, signal, onFailure }),
+    tearDown: (timeoutMs) => tearDownHandlers(options.handlers, { logger: childLogger, timeoutMs }),
     async close() {},
   };
 }

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { HandlerLoadError, type LoadedHandler } from '../handlers/loader.js';
+import { withBatchHandlers } from './batching.js';
 import { createInProcessDispatcher } from './in-process.js';
 import { handlerThreadResourceLimits } from './thread-heap.js';
 import { createThreadDispatcher, poolSize } from './thread-pool.js';
@@ -23,7 +24,7 @@ export interface CreateDispatcherOptions {
 /** Chooses the dispatcher at the edge (STYLE 4); a thread pool proves it can load the handlers first. */
 export async function createDispatcher(options: CreateDispatcherOptions): Promise<Dispatcher> {
   if (options.isolation === 'none') {
-    return createInProcessDispatcher({ handlers: options.handlers, logger: options.logger, defaultTimeoutMs: options.defaultTimeoutMs });
+    return withBatchHandlers(createInProcessDispatcher({ handlers: options.handlers, logger: options.logger, defaultTimeoutMs: options.defaultTimeoutMs }), options.handlers);
   }
   const { threads, tasksPerThread } = poolSize(options.maxInProgress);
   // The young generation bounded on a big host (src/dispatch/thread-heap.ts).
@@ -36,7 +37,7 @@ export async function createDispatcher(options: CreateDispatcherOptions): Promis
     await dispatcher.close().catch(() => {});
     throw new HandlerLoadError(options.handlersDir ?? '.', `handlers cannot be loaded in a worker thread: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
-  return dispatcher;
+  return withBatchHandlers(dispatcher, options.handlers);
 }
 
 /** One run on its own, as a promise: for a caller outside a lease (a dead-letter replay). */

@@ -1,4 +1,5 @@
 import { ErrorCodes, hasCode } from '../errors.js';
+import { normalizeBatchResults } from '../handlers/batch-results.js';
 import type { HandlerContext, HandlerLogger } from '../handlers/define.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import { atDeadline, whenAborted, type Watch } from '../runtime/abort-fanout.js';
@@ -55,6 +56,22 @@ export function outcomeOfError(err: unknown): DispatchOutcome {
 
 const OK: DispatchOutcome = Object.freeze({ status: 'ok' });
 
+/**
+ * What a `handleBatch` call of `count` events resolved with, as one outcome: `ok` alone when every
+ * event is ok, else `ok` with per-event `results` (errors as plain data: they may cross a thread).
+ * A result that cannot be aligned with the events fails the whole call, saying why.
+ */
+export function batchOutcome(value: unknown, count: number, handlerName: string): DispatchOutcome {
+  let results: (Error | undefined)[];
+  try {
+    results = normalizeBatchResults(value, count, handlerName);
+  } catch (err) {
+    return outcomeOfError(err);
+  }
+  if (results.every((result) => result === undefined)) return OK;
+  return { status: 'ok', results: results.map((result) => (result === undefined ? OK : outcomeOfError(result))) };
+}
+
 /** Why a run was cut short: its own timeout, the lease deadline, or the caller's signal (with its reason). */
 type AbortCause = { kind: 'timeout'; afterMs: number } | { kind: 'deadline' } | { kind: 'signal'; reason: unknown };
 
@@ -95,7 +112,7 @@ export function runHandler(handler: LoadedHandler, job: DispatchJob, options: Ru
  */
 export function startHandlerRun(handler: LoadedHandler, job: DispatchJob, options: RunHandlerOptions, receiver: OutcomeReceiver): void {
   const handle = handler.handle;
-  if (handle === undefined) return receiver.end({ status: 'failed', error: { message: `handler ${handler.name} has no handle function`, code: ErrorCodes.HANDLER_LOAD } });
+  if (handle === undefined && handler.batch === undefined) return receiver.end({ status: 'failed', error: { message: `handler ${handler.name} has no handle function`, code: ErrorCodes.HANDLER_LOAD } });
   const clock = options.clock ?? systemClock;
   const startMs = clock.now();
   const deadlineMs = effectiveDeadlineMs(handler, job, startMs, options.defaultTimeoutMs);
@@ -129,7 +146,7 @@ class HandlerRun {
     this.#receiver = receiver;
   }
 
-  start(handle: NonNullable<LoadedHandler['handle']>): void {
+  start(handle: LoadedHandler['handle']): void {
     const clock = this.#clock;
     const ownTimeout = this.deadlineMs < this.job.ctx.deadlineMs;
     if (ownTimeout || clock !== systemClock) {
@@ -146,14 +163,17 @@ class HandlerRun {
     else if (this.options.abortOn !== undefined) this.#signalWatch = this.options.abortOn((reason) => this.abort({ kind: 'signal', reason }));
 
     let result: unknown;
+    // A batch handler's call (src/dispatch/batching.ts): its events, and one outcome for all of them.
+    const batch = this.handler.batch;
     try {
-      result = handle(this.job.event as never, new RunContext(this));
+      if (batch === undefined) result = (handle as NonNullable<LoadedHandler['handle']>)(this.job.event as never, new RunContext(this));
+      else result = batch.handleBatch((this.job.events ?? [this.job.event]) as never[], new RunContext(this));
     } catch (err) {
       this.finish(outcomeOfError(err));
       return;
     }
     Promise.resolve(result).then(
-      () => this.finish(OK),
+      batch === undefined ? () => this.finish(OK) : (value: unknown) => this.finish(batchOutcome(value, this.job.events?.length ?? 1, this.handler.name)),
       (err: unknown) => this.finish(outcomeOfError(err)),
     );
   }
@@ -211,10 +231,17 @@ class RunContext implements HandlerContext {
     return this.#run.signal;
   }
 
+  /** What the handler's setup returned in this thread (src/handlers/life-cycle.ts). */
+  get resources(): unknown {
+    return this.#run.handler.resources;
+  }
+
   get log(): HandlerLogger {
     if (this.#log === undefined) {
       const { job, handler, options } = this.#run;
-      this.#log = options.logger({ handler: handler.name, eventId: job.event.id, workerId: job.ctx.workerId, leaseId: job.ctx.leaseId, generation: job.ctx.generation, attempt: job.ctx.attempt });
+      // A batch call's lines name how many events it holds, not one of them.
+      const about = job.events === undefined ? { eventId: job.event.id } : { events: job.events.length };
+      this.#log = options.logger({ handler: handler.name, ...about, workerId: job.ctx.workerId, leaseId: job.ctx.leaseId, generation: job.ctx.generation, attempt: job.ctx.attempt });
     }
     return this.#log;
   }

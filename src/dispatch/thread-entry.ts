@@ -11,6 +11,7 @@
  */
 import { threadId, workerData } from 'node:worker_threads';
 import { loadHandlerSet } from '../handlers/handler-set.js';
+import { setUpHandlers, tearDownHandlers } from '../handlers/life-cycle.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import { threadLogDestination } from '../observability/handler-log-tap.js';
 import { createLogger } from '../observability/logger.js';
@@ -33,15 +34,36 @@ channel.onmessage = (message: unknown) => {
   if (payload.type === 'abort') {
     for (const taskId of payload.taskIds) aborts.get(taskId)?.({ code: payload.code });
   } else if (payload.type === 'ping') channel.postMessage({ type: 'pong', nonce: payload.nonce, threadId } satisfies ChannelMessage);
+  else if (payload.type === 'teardown') void tearDown(payload.timeoutMs);
 };
 // The channel must not keep an idle thread alive: piscina owns the thread's lifetime.
 (channel as unknown as { unref?: () => void }).unref?.();
 
-const handlersPromise: Promise<Map<string, LoadedHandler>> = loadHandlerSet({ handlersDir: data.handlersDir, forward: data.forward }).then(
-  (handlers) => new Map(handlers.map((h) => [h.name, h])),
-);
+const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+const loaded = loadHandlerSet({ handlersDir: data.handlersDir, forward: data.forward });
+/**
+ * The handler set once every handler's setup succeeded in this thread (retried with backoff; each
+ * failure told to the main thread, which logs it and keeps /readyz at 503): no run starts before.
+ */
+const handlersPromise: Promise<Map<string, LoadedHandler>> = loaded.then(async (handlers) => {
+  await setUpHandlers(handlers, {
+    logger: childLogger,
+    onFailure: (f) => channel.postMessage({ type: 'setup-failed', threadId, handler: f.handler, message: messageOf(f.error), attempt: f.attempt, retryInMs: f.retryInMs } satisfies ChannelMessage),
+  });
+  channel.postMessage({ type: 'setup-done', threadId } satisfies ChannelMessage);
+  return new Map(handlers.map((h) => [h.name, h]));
+});
 // An unobserved rejection would kill the thread before the first task can report it.
+loaded.catch(() => {});
 handlersPromise.catch(() => {});
+
+/** At drain (the main thread asks once): this thread's teardowns, then a report. */
+async function tearDown(timeoutMs: number): Promise<void> {
+  const handlers = await loaded.catch((): LoadedHandler[] => []);
+  const failures = await tearDownHandlers(handlers, { logger: childLogger, timeoutMs });
+  channel.postMessage({ type: 'torn-down', threadId, failures: failures.map((f) => ({ handler: f.handler, message: messageOf(f.error) })) } satisfies ChannelMessage);
+}
 
 /**
  * Chunks with outcomes not posted yet. A new chunk posts them before its handlers start: a handler
@@ -87,7 +109,9 @@ class ThreadRun {
   }
 
   end(outcome: DispatchOutcome): void {
-    Atomics.store(this.#chunk.states, this.#index, outcome.status === 'ok' ? RUN_OK : outcome.status === 'permanent' ? RUN_PERMANENT : RUN_FAILED);
+    // A batch call with per-event results has some event not ok: recorded as failed should its outcome be lost.
+    const ok = outcome.status === 'ok' && outcome.results === undefined;
+    Atomics.store(this.#chunk.states, this.#index, ok ? RUN_OK : outcome.status === 'permanent' ? RUN_PERMANENT : RUN_FAILED);
     // Timed here: the main thread would count the trip to and from the thread as handler time.
     this.#chunk.report({ taskId: this.#threadJob.taskId, outcome: { ...outcome, durationMs: performance.now() - this.#startedAt } });
   }
@@ -150,8 +174,12 @@ class ChunkRun {
  * message at all. Each outcome is sent exactly once.
  */
 export default async function runTask(task: ThreadTask): Promise<ThreadJobOutcome[]> {
+  // The warm-up proves the handlers load; their setup may still be retrying (readiness waits for it).
+  if (!('jobs' in task)) {
+    await loaded;
+    return [];
+  }
   const handlers = await handlersPromise;
-  if (!('jobs' in task)) return [];
   if (task.jobs.length === 0) {
     task.port.close();
     return [];

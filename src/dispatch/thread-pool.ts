@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { Piscina, queueOptionsSymbol } from 'piscina';
 import { ErrorCodes } from '../errors.js';
 import type { LoadedHandler } from '../handlers/loader.js';
+import { ThreadLifeCycle } from './thread-life-cycle.js';
 import type { ChannelMessage, ThreadJobOutcome, ThreadTask, ThreadWorkerData } from './thread-protocol.js';
 import { PooledLease, type PooledRun, type RunPool } from './thread-runs.js';
 import { ThreadWatchdog } from './thread-watchdog.js';
@@ -78,9 +79,11 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
   const channel = new BroadcastChannel(channelName);
   (channel as unknown as { unref?: () => void }).unref?.();
   const watchdog = new ThreadWatchdog({ logger, channel, pingTimeoutMs: options.pingTimeoutMs ?? 2_000, tasksPerThread: options.tasksPerThread });
+  const lifeCycle = new ThreadLifeCycle(options.threads, (message) => channel.postMessage(message));
   channel.onmessage = (message: unknown) => {
     const payload = (message as { data: ChannelMessage }).data;
     if (payload.type === 'pong') watchdog.pong(payload.nonce, payload.threadId);
+    else lifeCycle.receive(payload);
   };
   const workerData: ThreadWorkerData = { handlersDir: options.handlersDir, forward: options.forward, logLevel: options.logLevel, channelName, defaultTimeoutMs: options.defaultTimeoutMs };
   const pool = new Piscina({
@@ -197,6 +200,9 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
     async warmUp() {
       await pool.run({ chunkId: 0, warmUp: true } satisfies ThreadTask);
     },
+    // Without a setup anywhere there is nothing to wait for (the threads report anyway).
+    setUp: (setUpOptions) => (options.handlers.some((h) => h.setup !== undefined) ? lifeCycle.setUp(setUpOptions) : Promise.resolve()),
+    tearDown: async (timeoutMs) => (options.handlers.some((h) => h.teardown !== undefined) ? lifeCycle.tearDown(timeoutMs) : []),
     async close() {
       if (closed) return;
       closed = true;

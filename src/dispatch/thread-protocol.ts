@@ -50,4 +50,9 @@ export type ThreadTask = { chunkId: number; jobs: ThreadJob[]; port: MessagePort
 export type ChannelMessage =
   | { type: 'abort'; taskIds: number[]; /** The abort reason's code (deadline or shutdown). */ code?: string | undefined }
   | { type: 'ping'; nonce: number }
-  | { type: 'pong'; nonce: number; threadId: number };
+  | { type: 'pong'; nonce: number; threadId: number }
+  // The handlers' life cycle (thread-life-cycle.ts): each thread sets up when it starts, tears down when told.
+  | { type: 'setup-failed'; threadId: number; handler: string; message: string; attempt: number; retryInMs: number | undefined }
+  | { type: 'setup-done'; threadId: number }
+  | { type: 'teardown'; timeoutMs: number }
+  | { type: 'torn-down'; threadId: number; failures: { handler: string; message: string }[] };

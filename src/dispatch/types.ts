@@ -1,3 +1,4 @@
+import type { SetupFailure, TeardownFailure } from '../handlers/life-cycle.js';
 import type { CloudEvent } from '../types.js';
 
 /** What the lease knows about the delivery of one event; becomes the handler's ctx. */
@@ -15,6 +16,8 @@ export interface DispatchJob {
   /** Handler name (its path in the handlers folder without extension, or `@forward`). */
   handler: string;
   event: CloudEvent;
+  /** A batch handler's call: its events, in stream order (`event` is the first). */
+  events?: CloudEvent[];
   ctx: JobContext;
 }
 
@@ -25,7 +28,11 @@ export interface DispatchError {
   code?: string;
 }
 
-export type DispatchOutcome = { status: 'ok' } | { status: 'failed' | 'permanent'; error: DispatchError };
+/**
+ * How a run ended. A batch handler's call that ended with some events not ok is `ok` with `results`,
+ * one outcome per event of the call (src/dispatch/batching.ts hands each to its event).
+ */
+export type DispatchOutcome = { status: 'ok'; results?: readonly DispatchOutcome[] } | { status: 'failed' | 'permanent'; error: DispatchError };
 
 /**
  * How a run ended. `unstarted`: the handler was never called (its thread died first, or the job
@@ -52,6 +59,11 @@ export interface LeaseDispatch {
   close(): void;
 }
 
+export interface SetUpOptions {
+  signal: AbortSignal;
+  onFailure(failure: SetupFailure): void;
+}
+
 /**
  * Runs handlers: in-process (`--isolation none`) or in piscina worker threads (`--isolation thread`),
  * one lease at a time: `open(signal)` per lease, `start(run)` per handler run, its end by callback.
@@ -60,6 +72,13 @@ export interface LeaseDispatch {
 export interface Dispatcher {
   /** The runs of one lease: `signal` aborts them (the lease deadline, a forced shutdown). */
   open(signal: AbortSignal): LeaseDispatch;
+  /**
+   * Resolves once every handler's `setup` succeeded where handlers run (once in-process, in every
+   * thread of a pool); failures are retried with backoff and reported. Rejects when `signal` aborts.
+   */
+  setUp(options: SetUpOptions): Promise<void>;
+  /** Runs the handlers' `teardown` where they were set up, bounded by `timeoutMs`. Never rejects. */
+  tearDown(timeoutMs: number): Promise<TeardownFailure[]>;
   /** Idempotent. Ends handler runs still going (a thread pool terminates its threads). */
   close(): Promise<void>;
 }

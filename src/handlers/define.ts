@@ -44,7 +44,27 @@ export interface HandlerLogger {
   error(obj: object | string, msg?: string): void;
 }
 
-export interface HandlerContext {
+/**
+ * What `setup` and `teardown` get: one call per handler module and per thread (thread isolation) or
+ * once per process (isolation none).
+ */
+export interface LifeCycleContext {
+  /** This handler's name: its file path in the handlers folder without extension. */
+  handlerName: string;
+  log: HandlerLogger;
+  /**
+   * `setup`: aborts when the worker stops before setup succeeded. `teardown`: aborts when the
+   * shutdown timeout runs out (the worker stops waiting for it).
+   */
+  signal: AbortSignal;
+}
+
+/** What `teardown` gets: the life-cycle context and what `setup` returned. */
+export interface TeardownContext<R = unknown> extends LifeCycleContext {
+  resources: R;
+}
+
+export interface HandlerContext<R = unknown> {
   /** Aborts at the lease deadline or at forced shutdown: pass it to every I/O call. */
   signal: AbortSignal;
   log: HandlerLogger;
@@ -58,9 +78,29 @@ export interface HandlerContext {
   handlerName: string;
   /** Epoch ms at which `signal` aborts. */
   deadlineMs: number;
+  /** What the handler's `setup` returned (in this thread); undefined without `setup`. */
+  resources: R;
 }
 
-export interface HandlerDefinition<T extends string = string, S extends DataSchema | undefined = undefined> {
+/** The optional life cycle of a handler module (either kind). */
+export interface HandlerLifeCycle<R = unknown> {
+  /**
+   * Runs before the first event this handler gets, once per worker thread (thread isolation) or once
+   * per process (isolation none); its result is `ctx.resources`. Declare it before `handle` /
+   * `handleBatch` so TypeScript infers the resources' type. Until it succeeded for every handler,
+   * `/readyz` answers 503 and nothing is pulled; a failure is logged with the handler's name and
+   * retried with backoff (1 s doubling to 30 s). `durable-worker check --setup` runs it once.
+   */
+  setup?(ctx: LifeCycleContext): R | Promise<R>;
+  /**
+   * Runs once at drain, after the last event of this handler (per thread, or once per process), when
+   * `setup` succeeded. Bounded by `--shutdown-timeout`: `ctx.signal` aborts when the worker stops
+   * waiting. A throw is logged; the worker stops anyway.
+   */
+  teardown?(ctx: TeardownContext<R>): unknown | Promise<unknown>;
+}
+
+export interface HandlerDefinition<T extends string = string, S extends DataSchema | undefined = undefined, R = undefined> extends HandlerLifeCycle<R> {
   /** Event type(s): an exact type, `'prefix.*'`, or `'*'`. */
   type: T | readonly T[];
   /**
@@ -71,14 +111,14 @@ export interface HandlerDefinition<T extends string = string, S extends DataSche
    */
   schema?: S;
   /** Resolve = ok; throw = retried; throw PermanentError = dead-lettered at once. */
-  handle(event: HandlerEvent<T, S>, ctx: HandlerContext): unknown | Promise<unknown>;
+  handle(event: HandlerEvent<T, S>, ctx: HandlerContext<R>): unknown | Promise<unknown>;
   /** Per-event timeout in ms (default: until the lease deadline). */
   timeoutMs?: number;
 }
 
 export const HANDLER_BRAND = Symbol.for('durable-worker.handler');
 
-export type Handler<T extends string = string, S extends DataSchema | undefined = DataSchema | undefined> = HandlerDefinition<T, S> & { readonly [HANDLER_BRAND]: true };
+export type Handler<T extends string = string, S extends DataSchema | undefined = DataSchema | undefined, R = unknown> = HandlerDefinition<T, S, R> & { readonly [HANDLER_BRAND]: true };
 
 /** An event's `data` did not match its handler's schema: dead-lettered at once (code DW_ERR_PERMANENT). */
 export class EventDataError extends PermanentError {
@@ -113,6 +153,18 @@ export async function validateEventData(schema: DataSchema, event: CloudEvent, h
   throw new EventDataError(`event ${event.id} (${event.type}) does not match the data schema of handler ${handlerName}: ${listed.join('; ')}`, issues);
 }
 
+/** Checks what both kinds of handler share: `type`, `schema`, `setup`, `teardown`. */
+export function checkCommonShape(caller: string, definition: { type?: unknown; schema?: unknown; setup?: unknown; teardown?: unknown }): void {
+  const types = Array.isArray(definition.type) ? (definition.type as unknown[]) : [definition.type];
+  if (types.length === 0 || types.some((t) => typeof t !== 'string' || t.length === 0)) {
+    throw new TypeError(`${caller}: \`type\` must be a non-empty string or array of strings`);
+  }
+  if (definition.schema !== undefined && !isDataSchema(definition.schema)) throw new TypeError(`${caller}: \`schema\` must be a zod schema (or another Standard Schema validator)`);
+  for (const hook of ['setup', 'teardown'] as const) {
+    if (definition[hook] !== undefined && typeof definition[hook] !== 'function') throw new TypeError(`${caller}: \`${hook}\` must be a function`);
+  }
+}
+
 function isDataSchema(value: unknown): value is DataSchema {
   const standard = (value as { '~standard'?: { validate?: unknown } } | null)?.['~standard'];
   return typeof standard === 'object' && standard !== null && typeof standard.validate === 'function';
@@ -123,21 +175,17 @@ function isDataSchema(value: unknown): value is DataSchema {
  * the returned `handle` validates `data` first, so both dispatchers (in-process and worker threads)
  * validate where the handler runs without knowing about schemas.
  */
-export function defineHandler<const T extends string, S extends DataSchema | undefined = undefined>(definition: HandlerDefinition<T, S>): Handler<T, S> {
-  const types = Array.isArray(definition.type) ? definition.type : [definition.type];
-  if (types.length === 0 || types.some((t) => typeof t !== 'string' || t.length === 0)) {
-    throw new TypeError('defineHandler: `type` must be a non-empty string or array of strings');
-  }
+export function defineHandler<const T extends string, S extends DataSchema | undefined = undefined, R = undefined>(definition: HandlerDefinition<T, S, R>): Handler<T, S, R> {
+  checkCommonShape('defineHandler', definition);
   if (typeof definition.handle !== 'function') {
     throw new TypeError('defineHandler: `handle` must be a function');
   }
   const schema = definition.schema;
   if (schema === undefined) return Object.freeze({ ...definition, [HANDLER_BRAND]: true as const });
-  if (!isDataSchema(schema)) throw new TypeError('defineHandler: `schema` must be a zod schema (or another Standard Schema validator)');
   const inner = definition.handle;
   return Object.freeze({
     ...definition,
-    async handle(event: HandlerEvent<T, S>, ctx: HandlerContext) {
+    async handle(event: HandlerEvent<T, S>, ctx: HandlerContext<R>) {
       const data = await validateEventData(schema, event as CloudEvent, ctx.handlerName);
       return inner.call(definition, { ...event, data } as HandlerEvent<T, S>, ctx);
     },

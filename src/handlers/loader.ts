@@ -2,7 +2,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { extname, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DurableWorkerError, ErrorCodes } from '../errors.js';
-import { HANDLER_BRAND, type HandlerContext } from './define.js';
+import { HANDLER_BRAND, type HandlerContext, type LifeCycleContext, type TeardownContext } from './define.js';
 import { validatePattern } from './router.js';
 
 /** A handler module found in the handlers folder, validated. */
@@ -17,6 +17,12 @@ export interface LoadedHandler {
   timeoutMs?: number;
   /** The handler function (absent when only the shape is needed, e.g. across a thread). */
   handle?: (event: never, ctx: HandlerContext) => unknown;
+  /** A batch handler (defineBatchHandler): `handleBatch` instead of `handle`. */
+  batch?: { handleBatch: (events: never[], ctx: HandlerContext) => unknown; maxBatchSize: number | undefined };
+  setup?: (ctx: LifeCycleContext) => unknown;
+  teardown?: (ctx: TeardownContext) => unknown;
+  /** What `setup` returned in this thread (`ctx.resources`); set by the life cycle (life-cycle.ts). */
+  resources?: unknown;
 }
 
 /** Raised at start-up for a handlers folder or module that cannot be used (the CLI exits 2). */
@@ -96,29 +102,38 @@ function defaultExport(module: Record<string, unknown>): unknown {
  * node_modules, dist vs src): the `Symbol.for` brand is realm-wide, so it is checked, never instanceof.
  */
 export function toLoadedHandler(name: string, file: string, exported: unknown): LoadedHandler {
-  if (exported === undefined) throw new HandlerLoadError(file, `${file}: no default export (export default defineHandler({ type, handle }))`);
+  if (exported === undefined) throw new HandlerLoadError(file, `${file}: no default export (export default defineHandler({ type, handle }), or defineBatchHandler({ type, handleBatch }))`);
   if (exported === null || typeof exported !== 'object' || (exported as Record<symbol, unknown>)[HANDLER_BRAND] !== true) {
-    throw new HandlerLoadError(file, `${file}: the default export is not a handler made with defineHandler() from 'durable-worker'`);
+    throw new HandlerLoadError(file, `${file}: the default export is not a handler made with defineHandler() or defineBatchHandler() from 'durable-worker'`);
   }
-  const definition = exported as { type?: unknown; handle?: unknown; timeoutMs?: unknown };
+  const definition = exported as { type?: unknown; handle?: unknown; handleBatch?: unknown; maxBatchSize?: unknown; timeoutMs?: unknown; setup?: unknown; teardown?: unknown };
   const types = Array.isArray(definition.type) ? (definition.type as unknown[]) : [definition.type];
   if (types.length === 0) throw new HandlerLoadError(file, `${file}: \`type\` lists no event type`);
   for (const type of types) {
     const problem = validatePattern(type);
     if (problem !== undefined) throw new HandlerLoadError(file, `${file}: bad type pattern ${JSON.stringify(type)}: ${problem}`);
   }
-  if (typeof definition.handle !== 'function') throw new HandlerLoadError(file, `${file}: \`handle\` is not a function`);
+  const isBatch = typeof definition.handleBatch === 'function';
+  if (!isBatch && typeof definition.handle !== 'function') throw new HandlerLoadError(file, `${file}: \`handle\` is not a function`);
+  if (isBatch && definition.handle !== undefined) throw new HandlerLoadError(file, `${file}: a handler has either \`handle\` (defineHandler) or \`handleBatch\` (defineBatchHandler), not both`);
+  const maxBatchSize = definition.maxBatchSize;
+  if (maxBatchSize !== undefined && (typeof maxBatchSize !== 'number' || !Number.isInteger(maxBatchSize) || maxBatchSize < 1)) {
+    throw new HandlerLoadError(file, `${file}: \`maxBatchSize\` must be a positive integer (got ${String(maxBatchSize)})`);
+  }
   const timeoutMs = definition.timeoutMs;
   if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0)) {
     throw new HandlerLoadError(file, `${file}: \`timeoutMs\` must be a positive number of milliseconds (got ${String(timeoutMs)})`);
   }
-  return {
-    name,
-    file,
-    types: [...new Set(types as string[])],
-    ...(timeoutMs === undefined ? {} : { timeoutMs }),
-    handle: definition.handle as LoadedHandler['handle'],
-  };
+  for (const hook of ['setup', 'teardown'] as const) {
+    if (definition[hook] !== undefined && typeof definition[hook] !== 'function') throw new HandlerLoadError(file, `${file}: \`${hook}\` must be a function`);
+  }
+  const loaded: LoadedHandler = { name, file, types: [...new Set(types as string[])] };
+  if (timeoutMs !== undefined) loaded.timeoutMs = timeoutMs;
+  if (isBatch) loaded.batch = { handleBatch: definition.handleBatch as NonNullable<LoadedHandler['batch']>['handleBatch'], maxBatchSize };
+  else loaded.handle = definition.handle as LoadedHandler['handle'];
+  if (definition.setup !== undefined) loaded.setup = definition.setup as LoadedHandler['setup'];
+  if (definition.teardown !== undefined) loaded.teardown = definition.teardown as LoadedHandler['teardown'];
+  return loaded;
 }
 
 export interface LoadHandlersOptions {

@@ -5,7 +5,9 @@
  */
 export { createTestEvent, sourceEntry, entryUpdatedData } from './event.js';
 export { runHandler } from './run-handler.js';
-export type { HandlerOutcome, RunHandlerOptions, CapturedLog } from './run-handler.js';
+export type { HandlerOutcome, RunHandlerOptions, CapturedLog, EventNext } from './run-handler.js';
+export { runBatchHandler } from './run-batch-handler.js';
+export type { BatchHandlerOutcome } from './run-batch-handler.js';
 export { createFakeClock } from './clock.js';
 export type { FakeClock, Clock } from './clock.js';
 export { withEmulator } from './emulator.js';

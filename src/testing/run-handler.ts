@@ -1,9 +1,10 @@
 import { ErrorCodes } from '../errors.js';
 import type { HandlerLogger } from '../handlers/define.js';
-import { toLoadedHandler } from '../handlers/loader.js';
+import { setUpHandlers, tearDownHandlers } from '../handlers/life-cycle.js';
+import { toLoadedHandler, type LoadedHandler } from '../handlers/loader.js';
 import { matchesPattern } from '../handlers/router.js';
 import { runHandler as dispatchRun, type Clock } from '../dispatch/run-handler.js';
-import type { DispatchError } from '../dispatch/types.js';
+import type { DispatchError, DispatchOutcome } from '../dispatch/types.js';
 import type { CloudEvent } from '../types.js';
 
 /** One line a handler logged through `ctx.log`. */
@@ -45,9 +46,16 @@ export interface RunHandlerOptions {
   clock?: Clock;
   /** Aborting it is a shutdown: the run ends `failed` with code DW_ERR_ABORTED. */
   signal?: AbortSignal;
+  /**
+   * `ctx.resources` as given: the handler's `setup` and `teardown` do not run (share one pool over
+   * many runs, or hand in a stand-in). Without it, a handler with `setup` gets it run before the
+   * event (once, no retry: a failure rejects with SetupError naming the handler) and its `teardown`
+   * after, whatever the outcome.
+   */
+  resources?: unknown;
 }
 
-function captureLogger(logs: CapturedLog[], bindings: Record<string, unknown>): HandlerLogger {
+export function captureLogger(logs: CapturedLog[], bindings: Record<string, unknown>): HandlerLogger {
   const at = (level: CapturedLog['level']) => (obj: object | string, msg?: string) => {
     if (typeof obj === 'string') logs.push({ level, msg: obj, fields: { ...bindings } });
     else logs.push({ level, msg, fields: { ...bindings, ...(obj as Record<string, unknown>) } });
@@ -69,21 +77,58 @@ function unwrap(handler: unknown): unknown {
  * event its `type` would never receive.
  */
 export function runHandler(handler: unknown, event: CloudEvent, options: RunHandlerOptions = {}): Promise<HandlerOutcome> {
+  const loaded = loadForTest('runHandler', handler, [event], options);
+  if (loaded.handle === undefined) throw new TypeError('runHandler: this is a batch handler (defineBatchHandler): use runBatchHandler');
+  return withLifeCycle(loaded, options, (logs) => runOnce(loaded, event, options, logs));
+}
+
+/** The handler as the loader would take it, refusing what the worker would never run (TypeError). */
+export function loadForTest(caller: string, handler: unknown, events: readonly CloudEvent[], options: { handlerName?: string | undefined }): LoadedHandler {
   const name = options.handlerName ?? 'test-handler';
   let loaded;
   try {
     loaded = toLoadedHandler(name, name, unwrap(handler));
   } catch (err) {
-    throw new TypeError(`runHandler: ${err instanceof Error ? err.message : String(err)}`);
+    throw new TypeError(`${caller}: ${err instanceof Error ? err.message : String(err)}`);
   }
-  if (!loaded.types.some((pattern) => matchesPattern(pattern, event.type))) {
-    throw new TypeError(`runHandler: handler type ${loaded.types.join(', ')} never receives an event of type ${event.type}`);
+  for (const event of events) {
+    if (!loaded.types.some((pattern) => matchesPattern(pattern, event.type))) {
+      throw new TypeError(`${caller}: handler type ${loaded.types.join(', ')} never receives an event of type ${event.type}`);
+    }
   }
+  return loaded;
+}
+
+/**
+ * Runs `run` between the handler's setup and teardown (the worker's own life-cycle code), unless
+ * `options.resources` stands in for them. The logs of setup and teardown are captured with the run's.
+ */
+export async function withLifeCycle<T extends { logs: CapturedLog[] }>(loaded: LoadedHandler, options: { resources?: unknown }, run: (logs: CapturedLog[]) => Promise<T>): Promise<T> {
+  const logs: CapturedLog[] = [];
+  if ('resources' in options) loaded.resources = options.resources;
+  // Started at once when there is nothing to set up: a fake clock's first `advance` finds the deadline armed.
+  if ('resources' in options || (loaded.setup === undefined && loaded.teardown === undefined)) return run(logs);
+  const logger = (bindings: Record<string, unknown>) => captureLogger(logs, bindings);
+  await setUpHandlers([loaded], { logger, retry: false });
+  let result: T;
+  try {
+    result = await run(logs);
+  } finally {
+    const [failure] = await tearDownHandlers([loaded], { logger, timeoutMs: TEARDOWN_TIMEOUT_MS });
+    if (failure !== undefined) throw new Error(`teardown of handler ${failure.handler} failed: ${failure.error instanceof Error ? failure.error.message : String(failure.error)}`, { cause: failure.error });
+  }
+  return result;
+}
+
+/** As the worker's default --shutdown-timeout. */
+const TEARDOWN_TIMEOUT_MS = 25_000;
+
+function runOnce(loaded: LoadedHandler, event: CloudEvent, options: RunHandlerOptions, logs: CapturedLog[]): Promise<HandlerOutcome> {
+  const name = loaded.name;
   const attempt = options.attempt ?? 1;
   const maxAttempts = options.maxAttempts ?? 5;
   const clock = options.clock;
   const nowMs = clock?.now() ?? Date.now();
-  const logs: CapturedLog[] = [];
   const job = {
     handler: name,
     event,
@@ -102,11 +147,16 @@ export function runHandler(handler: unknown, event: CloudEvent, options: RunHand
     defaultTimeoutMs: options.defaultTimeoutMs,
     clock,
   });
-  return running.then((outcome): HandlerOutcome => {
-    if (outcome.status === 'ok') return { status: 'ok', logs };
-    if (outcome.status === 'permanent') return { status: 'dead_lettered', reason: 'permanent', error: outcome.error, logs };
-    // A shutdown abort is never dead-lettered: the batch is acked failed and redelivered.
-    if (attempt >= maxAttempts && outcome.error.code !== ErrorCodes.ABORTED) return { status: 'dead_lettered', reason: 'max-attempts', error: outcome.error, logs };
-    return { status: 'failed', error: outcome.error, logs };
-  });
+  return running.then((outcome): HandlerOutcome => ({ ...whatNext(outcome, attempt, maxAttempts), logs }));
+}
+
+/** What the worker does with an event after a run ended so (the logs apart). */
+export type EventNext = { status: 'ok' } | { status: 'failed'; error: DispatchError } | { status: 'dead_lettered'; reason: 'permanent' | 'max-attempts'; error: DispatchError };
+
+export function whatNext(outcome: DispatchOutcome, attempt: number, maxAttempts: number): EventNext {
+  if (outcome.status === 'ok') return { status: 'ok' };
+  if (outcome.status === 'permanent') return { status: 'dead_lettered', reason: 'permanent', error: outcome.error };
+  // A shutdown abort is never dead-lettered: the batch is acked failed and redelivered.
+  if (attempt >= maxAttempts && outcome.error.code !== ErrorCodes.ABORTED) return { status: 'dead_lettered', reason: 'max-attempts', error: outcome.error };
+  return { status: 'failed', error: outcome.error };
 }

@@ -8,6 +8,8 @@ import type { WorkerEmitter } from './events.js';
 export class Readiness {
   readonly #events: WorkerEmitter;
   #handlersLoaded = false;
+  /** Why the handlers' setup has not succeeded yet (undefined once it has, or when none has a setup). */
+  #setupReason: string | undefined = undefined;
   #credential = false;
   readonly #configErrors = new Map<string, string>();
   #ready = false;
@@ -23,6 +25,7 @@ export class Readiness {
   /** Why the worker is not ready, or undefined when it is. */
   get reason(): string | undefined {
     if (!this.#handlersLoaded) return 'handlers not loaded';
+    if (this.#setupReason !== undefined) return this.#setupReason;
     if (!this.#credential) return 'no credential obtained yet';
     const first = this.#configErrors.values().next();
     return first.done === true ? undefined : first.value;
@@ -30,6 +33,23 @@ export class Readiness {
 
   handlersLoaded(): void {
     this.#handlersLoaded = true;
+    this.#update();
+  }
+
+  /** Some handler has a setup: not ready until it succeeded everywhere. */
+  setupPending(): void {
+    this.#setupReason = 'handlers not set up yet';
+    this.#update();
+  }
+
+  /** A setup failed (it is retried): the reason names the handler. */
+  setupFailed(handler: string, message: string): void {
+    this.#setupReason = `setup of handler ${handler} failed: ${message}`;
+    this.#update();
+  }
+
+  setUp(): void {
+    this.#setupReason = undefined;
     this.#update();
   }
 

@@ -20,6 +20,7 @@ import type { LeaseContext } from './held-lease.js';
 import { InFlightCounter } from './in-flight.js';
 import { DEFAULT_PULL_TIMINGS, type PullTimings } from './pull-controller.js';
 import { Readiness } from './readiness.js';
+import { startAfterSetup, tearDownHandlers } from './life-cycle.js';
 import { RateLimiter, safetyMarginMs } from './timing.js';
 
 /**
@@ -231,7 +232,9 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
 
   const close = (): Promise<void> => {
     closing ??= (async () => {
+      setup.cancel();
       const shutdownMs = config.shutdownTimeoutSeconds * 1_000;
+      const shutdownEndsAt = Date.now() + shutdownMs;
       // Phase 2 of the drain: abort what is still running; its leases are acked `failed` at once.
       const forceTimer = setTimeout(() => {
         logger.warn({ inFlight: inFlight.count, shutdownTimeoutSeconds: config.shutdownTimeoutSeconds }, 'shutdown timeout: aborting events still in flight');
@@ -245,6 +248,8 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
       } finally {
         clearTimeout(forceTimer);
         force.abort();
+        // After the last event: what is left of the shutdown timeout (at least a second).
+        await tearDownHandlers(router.handlers, dispatcher, Math.max(1_000, shutdownEndsAt - Date.now()), logger);
         await runCleanups(cleanups, logger);
       }
       resolveDone(endReason ?? { reason: 'closed' });
@@ -252,7 +257,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     return closing;
   };
 
-  flow.start();
+  const setup = startAfterSetup({ handlers: router.handlers, dispatcher, readiness, logger, start: () => flow.start() });
   logger.info({ workers: config.workers, maxInProgress, maxLeases, destination: config.destination, isolation: config.isolation }, 'worker started');
   return {
     close,

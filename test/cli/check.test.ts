@@ -1,3 +1,5 @@
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, runCli } from './cli-process.js';
@@ -39,5 +41,36 @@ describe('durable-worker check', () => {
     const result = await runCli(['check', '--handlers', join(REPO_ROOT, 'test/fixtures/cli-no-such-folder')]);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('cli-no-such-folder');
+  });
+});
+
+describe('durable-worker check --setup', () => {
+  const SETUP = join(REPO_ROOT, 'test/fixtures/cli-setup-handlers');
+
+  it("runs each handler's setup once, then its teardown, and names a handler whose setup fails (exit 1)", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'dw-check-setup-'));
+    const log = join(dir, 'setup.log');
+    const failing = await runCli(['check', '--handlers', SETUP, '--setup'], { env: { SETUP_LOG: log } });
+    expect(failing.code).toBe(1);
+    expect(failing.stdout).toMatch(/^warehouse\s+source_entry\.updated$/m);
+    expect(failing.stdout).toContain('batch handler: warehouse (at most 50 events per call)');
+    expect(failing.stdout).toContain('setup ok: warehouse');
+    expect(failing.stderr).toContain('problem: setup of handler search-index failed: SEARCH_URL is not set');
+    expect(failing.stderr).toContain('durable-worker: warehouse setup info: connected');
+    expect(await readFile(log, 'utf8')).toBe('setup warehouse\nteardown warehouse true\n');
+
+    const passing = await runCli(['check', '--handlers', SETUP, '--setup'], { env: { SETUP_LOG: log, SEARCH_URL: 'http://127.0.0.1:1' } });
+    expect(passing.code, passing.stderr).toBe(0);
+    expect(passing.stdout).toContain('setup ok: search-index');
+    expect(passing.stdout).toContain('ok: 2 handler(s)');
+  });
+
+  it('without --setup, no setup runs; a bad --setup value exits 2 naming the flag', async () => {
+    const plain = await runCli(['check', '--handlers', SETUP], { env: { SETUP_LOG: '/nonexistent/never-written' } });
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(plain.stdout).not.toContain('setup ok');
+    const bad = await runCli(['check', '--handlers', SETUP, '--setup=maybe']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--setup');
   });
 });

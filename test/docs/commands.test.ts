@@ -43,6 +43,8 @@ const COVERAGE: Record<string, Coverage> = {
   'npx durable-worker dev --demo --forward-url http://127.0.0.1:3000/events': HERE,
   'export DATABASE_URL=postgres://app:app@127.0.0.1:5432/app': { kind: 'manual', why: 'sets the environment of the next command (CI sets DATABASE_URL)' },
   'npx durable-worker dev --demo --handlers examples/sync-to-postgres/handlers': HERE,
+  // Runs the example's setup (connects to DATABASE_URL, creates the table) and teardown: CI sets DATABASE_URL.
+  'npx durable-worker check --setup --handlers examples/sync-to-postgres/handlers': HERE,
   'npx vitest run examples/sync-to-postgres': { kind: 'test', file: 'examples/sync-to-postgres/sync.test.ts', proof: "describe('examples/sync-to-postgres'" },
   'npx durable-worker check --handlers examples/typescript-handlers/handlers': HERE,
   'npx durable-worker emulator &': { kind: 'test', file: 'test/cli/emulator.test.ts', proof: "'emulator'" },
@@ -56,6 +58,8 @@ const COVERAGE: Record<string, Coverage> = {
     file: 'examples/platform-api/platform-api.test.ts',
     proof: "import('./query-destination.js')",
   },
+  'npx durable-worker check --handlers examples/search-index/handlers': HERE,
+  'npx vitest run examples/search-index': { kind: 'test', file: 'examples/search-index/search-index.test.ts', proof: "describe('examples/search-index" },
   'npx vitest run examples/typescript-handlers': { kind: 'test', file: 'examples/typescript-handlers/handlers.test.ts', proof: "describe('examples/typescript-handlers" },
   ...Object.fromEntries(PYTHON_CLIENT_COMMANDS.map((command) => [command, HERE])),
   // The redrive path of the README tour and the operations guide: run below, in the order written.
@@ -216,8 +220,17 @@ describe('README tour', () => {
   });
 
   it.each(allDocCommands().filter((c) => c.command.startsWith('npx durable-worker check')))('$command prints the routing table and exits 0', async ({ command }) => {
-    const check = shell(command);
-    expect(await check.exited, check.stderr).toBe(0);
+    // `check --setup` of examples/sync-to-postgres creates its table: one of this test's own, dropped after.
+    const table = `check_doc_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+    const check = shell(command, { SYNC_TABLE: table });
+    const code = await check.exited;
+    if (command.includes('--setup') && process.env.DATABASE_URL !== undefined) {
+      const pg = (await import('pg')).default;
+      const db = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 1 });
+      await db.query(`DROP TABLE IF EXISTS ${table}`).finally(() => db.end());
+    }
+    expect(code, check.stderr).toBe(0);
+    if (command.includes('--setup')) expect(check.stdout).toMatch(/^setup ok: \S+$/m);
     expect(check.stdout).toMatch(/^handler\s+event types$/m);
     expect(check.stdout).toMatch(/\S+\s+source_entry\.updated$/m);
     expect(check.stdout).toMatch(/^ok: \d+ handler\(s\)$/m);

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /** The examples of the developer-experience docs (other examples are tested by their own features). */
-export const DEVELOPER_EXAMPLES = ['forward-to-webhook', 'platform-api', 'sync-to-postgres', 'typescript-handlers'];
+export const DEVELOPER_EXAMPLES = ['forward-to-webhook', 'platform-api', 'search-index', 'sync-to-postgres', 'typescript-handlers'];
 
 export interface DocCommand {
   file: string;

@@ -20,6 +20,7 @@ function contextFor(deadlineInMs = 5_000, controller = new AbortController()): H
     generation: 1,
     workerId: 'w-0',
     leaseId: 'lease-1',
+    resources: undefined,
     handlerName: '@forward',
     deadlineMs: Date.now() + deadlineInMs,
   };

@@ -4,7 +4,8 @@ import { collectRunOptions, loadWorkerConfig } from '../../config/load.js';
 import type { WorkerConfig } from '../../config/types.js';
 import { ConfigError } from '../../errors.js';
 import type { CliContext } from '../context.js';
-import { pickRunFlags, withRunOptions } from '../run-options.js';
+import type { HandlerLogger } from '../../handlers/define.js';
+import { booleanFlag, booleanFlagValue, pickRunFlags, withRunOptions } from '../run-options.js';
 import { loadHandlersLoader, type LoadedHandler } from '../seams.js';
 
 const CREDENTIAL_KEYS = ['clientId', 'clientSecret', 'clientSecretFile', 'apiKey'] as const;
@@ -57,7 +58,42 @@ function routingTable(handlers: readonly LoadedHandler[], config: WorkerConfig |
   const rows = handlers.map((h) => [h.name, h.types.join(', ')] as const);
   if (config?.forwardUrl !== undefined) rows.push(['(forward)', `* -> ${config.forwardUrl}`]);
   const width = Math.max(7, ...rows.map(([name]) => name.length));
-  return [`${'handler'.padEnd(width)}  event types`, ...rows.map(([name, types]) => `${name.padEnd(width)}  ${types}`)];
+  const batches = handlers.flatMap((h) => (h.batch === undefined ? [] : [`batch handler: ${h.name}${h.batch.maxBatchSize === undefined ? '' : ` (at most ${h.batch.maxBatchSize} events per call)`}`]));
+  return [`${'handler'.padEnd(width)}  event types`, ...rows.map(([name, types]) => `${name.padEnd(width)}  ${types}`), ...batches];
+}
+
+/** `ctx.log` of a setup or teardown run by `check --setup`: one plain line per call on stderr. */
+function lineLogger(stderr: CliContext['stderr'], bindings: Record<string, unknown>): HandlerLogger {
+  const at = (level: string) => (obj: object | string, msg?: string) => {
+    const text = typeof obj === 'string' ? obj : (msg ?? JSON.stringify(obj));
+    stderr.write(`durable-worker: ${String(bindings.handler)} ${String(bindings.phase)} ${level}: ${text}\n`);
+  };
+  return { debug: () => {}, info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+/**
+ * `check --setup`: each handler's `setup` once, without retry (a failure is a problem naming the
+ * handler), then the teardown of those that succeeded, bounded by --shutdown-timeout.
+ */
+async function checkSetups(handlers: readonly LoadedHandler[], context: CliContext, shutdownTimeoutSeconds: number): Promise<{ lines: string[]; problems: string[] }> {
+  const { setUpHandlers, tearDownHandlers } = await import('../../handlers/life-cycle.js');
+  const logger = (bindings: Record<string, unknown>) => lineLogger(context.stderr, bindings);
+  const lines: string[] = [];
+  const problems: string[] = [];
+  const withSetup = handlers.filter((h) => h.setup !== undefined);
+  for (const handler of withSetup) {
+    try {
+      await setUpHandlers([handler], { logger, retry: false });
+      lines.push(`setup ok: ${handler.name}`);
+    } catch (err) {
+      problems.push(err instanceof Error ? err.message : String(err));
+    }
+  }
+  for (const failure of await tearDownHandlers(handlers, { logger, timeoutMs: shutdownTimeoutSeconds * 1_000 })) {
+    problems.push(`teardown of handler ${failure.handler} failed: ${failure.error instanceof Error ? failure.error.message : String(failure.error)}`);
+  }
+  if (withSetup.length === 0) lines.push('setup: no handler declares one');
+  return { lines, problems };
 }
 
 export function checkCommand(context: CliContext, setExitCode: (code: number) => void): CommandModule {
@@ -67,9 +103,13 @@ export function checkCommand(context: CliContext, setExitCode: (code: number) =>
     builder: (yargs: Argv) =>
       withRunOptions(yargs)
         .example('$0 check --handlers ./handlers', 'List the handlers and their event types')
-        .example('$0 check --config worker.json', 'Also validate a full run configuration'),
+        .example('$0 check --config worker.json', 'Also validate a full run configuration')
+        .example('$0 check --setup', "Also run each handler's setup once (then its teardown)")
+        .option('setup', booleanFlag("Run each handler's setup once, without retry (a failure is a problem naming the handler), then its teardown", 'Check:')),
     handler: async (argv) => {
       const flags = pickRunFlags(argv);
+      // A bad value is a ConfigError: exit 2 naming the option, as for every flag.
+      const runSetup = booleanFlagValue((argv as { setup?: unknown }).setup, '--setup');
       const problems: string[] = [];
       const { config, notes, problem } = validateGiven(flags, context);
       if (problem !== undefined) problems.push(problem);
@@ -85,6 +125,11 @@ export function checkCommand(context: CliContext, setExitCode: (code: number) =>
       }
 
       const out = [`handlers: ${dir}`, ...routingTable(handlers, config), ...notes.map((note) => `note: ${note}`)];
+      if (runSetup && handlers.length > 0) {
+        const setups = await checkSetups(handlers, context, config?.shutdownTimeoutSeconds ?? 25);
+        out.push(...setups.lines);
+        problems.push(...setups.problems);
+      }
       context.stdout.write(`${out.join('\n')}\n`);
       if (problems.length === 0) {
         context.stdout.write(`ok: ${handlers.length} handler(s)\n`);

@@ -1,0 +1,93 @@
+import type { LoadedHandler } from '../handlers/loader.js';
+import type { CloudEvent } from '../types.js';
+import type { Dispatcher, DispatchJob, DispatchResult, DispatchRun, LeaseDispatch } from './types.js';
+
+/**
+ * Batch handlers on top of any dispatcher (docs/architecture.md, "Batch handlers in the run path"):
+ * the runs of a batch handler that start in the same turn of the main thread (the scheduler starts
+ * every event it may in one synchronous pass) are gathered per lease and handler, put in stream
+ * order, split into calls of at most `maxBatchSize`, and each call goes to the dispatcher as ONE run
+ * (one thread runs it). The call's outcome is handed back to each event's own run, so claims, done
+ * marks, dead letters and metrics stay per event. Without batch handlers the dispatcher is returned
+ * as it is: the single-event path pays nothing.
+ */
+export function withBatchHandlers<D extends Dispatcher>(dispatcher: D, handlers: readonly LoadedHandler[]): D {
+  const bounds = new Map<string, number>();
+  for (const handler of handlers) if (handler.batch !== undefined) bounds.set(handler.name, handler.batch.maxBatchSize ?? Number.POSITIVE_INFINITY);
+  if (bounds.size === 0) return dispatcher;
+  return { ...dispatcher, open: (signal: AbortSignal): LeaseDispatch => new BatchingLease(dispatcher.open(signal), bounds) };
+}
+
+/** Stream order: sequences are decimal strings that grow by 1 (compared by length first: no 2^53 limit). */
+function bySequence(a: DispatchRun, b: DispatchRun): number {
+  const x = a.job.event.sequence;
+  const y = b.job.event.sequence;
+  return x.length - y.length || (x < y ? -1 : x > y ? 1 : 0);
+}
+
+/** The runs of one lease, with the batch handlers' runs of this turn held back until its end. */
+class BatchingLease implements LeaseDispatch {
+  readonly #inner: LeaseDispatch;
+  readonly #bounds: ReadonlyMap<string, number>;
+  readonly #pending = new Map<string, DispatchRun[]>();
+  #flushing = false;
+
+  constructor(inner: LeaseDispatch, bounds: ReadonlyMap<string, number>) {
+    this.#inner = inner;
+    this.#bounds = bounds;
+  }
+
+  start(run: DispatchRun): void {
+    if (!this.#bounds.has(run.job.handler)) return this.#inner.start(run);
+    const runs = this.#pending.get(run.job.handler);
+    if (runs === undefined) this.#pending.set(run.job.handler, [run]);
+    else runs.push(run);
+    if (this.#flushing) return;
+    this.#flushing = true;
+    queueMicrotask(() => this.#flush());
+  }
+
+  close(): void {
+    // Nothing is pending when a lease closes (its events end only after their runs); should a
+    // run be, it never started.
+    for (const runs of this.#pending.values()) for (const run of runs) run.end({ status: 'unstarted' });
+    this.#pending.clear();
+    this.#inner.close();
+  }
+
+  #flush(): void {
+    this.#flushing = false;
+    for (const [handler, runs] of this.#pending) {
+      const bound = this.#bounds.get(handler) as number;
+      runs.sort(bySequence);
+      for (let first = 0; first < runs.length; first += bound) this.#inner.start(new BatchRun(handler, runs.slice(first, first + bound)));
+    }
+    this.#pending.clear();
+  }
+}
+
+/** One `handleBatch` call: a run for the dispatcher whose end is handed to each event's run. */
+class BatchRun implements DispatchRun {
+  readonly job: DispatchJob;
+  readonly #runs: DispatchRun[];
+
+  constructor(handler: string, runs: DispatchRun[]) {
+    const first = (runs[0] as DispatchRun).job;
+    const events: CloudEvent[] = runs.map((run) => run.job.event);
+    this.job = { handler, event: first.event, events, ctx: first.ctx };
+    this.#runs = runs;
+  }
+
+  end(result: DispatchResult): void {
+    const runs = this.#runs;
+    if (result.status !== 'ok' || result.results === undefined) {
+      for (const run of runs) run.end(result);
+      return;
+    }
+    const results = result.results;
+    for (let i = 0; i < runs.length; i++) {
+      const own = results[i] ?? { status: 'failed', error: { message: `handler ${this.job.handler}: no result for event ${runs[i]!.job.event.id}` } };
+      (runs[i] as DispatchRun).end(result.durationMs === undefined ? own : { ...own, durationMs: result.durationMs });
+    }
+  }
+}
