@@ -3,8 +3,10 @@
  * an event loop (the machine has 2 cores). Appends BENCH_PREFILL_EVENTS (default 1,000,000)
  * events before the run, in chunks, and prints `READY <url>` on stdout. With BENCH_TOP_UP=1 it
  * also keeps appending during the run (ingest competing with pulls for the CPU). With
- * BENCH_CONTROL=1 it reads commands on stdin: `APPEND <n>` appends n more events and answers
- * `APPENDED <n> <head>` (bench/worker appends between phases, each on a fresh consumer).
+ * BENCH_CONTROL=1 it reads commands on stdin: `APPEND <n> [<subjects>]` appends n more events and
+ * answers `APPENDED <n> <head>` (bench/worker appends between phases, each on a fresh consumer).
+ * Events have subjects of their own (`s-<n>`), or with `<subjects>` subjects that cycle over that
+ * many entries (`s-0` ... `s-<subjects - 1>`), as updates of a set of entries would.
  */
 import { createInterface } from 'node:readline';
 import { startEmulator } from '../../src/emulator/index.js';
@@ -14,12 +16,13 @@ const topUpEnabled = process.env.BENCH_TOP_UP === '1';
 const em = await startEmulator({ port: 0 });
 
 let appended = 0;
-function append(count: number): void {
+function append(count: number, subjects = 0): void {
   for (let done = 0; done < count; done += 10_000) {
     const events = [];
     for (let i = 0; i < Math.min(10_000, count - done); i++) {
       appended++;
-      events.push({ type: 'bench.event', subject: `s-${appended}`, data: { n: appended, payload: 'x'.repeat(64) } });
+      const subject = subjects > 0 ? `s-${(done + i) % subjects}` : `s-${appended}`;
+      events.push({ type: 'bench.event', subject, data: { n: appended, payload: 'x'.repeat(64) } });
     }
     em.appendEvents('dev-tenant', events);
   }
@@ -38,10 +41,10 @@ if (topUpEnabled) {
 
 if (process.env.BENCH_CONTROL === '1') {
   createInterface({ input: process.stdin }).on('line', (line) => {
-    const [command, arg] = line.trim().split(' ');
+    const [command, arg, subjects] = line.trim().split(' ');
     if (command !== 'APPEND') return;
     const count = Number(arg);
-    append(count);
+    append(count, Number(subjects ?? 0));
     const head = em.state().tenants.find((t) => t.id === 'dev-tenant')!.head;
     process.stdout.write(`APPENDED ${count} ${head}\n`);
   });

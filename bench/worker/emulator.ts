@@ -32,11 +32,24 @@ export class EmulatorChild {
     return waitForOutput(() => this.#output, pattern, { from, exited: () => this.#child.exitCode !== null, child: 'emulator child' });
   }
 
-  /** Appends `count` events to the dev-tenant stream (the emulator builds them in-process). */
-  async append(count: number): Promise<void> {
+  /**
+   * Appends `count` events to the dev-tenant stream (the emulator builds them in-process), each with
+   * a subject of its own, or with `subjects` > 0 subjects that cycle over that many entries.
+   */
+  async append(count: number, subjects = 0): Promise<void> {
     const from = this.#output.length;
-    this.#child.stdin!.write(`APPEND ${count}\n`);
+    this.#child.stdin!.write(`APPEND ${count} ${subjects}\n`);
     await this.#waitFor(/APPENDED \d+ \d+/, from);
+  }
+
+  /**
+   * `latencyMs` added before the emulator serves each pull and each acknowledgement (its latency
+   * fault, POST /_emulator/faults), as a platform that far away would answer; 0 clears it.
+   */
+  async setLatency(latencyMs: number): Promise<void> {
+    const faults = latencyMs > 0 ? { latencyMs, latencyRoutes: ['pull', 'ack'] } : {};
+    const response = await fetch(`${this.url}/_emulator/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(faults) });
+    if (response.status !== 200) throw new Error(`setting the emulator's faults: ${response.status} ${await response.text()}`);
   }
 
   /**
@@ -44,13 +57,14 @@ export class EmulatorChild {
    * unconsumed, as a live stream would arrive; resolves once the last chunk is appended. The emulator
    * keeps unconsumed events in memory: after warm-ups of 1,000,000 events appended at once, raw loops
    * measured 85,000-102,000 events/s; fed in chunks, 106,000-129,000 (docs/benchmarks.md).
+   * `subjects` as for `append`.
    */
-  async feed(count: number, chunk = 50_000): Promise<void> {
+  async feed(count: number, chunk = 50_000, subjects = 0): Promise<void> {
     for (let appended = 0; appended < count; ) {
       const { head, committed } = await this.consumer();
       if (appended === 0 || head - committed < chunk / 2) {
         const next = Math.min(chunk, count - appended);
-        await this.append(next);
+        await this.append(next, subjects);
         appended += next;
       } else await sleep(20);
     }

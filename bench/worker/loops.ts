@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { openEffects } from './effects.mjs';
 
 // The compiled client, like the worker processes (see worker-child.ts).
 const { createClient } = (await import(new URL('../../dist/client/index.js', import.meta.url).href)) as typeof import('../../src/client/index.js');
@@ -24,11 +25,16 @@ export function createLoopClient(url: string, loops: number): LoopClient {
 
 /**
  * `loops` hand-written loops with our platform client: pull (limit), then either await a
- * `handlerDelayMs` timer for each event in turn (the naive worker of issue 3) or do nothing (the
- * raw pull+ack ceiling), then ack ok. Runs until the stream is drained (`expected` events).
+ * `handlerDelayMs` timer for each event in turn (the naive worker of issue 3), and append its id to
+ * `effectsFile` when given (the same work as the benchmark's handler), or do nothing (the raw
+ * pull+ack ceiling), then ack ok. Runs until the stream is drained (`expected` events).
  */
-export async function runLoops(url: string, options: { loops: number; limit: number; handlerDelayMs: number; expected: number; client?: LoopClient }): Promise<LoopRun> {
+export async function runLoops(
+  url: string,
+  options: { loops: number; limit: number; handlerDelayMs: number; expected: number; client?: LoopClient; effectsFile?: string },
+): Promise<LoopRun> {
   const client = options.client ?? createLoopClient(url, options.loops);
+  const effects = options.effectsFile === undefined ? undefined : await openEffects(options.effectsFile);
   await client.ensureCredential();
   let events = 0;
   let firstPullMs: number | undefined;
@@ -47,7 +53,10 @@ export async function runLoops(url: string, options: { loops: number; limit: num
         firstPullMs = Date.now();
         cpuAtFirst = process.cpuUsage();
       }
-      for (const _event of result.batch.events) if (options.handlerDelayMs > 0) await sleep(options.handlerDelayMs);
+      for (const event of result.batch.events) {
+        if (options.handlerDelayMs > 0) await sleep(options.handlerDelayMs);
+        if (effects !== undefined) await effects.append(event.id);
+      }
       const ack = await client.acknowledge('dev-consumer', { leaseId: result.batch.leaseId, generation: result.batch.generation, status: 'ok' });
       if (ack.status !== 'committed') throw new Error(`ack answered ${ack.status}`);
       events += result.batch.events.length;
@@ -57,6 +66,7 @@ export async function runLoops(url: string, options: { loops: number; limit: num
     }
   };
   await Promise.all(Array.from({ length: options.loops }, (_, i) => loop(i)));
+  await effects?.close();
   if (options.client === undefined) await client.close();
   const seconds = (lastAckMs - (firstPullMs ?? lastAckMs)) / 1000;
   return { events, seconds, eventsPerSecond: events / seconds, cpuUsPerEvent: cpuUs / events };

@@ -1,7 +1,8 @@
 /**
  * Worker throughput, overhead and memory against one emulator (a child process), in one run:
  *
- *   npm run bench:worker -- [--only a,b,c,d,e] [--events 60000] [--noop-events 180000] [--naive-events 8000] [--rss-events 500000] [--store sqlite|memory] [--repeat 3] [--warm-up 400000] [--emulator-warm-up 300000]
+ *   npm run bench:worker -- [--only a,b,c,d,e,f,g,h] [--events 60000] [--noop-events 180000] [--naive-events 8000] [--rss-events 500000] [--store sqlite|memory] [--repeat 3] [--warm-up 400000] [--emulator-warm-up 300000]
+ *                           [--fresh-events 20000] [--latencies 0,20,50] [--long-events 120000] [--window-events 20000]
  *
  * a) events/s with a 2 ms async handler (4 workers, limit 100, concurrency 16) vs a naive loop
  *    (pull, await each event in turn, ack; 4 such loops)      target >= 8x
@@ -10,31 +11,35 @@
  * c) framework CPU per event (µs) with a no-op handler, --isolation none and thread
  * d) RSS of a worker process every 50,000 events up to 500,000 target < 200 MB and flat
  * e) two worker processes sharing Redis vs one process (REDIS_URL): the scaling factor
+ * f-h) fresh worker processes, subjects cycling over 50, the memory store (bench/worker/flow-phases.ts):
+ *    f) 2 ms handler that appends each event id to a file vs naive loops doing the same, at 0, 20 and
+ *       50 ms added to every pull and ack                     target >= 8x at 0 ms, >= 85 % of it at 20 and 50
+ *    g) the first and the later --window-events windows of a long run  target first >= 80 % of later
+ *    h) no-op handler: share of the raw pull+ack ceiling     target >= 60 % none, >= 45 % thread
  *
  * The worker processes run the compiled code in dist/ (`npm run bench:worker` builds first).
- * Every measured process (worker or raw loops) first handles --warm-up events unmeasured, and the
+ * In phases a-e every measured process (worker or raw loops) first handles --warm-up events unmeasured, and the
  * emulator serves --emulator-warm-up events before the first phase: Node processes running this
  * code reach their steady speed only after a few hundred thousand events (docs/benchmarks.md).
  * Every phase drains the same consumer (dev-consumer) after appending its events, so phases never
  * see each other's events; the worker runs as a child process (bench/worker/worker-child.mjs).
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { WorkerConfig } from '../../src/config/types.js';
-import { waitForOutput } from './child-output.js';
 import { EmulatorChild } from './emulator.js';
+import { freshNoopPhase, latencyPhase, windowsPhase, type FlowPhaseOptions } from './flow-phases.js';
 import { runLoops, type LoopRun } from './loops.js';
-import { inCgroup, memoryCgroup } from './memory-cgroup.js';
+import { memoryCgroup } from './memory-cgroup.js';
+import { BenchWorkers, type Phase } from './workers.js';
 
 const { values } = parseArgs({
   options: {
-    only: { type: 'string', default: 'a,b,c,d,e' },
+    only: { type: 'string', default: 'a,b,c,d,e,f,g,h' },
     events: { type: 'string', default: '60000' },
     // Phases b and c: the raw loops take a third of a second for 60,000 events, and a window that
     // short measured them 10 % slower and far more unevenly than 180,000 do (docs/benchmarks.md).
@@ -45,6 +50,11 @@ const { values } = parseArgs({
     repeat: { type: 'string', default: '3' },
     'warm-up': { type: 'string', default: '400000' },
     'emulator-warm-up': { type: 'string', default: '300000' },
+    // Phases f-h: a burst of events on a fresh process, as a new user would try it (issue 21).
+    'fresh-events': { type: 'string', default: '20000' },
+    latencies: { type: 'string', default: '0,20,50' },
+    'long-events': { type: 'string', default: '120000' },
+    'window-events': { type: 'string', default: '20000' },
   },
 });
 if (!existsSync(fileURLToPath(new URL('../../dist/worker/start.js', import.meta.url)))) {
@@ -66,144 +76,13 @@ const WARM_UP_EVENTS = Number(values['warm-up']);
 /** Events the emulator serves (to raw loops) before the first phase: it warms up as slowly as its clients. */
 const EMULATOR_WARM_UP_EVENTS = Number(values['emulator-warm-up']);
 const dir = mkdtempSync(join(tmpdir(), 'dw-bench-worker-'));
-const storeUrl = (name: string) => (values.store === 'memory' ? 'memory' : `sqlite:${join(dir, `${name}.sqlite`)}`);
 
-interface WorkerStats {
-  events: number;
-  firstPullMs?: number;
-  lastAckMs?: number;
-  cpuUs: number;
-  rssMiB: number;
-}
-
-interface Phase {
-  events: number;
-  seconds: number;
-  eventsPerSecond: number;
-  cpuUsPerEvent: number;
-  processes: WorkerStats[];
-  rssSamples: string[];
-}
-
-function workerConfig(url: string, name: string, overrides: Partial<WorkerConfig>): WorkerConfig {
-  return {
-    baseUrl: url,
-    authUrl: url,
-    destination: 'dev-consumer',
-    tenant: 'dev-tenant',
-    clientId: 'dev-client',
-    clientSecret: 'dev-secret',
-    handlersDir: fileURLToPath(new URL('./handlers', import.meta.url)),
-    workers: 4,
-    workerIdPrefix: `bench-${name}-${randomUUID().slice(0, 6)}`,
-    limit: 100,
-    visibilitySeconds: 60,
-    concurrency: 16,
-    maxAttempts: 5,
-    idempotencyUrl: storeUrl(name),
-    idempotencyPrefix: `bench-${randomUUID()}`,
-    idempotencyTtlMs: 3_600_000,
-    deadLetterUrl: `file:${join(dir, 'dead-letter.jsonl')}`,
-    metricsPort: 0,
-    metricsHost: '127.0.0.1',
-    exitWhenIdle: false,
-    logLevel: 'warn',
-    isolation: 'none',
-    shutdownTimeoutSeconds: 5,
-    forwardMode: 'binary',
-    ...overrides,
-  };
-}
-
-/** Starts `configs.length` worker processes, appends `events` once all are ready, waits for the drain. */
-async function runWorkers(em: EmulatorChild, configs: WorkerConfig[], events: number, env: Record<string, string>, rssEvery = 0, warmUp = rssEvery > 0 ? 0 : WARM_UP_EVENTS): Promise<Phase> {
-  const entry = fileURLToPath(new URL('./worker-child.mjs', import.meta.url));
-  const children = configs.map((config) => {
-    // BENCH_PROFILE_DIR=dir writes a CPU profile of each worker process there.
-    const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : [];
-    const [command, args] = cgroupProcs === undefined ? [process.execPath, [...profile, entry, JSON.stringify(config)]] : inCgroup(cgroupProcs, process.execPath, [...profile, entry, JSON.stringify(config)]);
-    const child = spawn(command, args, {
-      // BENCH_WORKER_NODE_OPTIONS: V8 flags for the worker processes only, e.g. the heap Node sizes
-      // itself in a container with a memory limit (docs/benchmarks.md, phase d).
-      env: {
-        ...process.env,
-        ...env,
-        BENCH_RSS_EVERY: String(rssEvery),
-        ...(process.env.BENCH_WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_WORKER_NODE_OPTIONS } : {}),
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let output = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    // 'close', not 'exit': the last stdout chunk (STATS) can arrive after the process exited.
-    return { child, exited: once(child, 'close'), output: () => output };
-  });
-  const everyChild = (marker: RegExp) =>
-    Promise.all(children.map((c) => waitForOutput(c.output, marker, { exited: () => c.child.exitCode !== null, child: 'worker child' })));
-  await everyChild(/READY/);
-  if (warmUp > 0) {
-    // Steady state, not start-up: the processes JIT-compile their hot paths on unmeasured events.
-    await em.feed(warmUp);
-    await em.waitCaughtUp();
-    for (const c of children) c.child.kill('SIGUSR2');
-    await everyChild(/RESET/);
-  }
-  // A measured phase's events are all there when it starts, as for the raw loops (appending while
-  // the worker pulls costs the emulator's time in the worker's window); phase d's 500,000 arrive as
-  // the backlog shrinks.
-  await em.feed(events, rssEvery > 0 ? 100_000 : events);
-  await em.waitCaughtUp();
-  for (const c of children) c.child.kill('SIGTERM');
-  await Promise.all(children.map((c) => c.exited));
-  const stats = children.map((c) => {
-    const line = /STATS (.*)/.exec(c.output());
-    if (line === null) throw new Error(`worker child ended (exit ${c.child.exitCode ?? c.child.signalCode}) without STATS; its output:\n${c.output()}`);
-    return JSON.parse(line[1]!) as WorkerStats;
-  });
-  const first = Math.min(...stats.map((s) => s.firstPullMs ?? Infinity));
-  const last = Math.max(...stats.map((s) => s.lastAckMs ?? 0));
-  const done = stats.reduce((sum, s) => sum + s.events, 0);
-  const seconds = (last - first) / 1000;
-  return {
-    events: done,
-    seconds,
-    eventsPerSecond: done / seconds,
-    cpuUsPerEvent: stats.reduce((sum, s) => sum + s.cpuUs, 0) / done,
-    processes: stats,
-    rssSamples: children.flatMap((c) => [
-      ...[...c.output().matchAll(/READY (.+)/g)].map((m) => `ready: ${m[1]}`),
-      ...[...c.output().matchAll(/RSS (\d+) (.+)/g)].map((m) => `${m[1]}: ${m[2]}`),
-    ]),
-  };
-}
-
-/**
- * The raw pull+ack ceiling: bench/worker/loops-child.ts in a fresh process, which first acks
- * WARM_UP_EVENTS unmeasured events, as each worker process does.
- */
-async function runRawLoops(em: EmulatorChild, events: number): Promise<LoopRun> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./loops-child.ts', import.meta.url)), em.url], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const exited = once(child, 'close');
-  let output = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  const next = (marker: RegExp, from: number) => waitForOutput(() => output, marker, { from, exited: () => child.exitCode !== null, timeoutMs: 600_000, child: 'loops child' });
-  // Measured: the events are there before the loops start, as for the workers. Warm-up: fed as they go.
-  const run = async (count: number, measured: boolean): Promise<LoopRun> => {
-    const from = output.length;
-    if (measured) await em.append(count);
-    child.stdin.write(`RUN ${count}\n`);
-    if (!measured) await em.feed(count);
-    return JSON.parse((await next(/RESULT (.*)/, from))[1]!) as LoopRun;
-  };
-  try {
-    await next(/READY/, 0);
-    if (WARM_UP_EVENTS > 0) await run(WARM_UP_EVENTS, false);
-    return await run(events, true);
-  } finally {
-    child.kill('SIGTERM');
-    await exited;
-  }
-}
+const workers = new BenchWorkers({ dir, store: values.store!, cgroupProcs });
+/** Every measured process of phases a-e first handles WARM_UP_EVENTS (phase d: none, it measures from the start). */
+const runWorkers = (em: EmulatorChild, configs: WorkerConfig[], events: number, env: Record<string, string>, rssEvery = 0): Promise<Phase> =>
+  workers.run(em, configs, events, { env, rssEvery, warmUp: rssEvery > 0 ? 0 : WARM_UP_EVENTS });
+const workerConfig = (url: string, name: string, overrides: Partial<WorkerConfig>): WorkerConfig => workers.config(url, name, overrides);
+const runRawLoops = (em: EmulatorChild, events: number): Promise<LoopRun> => workers.runRawLoops(em, events, WARM_UP_EVENTS);
 
 const round = (n: number, digits = 0) => Number(n.toFixed(digits));
 const report: Record<string, unknown> = {
@@ -254,7 +133,7 @@ function summarize<T extends Record<string, number>>(rounds: T[], digits: Partia
 
 const em = await EmulatorChild.start();
 try {
-  if (EMULATOR_WARM_UP_EVENTS > 0 && ['a', 'b', 'c'].some((phase) => only.has(phase))) {
+  if (EMULATOR_WARM_UP_EVENTS > 0 && ['a', 'b', 'c', 'f', 'g', 'h'].some((phase) => only.has(phase))) {
     // The emulator lives through every phase: measured rounds all meet a warm one, not only the later ones.
     await Promise.all([runLoops(em.url, { loops: 4, limit: 100, handlerDelayMs: 0, expected: EMULATOR_WARM_UP_EVENTS }), em.feed(EMULATOR_WARM_UP_EVENTS)]);
   }
@@ -318,6 +197,21 @@ try {
       });
     }
   }
+  const flow: FlowPhaseOptions = {
+    em,
+    workers,
+    repeat: REPEAT,
+    freshEvents: Number(values['fresh-events']),
+    naiveEvents: NAIVE_EVENTS,
+    latenciesMs: values.latencies!.split(',').map(Number),
+    longEvents: Number(values['long-events']),
+    windowEvents: Number(values['window-events']),
+    log,
+    summarize,
+  };
+  if (only.has('f')) await latencyPhase(flow);
+  if (only.has('g')) await windowsPhase(flow);
+  if (only.has('h')) await freshNoopPhase(flow);
 } finally {
   await em.stop();
   rmSync(dir, { recursive: true, force: true });

@@ -3,7 +3,8 @@
  * it; plain JavaScript so no TypeScript loader runs in this process or its worker threads) with the
  * config given as JSON in argv[2], after the heap sizing `durable-worker run` applies. Prints `READY`
  * once started (idle, pulling), `RSS <events> <MiB>` every BENCH_RSS_EVERY events (with
- * BENCH_HEAP_DETAIL=1 also RSS by kind and each thread's heap spaces and collections), `RESET` after
+ * BENCH_HEAP_DETAIL=1 also RSS by kind and each thread's heap spaces and collections), `WINDOW
+ * <events> <epoch ms>` each time BENCH_WINDOW_EVENTS more events are done, `RESET` after
  * SIGUSR2 (the parent's warm-up is over: counting restarts), and on SIGTERM, after a clean close,
  * `STATS <json>`: events done, the wall-clock span from its first leased batch to its last committed
  * ack, and the process CPU time (all threads) from that first batch to the SIGTERM.
@@ -21,6 +22,7 @@ const config = JSON.parse(process.argv[2] ?? '{}');
 // As `durable-worker run` does before it starts the worker (BENCH_HEAP_SIZING=off: V8's own sizing).
 if (process.env.BENCH_HEAP_SIZING !== 'off') sizeRunHeaps({ isolation: config.isolation });
 const rssEvery = Number(process.env.BENCH_RSS_EVERY ?? 0);
+const windowEvery = Number(process.env.BENCH_WINDOW_EVENTS ?? 0);
 
 const worker = await startWorker(config, {
   logger: pino({ level: 'warn' }, pino.destination(2)),
@@ -62,6 +64,7 @@ worker.events.on('batch:pulled', () => {
 worker.events.on('event:done', (e) => {
   if (e.outcome !== 'ok' && e.outcome !== 'duplicate') return;
   events++;
+  if (windowEvery > 0 && events % windowEvery === 0) process.stdout.write(`WINDOW ${events} ${Date.now()}\n`);
   if (rssEvery > 0 && events % rssEvery === 0) {
     const sample = events;
     const report = memoryDetail().then((detail) => void process.stdout.write(`RSS ${sample} ${detail}\n`));

@@ -2,7 +2,7 @@ import type { Dispatcher } from 'undici';
 import { EventEmitter } from 'node:events';
 import { gunzipSync } from 'node:zlib';
 import type { IncomingHttpHeaders } from 'node:http';
-import { whenAborted } from '../abort-fanout.js';
+import { whenAborted } from '../runtime/abort-fanout.js';
 import { NetworkError, isAbortError } from './errors.js';
 import { loadUndici, resolveDispatcher, type HttpDispatcher } from './lazy-undici.js';
 

@@ -3,6 +3,7 @@ import { isAbsolute, resolve } from 'node:path';
 import * as z from 'zod';
 import { DEAD_LETTER_URL_HELP, isSharedSink, parseDeadLetterUrl } from '../dead-letter/index.js';
 import { parseDurationMs } from './duration.js';
+import { flowLimitsOf } from './flow-defaults.js';
 import type { WorkerConfig } from './types.js';
 
 /**
@@ -180,6 +181,8 @@ export function createWorkerConfigSchema(context: SchemaContext) {
       limit: intRange(1, 100).default(20),
       visibility: intRange(1, 600).default(60),
       concurrency: intRange(1, 1000).default(8),
+      maxInProgress: intRange(1, 100_000).optional(),
+      maxLeases: intRange(1, 1000).optional(),
       maxAttempts: intRange(1, 1000).default(5),
       isolation: oneOf(['thread', 'none'] as const).default('thread'),
       idempotency: text(IDEMPOTENCY_HELP).refine(isIdempotencyUrl, { error: IDEMPOTENCY_HELP }).default(DEFAULT_IDEMPOTENCY),
@@ -228,20 +231,22 @@ export function createWorkerConfigSchema(context: SchemaContext) {
       }
 
       // Unset, the drain budget shrinks with --visibility. Any value is safe: every batch in flight
-      // still aborts at its own deadline (lease expiry minus a safety margin, worker/batch.ts) and is
+      // still aborts at its own deadline (lease expiry minus a safety margin, worker/held-lease.ts) and is
       // acked `failed` before its lease expires, so a drain ends at the latest when the leases of the
       // batches in flight run out; a longer timeout only lets the process wait for them.
       const shutdownTimeoutSeconds = input.shutdownTimeout ?? Math.min(DEFAULT_SHUTDOWN_TIMEOUT_SECONDS, Math.floor(input.visibility / 2));
 
-      // Spec (Limits): workerId up to 200 characters; ids are `<prefix>-<index>`, index 0..workers-1.
-      const indexSuffixLength = `-${input.workers - 1}`.length;
+      const flow = flowLimitsOf(input);
+      if (flow.maxLeases < input.workers) issue('maxLeases', `must be at least --workers (${input.workers}), the leases the process keeps in flight while there is work (got ${flow.maxLeases})`);
+      // Spec (Limits): workerId up to 200 characters; ids are `<prefix>-<index>`, index 0..max-leases - 1.
+      const indexSuffixLength = `-${flow.maxLeases - 1}`.length;
       let workerIdPrefix = input.workerIdPrefix;
       if (workerIdPrefix === undefined) {
         workerIdPrefix = (context.hostname.trim() || 'durable-worker').slice(0, MAX_WORKER_ID_LENGTH - indexSuffixLength);
       } else if (workerIdPrefix.length + indexSuffixLength > MAX_WORKER_ID_LENGTH) {
         issue(
           'workerIdPrefix',
-          `must leave room for the worker index: <prefix>-${input.workers - 1} must be at most ${MAX_WORKER_ID_LENGTH} characters (prefix has ${workerIdPrefix.length})`,
+          `must leave room for the worker index: <prefix>-${flow.maxLeases - 1} must be at most ${MAX_WORKER_ID_LENGTH} characters (prefix has ${workerIdPrefix.length})`,
         );
       }
 
@@ -255,6 +260,8 @@ export function createWorkerConfigSchema(context: SchemaContext) {
         limit: input.limit,
         visibilitySeconds: input.visibility,
         concurrency: input.concurrency,
+        maxInProgress: flow.maxInProgress,
+        maxLeases: flow.maxLeases,
         maxAttempts: input.maxAttempts,
         idempotencyUrl: resolveStoreUrl(context.cwd, input.idempotency),
         idempotencyPrefix: input.idempotencyPrefix ?? (input.tenant !== undefined ? `${input.tenant}:${input.destination}` : input.destination),

@@ -28,6 +28,10 @@ export interface WorkerConfig {
   visibilitySeconds: number;
   /** Events in progress at once per worker (default 8). */
   concurrency: number;
+  /** Events in progress at once in the process, across its leases (default: workers x concurrency; see flowLimits). */
+  maxInProgress?: number;
+  /** Leases held at once, pulls and acks on their way included: the workerId pool's size (default: see flowLimits). */
+  maxLeases?: number;
   /** After this batch attempt, still-failing events are dead-lettered (default 5). */
   maxAttempts: number;
   /** memory | sqlite:PATH | redis://... | postgres://... */

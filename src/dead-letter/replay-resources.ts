@@ -60,8 +60,7 @@ export async function openReplayResources(
     forward,
     logger,
     logLevel: options.logLevel ?? logger.level,
-    workers: 1,
-    concurrency,
+    maxInProgress: concurrency,
     defaultTimeoutMs: options.handlerTimeoutMs,
   });
   const stores = new Map<string, Promise<IdempotencyStore>>();

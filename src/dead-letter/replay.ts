@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
+import { dispatchOnce } from '../dispatch/index.js';
 import type { DispatchError, Dispatcher, DispatchResult } from '../dispatch/types.js';
 import { ErrorCodes } from '../errors.js';
 import { idempotencyKey } from '../idempotency/key.js';
@@ -194,7 +195,7 @@ export class ReplayRun {
       deadlineMs,
     };
     const signal = this.#resources.signal ?? new AbortController().signal;
-    return this.#resources.dispatcher.dispatch({ handler: record.handler, event: record.event, ctx }, signal);
+    return dispatchOnce(this.#resources.dispatcher, { handler: record.handler, event: record.event, ctx }, signal);
   }
 
   async #markReplayed(record: StoredDeadLetter, log: Logger): Promise<void> {

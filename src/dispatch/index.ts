@@ -3,9 +3,9 @@ import { HandlerLoadError, type LoadedHandler } from '../handlers/loader.js';
 import { createInProcessDispatcher } from './in-process.js';
 import { handlerThreadResourceLimits } from './thread-heap.js';
 import { createThreadDispatcher, poolSize } from './thread-pool.js';
-import type { Dispatcher } from './types.js';
+import type { Dispatcher, DispatchJob, DispatchResult } from './types.js';
 
-export type { Dispatcher, DispatchJob, DispatchOutcome, DispatchError, JobContext } from './types.js';
+export type { Dispatcher, DispatchJob, DispatchOutcome, DispatchError, DispatchResult, DispatchRun, JobContext, LeaseDispatch } from './types.js';
 export { poolSize } from './thread-pool.js';
 
 export interface CreateDispatcherOptions {
@@ -15,9 +15,8 @@ export interface CreateDispatcherOptions {
   forward: { url: string; mode: 'binary' | 'structured' } | undefined;
   logger: Logger;
   logLevel: string;
-  /** Pool sizing inputs (`--workers`, `--concurrency`). */
-  workers: number;
-  concurrency: number;
+  /** Events run at once (`--max-in-progress`): sizes the thread pool. */
+  maxInProgress: number;
   defaultTimeoutMs?: number | undefined;
 }
 
@@ -26,7 +25,7 @@ export async function createDispatcher(options: CreateDispatcherOptions): Promis
   if (options.isolation === 'none') {
     return createInProcessDispatcher({ handlers: options.handlers, logger: options.logger, defaultTimeoutMs: options.defaultTimeoutMs });
   }
-  const { threads, tasksPerThread } = poolSize(options.workers, options.concurrency);
+  const { threads, tasksPerThread } = poolSize(options.maxInProgress);
   // The young generation bounded on a big host (src/dispatch/thread-heap.ts).
   const resourceLimits = handlerThreadResourceLimits();
   options.logger.debug({ threads, tasksPerThread, resourceLimits }, 'starting worker thread pool');
@@ -38,4 +37,10 @@ export async function createDispatcher(options: CreateDispatcherOptions): Promis
     throw new HandlerLoadError(options.handlersDir ?? '.', `handlers cannot be loaded in a worker thread: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
   return dispatcher;
+}
+
+/** One run on its own, as a promise: for a caller outside a lease (a dead-letter replay). */
+export function dispatchOnce(dispatcher: Dispatcher, job: DispatchJob, signal: AbortSignal): Promise<DispatchResult> {
+  const runs = dispatcher.open(signal);
+  return new Promise<DispatchResult>((resolve) => runs.start({ job, end: resolve })).finally(() => runs.close());
 }

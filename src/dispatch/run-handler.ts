@@ -1,24 +1,19 @@
 import { ErrorCodes, hasCode } from '../errors.js';
 import type { HandlerContext, HandlerLogger } from '../handlers/define.js';
 import type { LoadedHandler } from '../handlers/loader.js';
-import { atDeadline, whenAborted, type Watch } from '../abort-fanout.js';
+import { atDeadline, whenAborted, type Watch } from '../runtime/abort-fanout.js';
+import { systemClock, type Clock } from '../runtime/clock.js';
 import type { DispatchError, DispatchJob, DispatchOutcome } from './types.js';
+
+export type { Clock } from '../runtime/clock.js';
 
 /** Creates the logger a handler sees; called at most once per run, on first use of `ctx.log`. */
 export type HandlerLoggerFactory = (bindings: Record<string, unknown>) => HandlerLogger;
 
-/** Time source of a run; tests substitute a fake one (durable-worker/testing `createFakeClock`). */
-export interface Clock {
-  now(): number;
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
+/** Where a run's outcome goes: called once (a worker's run object, or a promise's resolve). Must not throw. */
+export interface OutcomeReceiver {
+  end(outcome: DispatchOutcome): void;
 }
-
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  setTimeout: (callback, ms) => setTimeout(callback, ms),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
 
 export interface RunHandlerOptions {
   /** Aborts the run early (shutdown, or the batch deadline); the lease deadline and the timeout abort it anyway. */
@@ -86,27 +81,27 @@ function abortedOutcome(handler: LoadedHandler, cause: AbortCause): { outcome: D
  * only when the handler reads it, and the caller's signal and the lease deadline are watched through
  * listeners and a timer shared by every run of the batch (a timer of its own only for a shorter
  * handler timeout). A run's state is one object and `ctx` another with its accessors on the
- * prototype: an object literal with getters and a closure per callback cost ~1 KB and ~1 µs per
- * run, more than a no-op handler itself (docs/benchmarks.md).
+ * prototype: an object literal with getters and a closure per callback cost more per run than a
+ * no-op handler itself (docs/benchmarks.md, "The per-event path").
  */
 export function runHandler(handler: LoadedHandler, job: DispatchJob, options: RunHandlerOptions): Promise<DispatchOutcome> {
-  return new Promise<DispatchOutcome>((resolve) => startHandlerRun(handler, job, options, resolve));
+  return new Promise<DispatchOutcome>((resolve) => startHandlerRun(handler, job, options, { end: resolve }));
 }
 
 /**
- * {@link runHandler} reporting through `onEnd`, called once (at once when the run cannot start):
- * for a caller on the per-event path, without the promise, its resolving functions and the
- * reaction it would chain on it. `onEnd` must not throw.
+ * {@link runHandler} reporting to `receiver` (once; at once when the run cannot start): for a caller
+ * on the per-event path, without the promise, its resolving functions and the reaction it would
+ * chain on it.
  */
-export function startHandlerRun(handler: LoadedHandler, job: DispatchJob, options: RunHandlerOptions, onEnd: (outcome: DispatchOutcome) => void): void {
+export function startHandlerRun(handler: LoadedHandler, job: DispatchJob, options: RunHandlerOptions, receiver: OutcomeReceiver): void {
   const handle = handler.handle;
-  if (handle === undefined) return onEnd({ status: 'failed', error: { message: `handler ${handler.name} has no handle function`, code: ErrorCodes.HANDLER_LOAD } });
+  if (handle === undefined) return receiver.end({ status: 'failed', error: { message: `handler ${handler.name} has no handle function`, code: ErrorCodes.HANDLER_LOAD } });
   const clock = options.clock ?? systemClock;
   const startMs = clock.now();
   const deadlineMs = effectiveDeadlineMs(handler, job, startMs, options.defaultTimeoutMs);
-  if (options.signal?.aborted) return onEnd({ status: 'failed', error: { message: `handler ${handler.name} was aborted before it started`, code: ErrorCodes.ABORTED } });
-  if (deadlineMs <= startMs) return onEnd({ status: 'failed', error: { message: `handler ${handler.name} had no time left before the deadline`, code: ErrorCodes.HANDLER_TIMEOUT } });
-  new HandlerRun(handler, job, options, clock, startMs, deadlineMs, onEnd).start(handle);
+  if (options.signal?.aborted) return receiver.end({ status: 'failed', error: { message: `handler ${handler.name} was aborted before it started`, code: ErrorCodes.ABORTED } });
+  if (deadlineMs <= startMs) return receiver.end({ status: 'failed', error: { message: `handler ${handler.name} had no time left before the deadline`, code: ErrorCodes.HANDLER_TIMEOUT } });
+  new HandlerRun(handler, job, options, clock, startMs, deadlineMs, receiver).start(handle);
 }
 
 /** One handler run: ends once, with the first of the handler's outcome and an abort. */
@@ -117,21 +112,21 @@ class HandlerRun {
   readonly deadlineMs: number;
   readonly #clock: Clock;
   readonly #startMs: number;
-  readonly #onEnd: (outcome: DispatchOutcome) => void;
+  readonly #receiver: OutcomeReceiver;
   #settled = false;
   #controller: AbortController | undefined = undefined;
   #abortReason: Error | undefined = undefined;
   #deadlineWatch: Watch | undefined = undefined;
   #signalWatch: Watch | undefined = undefined;
 
-  constructor(handler: LoadedHandler, job: DispatchJob, options: RunHandlerOptions, clock: Clock, startMs: number, deadlineMs: number, onEnd: (outcome: DispatchOutcome) => void) {
+  constructor(handler: LoadedHandler, job: DispatchJob, options: RunHandlerOptions, clock: Clock, startMs: number, deadlineMs: number, receiver: OutcomeReceiver) {
     this.handler = handler;
     this.job = job;
     this.options = options;
     this.deadlineMs = deadlineMs;
     this.#clock = clock;
     this.#startMs = startMs;
-    this.#onEnd = onEnd;
+    this.#receiver = receiver;
   }
 
   start(handle: NonNullable<LoadedHandler['handle']>): void {
@@ -143,7 +138,7 @@ class HandlerRun {
       const timer = clock.setTimeout(() => this.abort(ownTimeout ? { kind: 'timeout', afterMs } : { kind: 'deadline' }), afterMs);
       this.#deadlineWatch = { cancel: () => clock.clearTimeout(timer) };
     } else {
-      // The lease deadline: one timer shared by every run of the batch.
+      // The lease deadline: one timer shared by every run of the lease.
       this.#deadlineWatch = atDeadline(clock, this.deadlineMs, () => this.abort({ kind: 'deadline' }));
     }
     const external = this.options.signal;
@@ -177,7 +172,7 @@ class HandlerRun {
     this.#settled = true;
     this.#deadlineWatch?.cancel();
     this.#signalWatch?.cancel();
-    this.#onEnd(outcome);
+    this.#receiver.end(outcome);
   }
 
   /** A handler that resolves after its run was aborted is not trusted: the first outcome stands. */

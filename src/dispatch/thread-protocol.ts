@@ -15,33 +15,17 @@ export interface ThreadWorkerData {
 export interface ThreadJob {
   taskId: number;
   job: DispatchJob;
-  /** In a lane's chunk: the event the run belongs to (the runs of one event start together). */
-  unit?: number;
-  /** Send a ThreadJobStart when it starts (the main thread could not tell when it would). */
-  noticeStart?: true;
 }
 
 /**
- * Values of ThreadLane.states: what the thread recorded of a run, readable by the main thread when
- * the run's outcome never arrives (its thread died, or a later run blocks it for good).
+ * Values of ThreadTask.states: what the thread recorded of a run, readable by the main thread when
+ * the run's outcome never arrives (its thread died, or a run blocks it for good).
  */
 export const RUN_WAITING = 0;
 export const RUN_RUNNING = 1;
 export const RUN_OK = 2;
 export const RUN_FAILED = 3;
 export const RUN_PERMANENT = 4;
-
-/** A chunk's lane (see BatchLane): the thread runs at most `limit` of its events at once. */
-export interface ThreadLane {
-  id: number;
-  limit: number;
-  /**
-   * Per job of the chunk, in shared memory: RUN_RUNNING set just before the thread calls the handler,
-   * then how it ended, set before the outcome is posted. After a thread died or stopped answering,
-   * the main thread tells runs never started (unstarted) and runs that ended from those it cut.
-   */
-  states: Uint8Array;
-}
 
 /** What a thread reports for one job. */
 export interface ThreadJobOutcome {
@@ -50,31 +34,20 @@ export interface ThreadJobOutcome {
 }
 
 /**
- * Sent on a chunk's port the moment a run asked for it (`noticeStart`) starts: a run of a handler
- * with a timeout of its own that the main thread expected to wait in its lane. The main thread then
- * watches it from its true start (a run that blocks its thread is found at its timeout, not at the
- * batch deadline). Other runs need no notice.
+ * The payload of one piscina task: a chunk of the runs started in the same turn of the main thread's
+ * event loop (one message instead of one per run). The thread starts them all at once, reports
+ * outcomes on `port` as they finish, a turn's worth per message (an array), and resolves the task with
+ * the last of them. `states[i]`, in shared memory, is RUN_RUNNING once job i's handler is about to be
+ * called, then how it ended, set before the outcome is posted.
  */
-export interface ThreadJobStart {
-  startedTaskId: number;
-  atMs: number;
-}
+export type ThreadTask = { chunkId: number; jobs: ThreadJob[]; port: MessagePort; states: Uint8Array } | { chunkId: number; warmUp: true };
 
 /**
- * The payload of one piscina task: a chunk of the jobs dispatched in the same turn of the main
- * thread's event loop (one message instead of one per event). The thread reports outcomes on `port`
- * as they finish, a turn's worth per message (an array), and resolves the task with every outcome of
- * the chunk; a {@link ThreadJobStart} may come between.
- */
-export type ThreadTask = { chunkId: number; jobs: ThreadJob[]; port: MessagePort; lane?: ThreadLane } | { chunkId: number; warmUp: true };
-
-/**
- * Messages on the pool's BroadcastChannel: the main thread aborts a task or pings; threads answer
- * pings (a thread that cannot answer has a blocked event loop).
+ * Messages on the pool's BroadcastChannel: the main thread aborts runs (all the running runs of a
+ * lease in one message) or pings; threads answer pings (a thread that cannot answer has a blocked
+ * event loop).
  */
 export type ChannelMessage =
-  | { type: 'abort'; taskId: number; /** The abort reason's code (deadline or shutdown). */ code?: string | undefined }
-  /** Drain: a lane's runs not started yet end `unstarted`, now and when they arrive later. */
-  | { type: 'stop-lane'; laneId: number }
+  | { type: 'abort'; taskIds: number[]; /** The abort reason's code (deadline or shutdown). */ code?: string | undefined }
   | { type: 'ping'; nonce: number }
   | { type: 'pong'; nonce: number; threadId: number };

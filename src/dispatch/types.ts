@@ -1,12 +1,12 @@
 import type { CloudEvent } from '../types.js';
 
-/** What the batch knows about the delivery of one event; becomes the handler's ctx. */
+/** What the lease knows about the delivery of one event; becomes the handler's ctx. */
 export interface JobContext {
   attempt: number;
   generation: number;
   workerId: string;
   leaseId: string;
-  /** Epoch ms of the batch deadline (lease expiry minus the safety margin). */
+  /** Epoch ms of the lease deadline (lease expiry minus the safety margin). */
   deadlineMs: number;
 }
 
@@ -28,42 +28,38 @@ export interface DispatchError {
 export type DispatchOutcome = { status: 'ok' } | { status: 'failed' | 'permanent'; error: DispatchError };
 
 /**
- * What a dispatcher reports. `unstarted`: a dispatcher that queues runs (see
- * {@link Dispatcher.queuesRuns}) dropped the run before the handler was called (drain, the
- * deadline, or its thread died first): not a failure, the event was not tried.
+ * How a run ended. `unstarted`: the handler was never called (its thread died first, or the job
+ * reached its thread after the lease deadline): not a failure, the event was not tried.
  */
-export type DispatchResult = (DispatchOutcome & { /** How long the handler ran, when the dispatcher timed it itself (a queued run waits before it starts). */ durationMs?: number }) | { status: 'unstarted' };
+export type DispatchResult = (DispatchOutcome & { /** How long the handler ran, when the dispatcher timed it where it ran. */ durationMs?: number }) | { status: 'unstarted' };
 
 /**
- * The runs of one batch in one worker, for a dispatcher that queues them: at most `limit` events
- * (`--concurrency`) run at once, in the order dispatched; the runs of one event (`unit`) start
- * together. Once `stop` aborts (drain), runs not started yet end `unstarted`.
+ * One handler run handed to a dispatcher: what to run, and where its end goes. The worker's run
+ * object implements it (src/worker/handler-run.ts), so a run costs the dispatcher no callback of its
+ * own.
  */
-export interface BatchLane {
-  readonly id: number;
-  readonly limit: number;
-  readonly stop: AbortSignal;
+export interface DispatchRun {
+  readonly job: DispatchJob;
+  /** Called once with how the run ended, possibly before `start` returned. Must not throw. */
+  end(result: DispatchResult): void;
+}
+
+/** The runs of one lease (Dispatcher.open). */
+export interface LeaseDispatch {
+  /** Runs `run.job` now; every failure, timeout, abort or crash becomes a result. */
+  start(run: DispatchRun): void;
+  /** The lease is done with the dispatcher (its runs ended, or it stopped waiting for them). */
+  close(): void;
 }
 
 /**
- * Runs handlers: in-process (`--isolation none`) or in piscina worker threads (`--isolation thread`).
- * `dispatch` never rejects: every failure, timeout, abort or crash becomes an outcome.
+ * Runs handlers: in-process (`--isolation none`) or in piscina worker threads (`--isolation thread`),
+ * one lease at a time: `open(signal)` per lease, `start(run)` per handler run, its end by callback.
+ * The worker keeps the budget and the subject order; a dispatcher runs what it is given at once.
  */
 export interface Dispatcher {
-  /**
-   * True when the dispatcher enforces a lane's limit itself: the batch then hands it every run that
-   * may start (not only `--concurrency` of them), so a thread starts the next run as soon as one
-   * ends instead of waiting for a round trip through the main thread.
-   */
-  readonly queuesRuns?: boolean;
-  /** `lane` and `unit` (the event's index in the batch) only matter to a dispatcher that queues runs. */
-  dispatch(job: DispatchJob, signal: AbortSignal, lane?: BatchLane, unit?: number): Promise<DispatchResult>;
-  /**
-   * The same run reported through `onEnd` (called once, possibly at once) instead of a promise: a
-   * dispatcher that runs handlers on the calling thread offers it, and the worker then spends no
-   * promise per run. `onEnd` must not throw.
-   */
-  dispatchThen?(job: DispatchJob, signal: AbortSignal, onEnd: (result: DispatchResult) => void): void;
+  /** The runs of one lease: `signal` aborts them (the lease deadline, a forced shutdown). */
+  open(signal: AbortSignal): LeaseDispatch;
   /** Idempotent. Ends handler runs still going (a thread pool terminates its threads). */
   close(): Promise<void>;
 }

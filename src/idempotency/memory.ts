@@ -1,5 +1,5 @@
 import type { ClaimState, IdempotencyStore } from './store.js';
-import { LruTable } from './lru-table.js';
+import { LruTable } from '../runtime/lru-table.js';
 import { closedError } from './store-error.js';
 
 /** Options of the in-process store. */
@@ -21,7 +21,7 @@ export const DEFAULT_MAX_ENTRIES = 100_000;
 /**
  * One process, no persistence: for `dev`, tests and single-replica workers that accept re-running
  * effects after a restart. Eviction can forget a done mark (the effect may then run again), which
- * is the price of a bounded footprint. The keys live in an LruTable (lru-table.ts says why not a Map).
+ * is the price of a bounded footprint. The keys live in an LruTable (src/runtime/lru-table.ts says why not a Map).
  */
 export class MemoryIdempotencyStore implements IdempotencyStore {
   readonly #table: LruTable;

@@ -6,23 +6,25 @@ import type { CloudEvent } from '../types.js';
  *
  * The pull answer carries no stream head, so no worker can count the events still waiting. What a
  * worker does see is when the events it leases were appended (CloudEvents `time`, set by the
- * platform) and whether its last pull found nothing left (204: caught up). So, per pull loop:
- * after a 204 the loop is caught up (age 0); after a batch, its position is the append time of the
- * batch's first event, the oldest (spec: "Events are ordered within a batch"). The age, read at
- * scrape, is now minus the oldest position over the loops of the process: it rises at up to one
- * second per second while the loops hold old events and drops to 0 once they all catch up.
+ * platform) and whether a pull found nothing left (caught up). The platform hands out the oldest
+ * events not yet leased first, so the newest position a lease has brought, the append time of its
+ * first event (the oldest: spec, "Events are ordered within a batch"), is how far into the stream the
+ * process has got: the events after it are the backlog. The age, read at scrape, is now minus that
+ * frontier: it rises at up to one second per second while the process falls behind and drops to 0
+ * once it is caught up (`caught-up`: a pull found nothing while the process held no lease). A
+ * redelivered older batch does not move the frontier back: its events are not waiting in the stream.
  *
- * Events without a usable `time` (the spec does not promise one) take the last time any loop of the
- * process was caught up, or the tracker's start: every event still waiting then was appended after
- * it (redeliveries aside), so the age is an upper bound of theirs, "time since caught up".
+ * Events without a usable `time` (the spec does not promise one) take the last time the process was
+ * caught up, or the tracker's start: every event still waiting then was appended after it
+ * (redeliveries aside), so the age is an upper bound of theirs, "time since caught up".
  *
- * Work per batch, none per event: the first event's `time` is parsed once per lease.
+ * Work per lease, none per event: the first event's `time` is parsed once per lease.
  */
 export class BacklogAgeTracker {
   readonly #now: () => number;
-  /** Per workerId: append time (ms) of the oldest event it last leased; undefined once caught up. */
-  readonly #positions = new Map<string, number | undefined>();
-  /** The latest 204 of any loop, or the tracker's start before the first. */
+  /** Append time (ms) of the newest position leased; undefined once caught up, or before the first lease. */
+  #frontierMs: number | undefined = undefined;
+  /** The latest time the process was caught up, or the tracker's start before the first. */
   #caughtUpAtMs: number;
 
   /** `now`: the clock, for tests (default Date.now). */
@@ -31,29 +33,26 @@ export class BacklogAgeTracker {
     this.#caughtUpAtMs = now();
   }
 
-  /** A loop leased a batch (events in stream order). An empty one says nothing. */
-  observeBatch(workerId: string, events: readonly Pick<CloudEvent, 'time'>[]): void {
+  /** A lease came (events in stream order). An empty one says nothing. */
+  observeBatch(events: readonly Pick<CloudEvent, 'time'>[]): void {
     if (events.length === 0) return;
-    this.#positions.set(workerId, appendedAtMs(events) ?? this.#caughtUpAtMs);
+    const positionMs = appendedAtMs(events) ?? this.#caughtUpAtMs;
+    if (this.#frontierMs === undefined || positionMs > this.#frontierMs) this.#frontierMs = positionMs;
   }
 
-  /** A loop's pull answered 204 at `atMs`. */
-  observeCaughtUp(workerId: string, atMs: number): void {
-    this.#positions.set(workerId, undefined);
+  /** The process was caught up at `atMs`: nothing left to lease, nothing held. */
+  observeCaughtUp(atMs: number): void {
+    this.#frontierMs = undefined;
     if (atMs > this.#caughtUpAtMs) this.#caughtUpAtMs = atMs;
   }
 
   /**
-   * Seconds since the oldest position of the process was appended; 0 when every loop is caught up or
-   * none has leased anything yet. Never negative: an event stamped ahead of this clock (skew) is new.
+   * Seconds since the frontier was appended; 0 when caught up or before the first lease. Never
+   * negative: an event stamped ahead of this clock (skew) is new.
    */
   ageSeconds(): number {
-    let oldestMs = Infinity;
-    for (const positionMs of this.#positions.values()) {
-      if (positionMs !== undefined && positionMs < oldestMs) oldestMs = positionMs;
-    }
-    if (oldestMs === Infinity) return 0;
-    return Math.max(0, (this.#now() - oldestMs) / 1_000);
+    if (this.#frontierMs === undefined) return 0;
+    return Math.max(0, (this.#now() - this.#frontierMs) / 1_000);
   }
 }
 

@@ -1,4 +1,4 @@
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { DEAD_LETTERS_METRIC, registerDeadLetterGauge, type DeadLetterGaugeOptions } from '../dead-letter/gauge.js';
 import type { WorkerEmitter, WorkerEventMap } from '../worker/events.js';
 import { LabelledHistogram, PendingCount, flushOnCollect } from './hot-path-metrics.js';
@@ -16,6 +16,9 @@ export const METRIC_NAMES = {
   committedSequence: `${METRIC_PREFIX}committed_sequence`,
   inFlight: `${METRIC_PREFIX}in_flight_events`,
   lastCaughtUp: `${METRIC_PREFIX}last_caught_up_timestamp_seconds`,
+  leasesHeld: `${METRIC_PREFIX}leases_held`,
+  pullDuration: `${METRIC_PREFIX}pull_duration_seconds`,
+  ackDuration: `${METRIC_PREFIX}ack_duration_seconds`,
   /** Not in CONTRACT.md: the backlog signal (docs/metrics.md), read at scrape. */
   backlogAge: `${METRIC_PREFIX}backlog_age_seconds`,
   /** Not in CONTRACT.md: listeners of the event bus that threw (src/worker/event-bus.ts). */
@@ -26,8 +29,11 @@ export const METRIC_NAMES = {
 /** 1 ms .. 60 s: quick in-memory handlers up to calls that approach a default lease. */
 export const HANDLER_DURATION_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
+/** 1 ms .. 30 s: a pull or an ack on loopback up to one retried across a slow network (an ack retries until its lease expires). */
+export const ROUND_TRIP_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
 /** The events a user may listen to on `worker.events` (WorkerEventMap), for zero-initialised series. */
-const WATCHED_EVENTS = ['pull:done', 'batch:pulled', 'event:done', 'inflight:changed', 'ack:done', 'caught-up', 'lease:near-deadline', 'loop:crashed', 'ready:changed'] as const satisfies readonly (keyof WorkerEventMap)[];
+const WATCHED_EVENTS = ['pull:done', 'batch:pulled', 'event:done', 'inflight:changed', 'leases:changed', 'ack:done', 'caught-up', 'lease:near-deadline', 'loop:crashed', 'ready:changed'] as const satisfies readonly (keyof WorkerEventMap)[];
 const PULL_STATUSES = ['200', '204', '409', '429', '4xx', '5xx', 'error'] as const;
 const ACK_STATUSES = ['committed', 'requeued', 'stale', 'error'] as const;
 
@@ -109,7 +115,11 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
       this.set(destination, backlog.ageSeconds());
     },
   });
-  const inFlight = new Gauge({ name: METRIC_NAMES.inFlight, help: 'Events in progress across all workers', registers });
+  const inFlight = new Gauge({ name: METRIC_NAMES.inFlight, help: 'Events in progress across the process (at most --max-in-progress)', registers });
+  // Flow control (docs/operations.md, "Flow control"): written per lease, not per event.
+  const leasesHeld = new Gauge({ name: METRIC_NAMES.leasesHeld, help: 'Leases held: pulled and not yet acknowledged, an ack on its way included (at most --max-leases)', registers });
+  const pullDuration = new Histogram({ name: METRIC_NAMES.pullDuration, help: 'Time from sending a pull to its answer (or failure)', buckets: ROUND_TRIP_BUCKETS_SECONDS, registers });
+  const ackDuration = new Histogram({ name: METRIC_NAMES.ackDuration, help: 'Time from sending an acknowledgement to its answer, retries included (or to giving it up)', buckets: ROUND_TRIP_BUCKETS_SECONDS, registers });
   const lastCaughtUp = new Gauge({ name: METRIC_NAMES.lastCaughtUp, help: 'Unix time of the last pull that answered 204 (caught up)', registers });
   const listenerErrors = new Counter({ name: METRIC_NAMES.listenerErrors, help: 'Listeners of the worker\'s events that threw; the worker ignored them', labelNames: ['event'], registers });
   registerDeadLetterGauge(registers, options.deadLetters);
@@ -136,10 +146,13 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
     return count;
   };
   const listeners: { [K in keyof WorkerEventMap]?: (...args: WorkerEventMap[K]) => void } = {
-    'pull:done': (e) => pullCount(e.status).inc(),
+    'pull:done': (e) => {
+      pullCount(e.status).inc();
+      pullDuration.observe(e.durationMs / 1_000);
+    },
     'batch:pulled': (e) => {
       tracker.observeEvents(e.events);
-      backlog.observeBatch(e.workerId, e.events);
+      backlog.observeBatch(e.events);
     },
     'event:done': (e) => {
       eventCount(e.event.type, e.outcome).inc();
@@ -147,13 +160,15 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
       if (e.outcome !== 'duplicate' && e.handler !== undefined) handlerDuration.series(e.event.type).observe(e.durationMs / 1_000);
     },
     'inflight:changed': (e) => inFlight.set(e.inFlight),
+    'leases:changed': (e) => leasesHeld.set(e.held),
     'ack:done': (e) => {
       ackCount(e.status).inc();
+      if (e.durationMs !== undefined) ackDuration.observe(e.durationMs / 1_000);
       tracker.observeAck(e.response, e.lastSequence);
     },
     'caught-up': (e) => {
       lastCaughtUp.set(e.at / 1_000);
-      backlog.observeCaughtUp(e.workerId, e.at);
+      backlog.observeCaughtUp(e.at);
     },
     'listener:error': (e) => listenerErrors.inc({ event: e.event }),
   };

@@ -9,6 +9,8 @@ export interface StartSummaryOptions {
   logger: Logger;
   /** Time between summary lines (default: 60 s). */
   intervalMs?: number;
+  /** `--max-in-progress`: the budget `inFlight` is counted against (the line shows `budget: "<in flight>/<budget>"`). */
+  maxInProgress?: number;
   /** Clock, for tests (default: Date.now). */
   now?: () => number;
 }
@@ -21,6 +23,11 @@ export interface SummaryLine {
   /** How far behind the consumer is (durable_worker_backlog_age_seconds), to 0.1 s. */
   backlogAgeSeconds: number;
   inFlight: number;
+  /** Events in progress against the budget, `<in flight>/<--max-in-progress>`, when the budget is known. */
+  budget?: string;
+  /** Leases held (pulled, ack not yet answered) and events leased but not started, as last reported. */
+  leasesHeld: number;
+  bufferedEvents: number;
   staleAcks: number;
   pulls: number;
 }
@@ -35,8 +42,9 @@ const emptyOutcomes = (): Record<EventOutcome, number> => ({ ok: 0, failed: 0, d
 
 /**
  * One info line per interval for people reading logs rather than dashboards: throughput, lag and
- * backlog age, work in flight and stale acks (a stale ack means a lease expired under us: raise
- * --visibility or lower --limit). Counted from the same events as the metrics.
+ * backlog age, work in flight against the budget, leases held and events buffered, and stale acks (a
+ * stale ack means a lease expired under us: raise --visibility or lower --limit). Counted from the
+ * same events as the metrics.
  */
 export function startSummary(options: StartSummaryOptions): Summary {
   const now = options.now ?? Date.now;
@@ -46,17 +54,23 @@ export function startSummary(options: StartSummaryOptions): Summary {
   let staleAcks = 0;
   let pulls = 0;
   let inFlight = 0;
+  let leasesHeld = 0;
+  let bufferedEvents = 0;
   let intervalStartMs = now();
 
   const listeners: { [K in keyof WorkerEventMap]?: (...args: WorkerEventMap[K]) => void } = {
     'pull:done': () => void pulls++,
     'batch:pulled': (e) => {
       tracker.observeEvents(e.events);
-      backlog.observeBatch(e.workerId, e.events);
+      backlog.observeBatch(e.events);
     },
-    'caught-up': (e) => backlog.observeCaughtUp(e.workerId, e.at),
+    'caught-up': (e) => backlog.observeCaughtUp(e.at),
     'event:done': (e) => void outcomes[e.outcome]++,
     'inflight:changed': (e) => void (inFlight = e.inFlight),
+    'leases:changed': (e) => {
+      leasesHeld = e.held;
+      bufferedEvents = e.buffered;
+    },
     'ack:done': (e) => {
       if (e.status === 'stale') staleAcks++;
       tracker.observeAck(e.response, e.lastSequence);
@@ -77,6 +91,9 @@ export function startSummary(options: StartSummaryOptions): Summary {
       lag: tracker.lag.toString(),
       backlogAgeSeconds: Math.round(backlog.ageSeconds() * 10) / 10,
       inFlight,
+      ...(options.maxInProgress === undefined ? {} : { budget: `${inFlight}/${options.maxInProgress}` }),
+      leasesHeld,
+      bufferedEvents,
       staleAcks,
       pulls,
     };

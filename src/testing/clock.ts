@@ -1,6 +1,6 @@
-import type { Clock } from '../dispatch/run-handler.js';
+import type { Clock } from '../runtime/clock.js';
 
-export type { Clock } from '../dispatch/run-handler.js';
+export type { Clock } from '../runtime/clock.js';
 
 /**
  * A clock that moves only when told to: `runHandler(..., { clock })` arms the lease deadline on it,

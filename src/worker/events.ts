@@ -18,15 +18,17 @@ export interface WorkerEventMap {
   'batch:pulled': [{ workerId: string; leaseId: string; generation: number; attempt: number; events: readonly CloudEvent[] }];
   /** An event (for one handler, or skipped) reached its outcome. */
   'event:done': [{ workerId: string; event: CloudEvent; handler: string | undefined; outcome: EventOutcome; durationMs: number; error?: { message: string; code?: string } }];
-  /** Events in progress across all workers changed. */
+  /** Events in progress across the process changed (at most once per turn of the event loop). */
   'inflight:changed': [{ inFlight: number }];
-  /** An acknowledgement finished. */
-  'ack:done': [{ workerId: string; leaseId: string; generation: number; sent: AckStatus; status: AckStatusLabel; response?: AckResponse; lastSequence?: string }];
-  /** A pull answered 204: the worker is caught up. */
+  /** Leases held (pulled, ack not yet answered) or events buffered (leased, not started) changed (at most once per turn). */
+  'leases:changed': [{ held: number; buffered: number }];
+  /** An acknowledgement finished (`durationMs`: from the first send to the answer or the giving up, retries included). */
+  'ack:done': [{ workerId: string; leaseId: string; generation: number; sent: AckStatus; status: AckStatusLabel; response?: AckResponse; lastSequence?: string; durationMs?: number }];
+  /** A pull answered 204 while the process held no lease: caught up, and every ack sent was answered. */
   'caught-up': [{ workerId: string; at: number }];
-  /** A batch used more than the warning fraction of its lease. */
+  /** A lease used more than the warning fraction of its visibility, or was cut at its deadline. */
   'lease:near-deadline': [{ workerId: string; leaseId: string; usedFraction: number }];
-  /** A loop crashed and will be restarted. */
+  /** Handling a pull's answer crashed (a bug): its workerId rests, then pulls again. */
   'loop:crashed': [{ workerId: string; error: unknown; restartInMs: number }];
   /** Readiness changed (token, handlers, destination reachable). */
   'ready:changed': [{ ready: boolean; reason?: string }];

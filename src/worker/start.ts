@@ -5,7 +5,7 @@ import { openDeadLetterStore } from '../dead-letter/index.js';
 import type { DeadLetterSink } from '../dead-letter/sink.js';
 import type { DeadLetterStore } from '../dead-letter/store.js';
 import { createDispatcher } from '../dispatch/index.js';
-import { systemClock, type Clock } from '../dispatch/run-handler.js';
+import { CONSUMER_WINDOW_EVENTS, flowLimitsOf } from '../config/flow-defaults.js';
 import type { Dispatcher } from '../dispatch/types.js';
 import { loadHandlerSet } from '../handlers/handler-set.js';
 import type { LoadedHandler } from '../handlers/loader.js';
@@ -13,12 +13,14 @@ import { Router } from '../handlers/router.js';
 import type { IdempotencyStore } from '../idempotency/store.js';
 import type { WorkerEmitter } from './events.js';
 import { createWorkerEventBus } from './event-bus.js';
-import { FirstFailures } from './event-runner.js';
+import { systemClock, type Clock } from '../runtime/clock.js';
+import { FirstFailures } from './first-failures.js';
+import { WorkerFlow } from './flow.js';
+import type { LeaseContext } from './held-lease.js';
 import { InFlightCounter } from './in-flight.js';
-import { DEFAULT_LOOP_TIMINGS, runPullLoop, type LoopContext, type LoopTimings } from './loop.js';
+import { DEFAULT_PULL_TIMINGS, type PullTimings } from './pull-controller.js';
 import { Readiness } from './readiness.js';
-import { createSupervisor } from './supervisor.js';
-import { RateLimiter, ReusableTimeoutSignal } from './timing.js';
+import { RateLimiter, safetyMarginMs } from './timing.js';
 
 /**
  * The one scope the worker's token asks for (CONTRACT: client credentials, scope read:events; spec,
@@ -31,7 +33,7 @@ export const WORKER_TOKEN_SCOPE = 'read:events';
 export type WorkerEnd = { reason: 'idle' | 'closed' | 'fatal'; error?: unknown };
 
 export interface RunningWorker {
-  /** Drains: stops pulling, lets events in flight finish within shutdownTimeoutSeconds, then aborts the rest and acks their batches `failed`. Idempotent. */
+  /** Drains: stops pulling, requeues what has not started, lets events in flight finish within shutdownTimeoutSeconds, then aborts the rest; no lease is left held. Idempotent. */
   close(): Promise<void>;
   /** Resolves when the worker has stopped: `idle` (--exit-when-idle), `closed`, or `fatal`. */
   done: Promise<WorkerEnd>;
@@ -52,11 +54,11 @@ export interface StartWorkerOptions {
   store?: IdempotencyStore;
   /** Default: the sink named by config.deadLetterUrl (closed by the worker). */
   deadLetter?: DeadLetterSink | DeadLetterStore;
-  /** Pull loop waits (tests shorten them). */
-  timings?: Partial<LoopTimings>;
+  /** The pull controller's waits (tests shorten them). */
+  timings?: Partial<PullTimings>;
   /**
-   * What the pull loops' waits (after 204, 409, 429, errors) run on. Default: the system clock; tests
-   * pass a fake one (`createFakeClock` of durable-worker/testing) to count pulls without waiting.
+   * What the pull controller's waits (after 204, 409, 429, errors) run on. Default: the system clock;
+   * tests pass a fake one (`createFakeClock` of durable-worker/testing) to count pulls without waiting.
    */
   clock?: Clock;
   /** Interval of the summary log line; default 60 s. */
@@ -79,7 +81,7 @@ async function runCleanups(cleanups: Cleanup[], logger: Logger): Promise<void> {
 
 /**
  * Assembles and starts a worker: logger, client, idempotency store, dead-letter sink, handlers
- * (folder + `@forward`), dispatcher, metrics + health server, summary, supervisor. Start-up problems
+ * (folder + `@forward`), dispatcher, metrics + health server, summary, flow control. Start-up problems
  * (a bad handler module: DW_ERR_HANDLER_LOAD; a taken port or bad URL: DW_ERR_CONFIG; an unreachable
  * store: DW_ERR_STORE) reject, after closing whatever was already opened.
  */
@@ -90,6 +92,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
   const inFlight = new InFlightCounter(events);
   const cleanups: Cleanup[] = [];
   const forward = config.forwardUrl === undefined ? undefined : { url: config.forwardUrl, mode: config.forwardMode };
+  const { maxInProgress, maxLeases } = flowLimitsOf(config);
 
   let client: ConsumerApi;
   let store: IdempotencyStore;
@@ -113,7 +116,8 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
         ...(config.apiKey === undefined ? {} : { apiKey: config.apiKey }),
         // Only a token request carries it; an API key is sent as is.
         scope: WORKER_TOKEN_SCOPE,
-        connections: Math.max(2, config.workers * 2),
+        // Every pull and ack on its way holds a workerId, so at most one connection per id (and the token's).
+        connections: maxLeases + 1,
       });
       cleanups.push({ name: 'platform client', run: () => owned.close() });
       client = owned;
@@ -121,7 +125,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
 
     if (options.store === undefined) {
       const { createIdempotencyStore } = await import('../idempotency/index.js');
-      const owned = await createIdempotencyStore(config.idempotencyUrl, { prefix: config.idempotencyPrefix, doneTtlMs: config.idempotencyTtlMs, poolSize: config.workers + 1 });
+      const owned = await createIdempotencyStore(config.idempotencyUrl, { prefix: config.idempotencyPrefix, doneTtlMs: config.idempotencyTtlMs, poolSize: Math.min(maxLeases, 16) + 1 });
       cleanups.push({ name: 'idempotency store', run: () => owned.close() });
       store = owned;
     } else store = options.store;
@@ -142,8 +146,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
       forward,
       logger,
       logLevel: config.logLevel,
-      workers: config.workers,
-      concurrency: config.concurrency,
+      maxInProgress,
       defaultTimeoutMs: config.handlerTimeoutMs,
     });
     cleanups.push({ name: 'dispatcher', run: () => dispatcher.close() });
@@ -163,7 +166,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
       metricsUrl = server.url;
     }
     const { startSummary } = await import('../observability/summary.js');
-    const summary = startSummary({ events, logger, ...(options.summaryIntervalMs === undefined ? {} : { intervalMs: options.summaryIntervalMs }) });
+    const summary = startSummary({ events, logger, maxInProgress, ...(options.summaryIntervalMs === undefined ? {} : { intervalMs: options.summaryIntervalMs }) });
     cleanups.push({ name: 'summary', run: () => summary.stop() });
   } catch (err) {
     await runCleanups(cleanups, logger);
@@ -171,70 +174,74 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
   }
   readiness.handlersLoaded();
 
-  const drain = new AbortController();
   const force = new AbortController();
-  const idleWorkers = new Set<string>();
   let endReason: WorkerEnd | undefined;
   let resolveDone: (end: WorkerEnd) => void = () => {};
   const done = new Promise<WorkerEnd>((resolve) => (resolveDone = resolve));
   let closing: Promise<void> | undefined;
 
-  const loopContext: Omit<LoopContext, 'workerId' | 'logger' | 'ackTimeout'> = {
+  const leaseContext: LeaseContext = {
+    destination: config.destination,
     api: client,
     store,
     dispatcher,
     deadLetter,
-    events,
     router,
-    inFlight,
-    readiness,
-    destination: config.destination,
-    limit: config.limit,
+    events,
+    logger,
     visibilitySeconds: config.visibilitySeconds,
-    concurrency: config.concurrency,
     maxAttempts: config.maxAttempts,
     firstFailures: new FirstFailures(),
     nearDeadlineWarnings: new RateLimiter(60_000),
-    drainSignal: drain.signal,
     forceSignal: force.signal,
-    timings: { ...DEFAULT_LOOP_TIMINGS, ...options.timings },
+  };
+  const visibilityMs = config.visibilitySeconds * 1_000;
+  const flow = new WorkerFlow({
+    leaseContext,
+    api: client,
+    destination: config.destination,
+    limit: config.limit,
+    visibilitySeconds: config.visibilitySeconds,
+    workerIdPrefix: config.workerIdPrefix,
+    limits: {
+      limit: config.limit,
+      floorLeases: config.workers,
+      maxLeases,
+      maxInProgress,
+      windowEvents: CONSUMER_WINDOW_EVENTS,
+      // Half of a lease's working time: a lease pulled now leaves its last event as long again to finish.
+      startWithinMs: (visibilityMs - safetyMarginMs(visibilityMs)) / 2,
+    },
+    inFlight,
+    readiness,
+    logger,
+    timings: { ...DEFAULT_PULL_TIMINGS, ...options.timings },
     clock: options.clock ?? systemClock,
-    onIdle(workerId, idle) {
-      if (idle) idleWorkers.add(workerId);
-      else idleWorkers.delete(workerId);
-      // CONTRACT --exit-when-idle: every worker got 204 and nothing is in flight.
-      if (config.exitWhenIdle && idle && idleWorkers.size === config.workers && inFlight.count === 0 && endReason === undefined) {
+    forceSignal: force.signal,
+    onIdle(idle) {
+      // CONTRACT --exit-when-idle: caught up (every workerId pulled with since start, the last pull
+      // answered 204), no lease held, nothing in flight.
+      if (config.exitWhenIdle && idle && inFlight.count === 0 && endReason === undefined) {
         endReason = { reason: 'idle' };
         logger.info('every worker is caught up and nothing is in flight: stopping (--exit-when-idle)');
         void close();
       }
     },
-  };
-
-  const supervisor = createSupervisor({
-    workers: config.workers,
-    workerIdPrefix: config.workerIdPrefix,
-    events,
-    logger,
-    runLoop: (workerId) => runPullLoop({ ...loopContext, workerId, logger: logger.child({ workerId }), ackTimeout: new ReusableTimeoutSignal() }),
-  });
-  const running = supervisor.run(drain.signal).catch((err: unknown) => {
-    endReason ??= { reason: 'fatal', error: err };
-    logger.fatal({ err }, 'supervisor failed');
-    void close();
   });
 
   const close = (): Promise<void> => {
     closing ??= (async () => {
-      drain.abort();
       const shutdownMs = config.shutdownTimeoutSeconds * 1_000;
-      // Phase 2 of the drain: abort what is still running; its batches are acked `failed` at once.
+      // Phase 2 of the drain: abort what is still running; its leases are acked `failed` at once.
       const forceTimer = setTimeout(() => {
         logger.warn({ inFlight: inFlight.count, shutdownTimeoutSeconds: config.shutdownTimeoutSeconds }, 'shutdown timeout: aborting events still in flight');
         force.abort();
       }, shutdownMs);
       try {
-        await running;
+        await flow.drain();
+      } catch (err) {
+        endReason ??= { reason: 'fatal', error: err };
+        logger.fatal({ err }, 'draining failed');
       } finally {
         clearTimeout(forceTimer);
         force.abort();
@@ -245,7 +252,8 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     return closing;
   };
 
-  logger.info({ workers: config.workers, destination: config.destination, isolation: config.isolation }, 'worker started');
+  flow.start();
+  logger.info({ workers: config.workers, maxInProgress, maxLeases, destination: config.destination, isolation: config.isolation }, 'worker started');
   return {
     close,
     done,

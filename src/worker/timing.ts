@@ -1,6 +1,4 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { whenAborted } from '../abort-fanout.js';
-import { systemClock, type Clock } from '../dispatch/run-handler.js';
 
 /**
  * Safety margin between the batch deadline and the lease expiry: time to abort handlers, write done
@@ -16,28 +14,6 @@ export function safetyMarginMs(visibilityMs: number): number {
 export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   if (ms <= 0 || signal?.aborted) return;
   await delay(ms, undefined, { signal }).catch(() => {});
-}
-
-/**
- * `sleep` on `clock`: the pull loop waits on the clock the worker was given, so a test can count
- * pulls against a fake one (durable-worker/testing `createFakeClock`) instead of against wall time.
- */
-export function sleepOn(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
-  if (clock === systemClock) return sleep(ms, signal);
-  if (ms <= 0 || signal?.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const handle = clock.setTimeout(() => {
-      watch?.cancel();
-      resolve();
-    }, ms);
-    const watch =
-      signal === undefined
-        ? undefined
-        : whenAborted(signal, () => {
-            clock.clearTimeout(handle);
-            resolve();
-          });
-  });
 }
 
 /** Full jitter (AWS architecture blog): uniform in [0, min(maxMs, baseMs * 2^(attempt-1))]. */
@@ -66,31 +42,5 @@ export class RateLimiter {
     if (last !== undefined && nowMs - last < this.#intervalMs) return false;
     this.#last.set(key, nowMs);
     return true;
-  }
-}
-
-/**
- * An AbortSignal that aborts once a timeout passes, for one call at a time, and the same signal from
- * call to call until it has aborted: creating an AbortController and registering the client's
- * listener on its signal cost ~10 µs in Node 20, and a worker loop acks every batch (a tenth of a
- * µs per event in a profile of a no-op handler; docs/benchmarks.md).
- */
-export class ReusableTimeoutSignal {
-  #controller = new AbortController();
-  #timer: NodeJS.Timeout | undefined = undefined;
-
-  /** The signal for the next call: it aborts with `reason` after `ms` unless `disarm` comes first. */
-  arm(ms: number, reason: string): AbortSignal {
-    clearTimeout(this.#timer);
-    if (this.#controller.signal.aborted) this.#controller = new AbortController();
-    const controller = this.#controller;
-    this.#timer = setTimeout(() => controller.abort(new Error(reason)), ms);
-    return controller.signal;
-  }
-
-  /** The call ended: its signal will not abort. */
-  disarm(): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
   }
 }

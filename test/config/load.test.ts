@@ -41,6 +41,9 @@ describe('defaults', () => {
       limit: 20,
       visibilitySeconds: 60,
       concurrency: 8,
+      // --workers x --concurrency; twice the 1,000-event window's leases of 20, at most 32.
+      maxInProgress: 8,
+      maxLeases: 32,
       maxAttempts: 5,
       idempotencyUrl: `sqlite:${join(cwd, '.durable-worker/idempotency.sqlite')}`,
       idempotencyPrefix: 't1:dest-1',
@@ -55,6 +58,15 @@ describe('defaults', () => {
       shutdownTimeoutSeconds: 25,
       forwardMode: 'binary',
     });
+  });
+
+  it('sizes the budget and the lease ceiling from --workers, --concurrency and --limit unless given', () => {
+    expect(resolveWorkerConfig({ ...minimal, workers: 4, concurrency: 16, limit: 100 })).toMatchObject({ maxInProgress: 64, maxLeases: 20 });
+    expect(resolveWorkerConfig({ ...minimal, workers: 40, limit: 100 })).toMatchObject({ maxInProgress: 320, maxLeases: 40 });
+    expect(resolveWorkerConfig({ ...minimal, maxInProgress: '5', maxLeases: '3' })).toMatchObject({ maxInProgress: 5, maxLeases: 3 });
+    expect(() => resolveWorkerConfig({ ...minimal, workers: 4, maxLeases: 2 })).toThrow('--max-leases must be at least --workers (4), the leases the process keeps in flight while there is work (got 2)');
+    expect(() => resolveWorkerConfig({ ...minimal, maxLeases: 0 })).toThrow('--max-leases must be 1..1000 (got 0)');
+    expect(() => resolveWorkerConfig({ ...minimal, maxInProgress: 'lots' })).toThrow('--max-in-progress must be an integer 1..100000');
   });
 
   it('removes trailing slashes and defaults auth-url to base-url', () => {

@@ -11,10 +11,23 @@ import type { WorkerEmitter } from '../../src/worker/events.js';
 import { CHART_DIR, REPO_ROOT } from './tools.js';
 
 /** CONTRACT.md names (prefix durable_worker_); the histogram also exports _bucket/_sum/_count. */
-const CONTRACT_METRICS = ['events_total', 'handler_duration_seconds', 'pulls_total', 'acks_total', 'lag_events', 'committed_sequence', 'in_flight_events', 'last_caught_up_timestamp_seconds', 'dead_letters'];
+const CONTRACT_METRICS = [
+  'events_total',
+  'handler_duration_seconds',
+  'pulls_total',
+  'acks_total',
+  'lag_events',
+  'committed_sequence',
+  'in_flight_events',
+  'last_caught_up_timestamp_seconds',
+  'dead_letters',
+  'leases_held',
+  'pull_duration_seconds',
+  'ack_duration_seconds',
+];
 /** Ours beyond the CONTRACT list (docs/metrics.md): the backlog signal, listener errors. */
 const MORE_METRICS = ['backlog_age_seconds', 'listener_errors_total'];
-const HISTOGRAMS = ['handler_duration_seconds'];
+const HISTOGRAMS = ['handler_duration_seconds', 'pull_duration_seconds', 'ack_duration_seconds'];
 /** Not ours, but scraped next to ours: Prometheus' own `up` and prom-client's default metrics we chart. */
 const OTHER_ALLOWED = new Set(['up', 'process_resident_memory_bytes', 'process_cpu_seconds_total', 'nodejs_heap_size_used_bytes']);
 

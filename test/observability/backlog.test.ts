@@ -23,38 +23,41 @@ describe('BacklogAgeTracker', () => {
   it('is 0 before the first pull, then the age of the oldest event leased, read when asked', () => {
     const { tracker, clock } = trackerAt(100);
     expect(tracker.ageSeconds()).toBe(0);
-    tracker.observeBatch('w-0', [event(1, at(40)), event(2, at(41)), event(3, at(90))]);
+    tracker.observeBatch([event(1, at(40)), event(2, at(41)), event(3, at(90))]);
     expect(tracker.ageSeconds()).toBe(60);
-    // A loop stuck on its batch falls behind in real time.
+    // Nothing newer leased: the process falls behind in real time.
     clock.seconds = 130;
     expect(tracker.ageSeconds()).toBe(90);
   });
 
-  it('rises while the loop leases ever older positions and drops to 0 on a 204', () => {
+  it('rises while the process leases ever older positions and drops to 0 once caught up', () => {
     const { tracker, clock } = trackerAt();
     const ages: number[] = [];
-    // Events appended one per second from t=0; the loop gets through half a second of them per second.
+    // Events appended one per second from t=0; the process gets through half a second of them per second.
     for (let t = 10; t <= 60; t += 10) {
       clock.seconds = t;
-      tracker.observeBatch('w-0', [event(t, at(t / 2)), event(t + 1, at(t / 2 + 1))]);
+      tracker.observeBatch([event(t, at(t / 2)), event(t + 1, at(t / 2 + 1))]);
       ages.push(tracker.ageSeconds());
     }
     expect(ages).toEqual([5, 10, 15, 20, 25, 30]);
-    tracker.observeCaughtUp('w-0', T0 + 61_000);
+    tracker.observeCaughtUp(T0 + 61_000);
     clock.seconds = 70;
     expect(tracker.ageSeconds()).toBe(0);
   });
 
-  it('takes the oldest position over the loops of the process; a caught-up or new loop does not hide it', () => {
+  it('follows the newest position the leases brought; a redelivered older lease does not move it back; caught up clears it', () => {
     const { tracker, clock } = trackerAt(50);
-    tracker.observeBatch('w-0', [event(1, at(20))]);
-    tracker.observeCaughtUp('w-1', T0 + 49_000);
-    expect(tracker.ageSeconds()).toBe(30);
-    tracker.observeBatch('w-2', [event(9, at(45))]);
-    expect(tracker.ageSeconds()).toBe(30);
-    tracker.observeCaughtUp('w-0', T0 + 50_000);
+    // Leases overlap: several are held at once, and the newest says how far into the stream the process got.
+    tracker.observeBatch([event(1, at(20))]);
+    tracker.observeBatch([event(9, at(45))]);
     expect(tracker.ageSeconds()).toBe(5);
-    tracker.observeCaughtUp('w-2', T0 + 50_000);
+    // A redelivery (an expired or failed lease, older events): nothing about what waits in the stream.
+    tracker.observeBatch([event(2, at(21))]);
+    expect(tracker.ageSeconds()).toBe(5);
+    // Nothing more leased: the backlog ages in real time.
+    clock.seconds = 60;
+    expect(tracker.ageSeconds()).toBe(15);
+    tracker.observeCaughtUp(T0 + 60_000);
     clock.seconds = 80;
     expect(tracker.ageSeconds()).toBe(0);
   });
@@ -62,31 +65,31 @@ describe('BacklogAgeTracker', () => {
   it('events without a usable time count from the last time the process was caught up (or its start)', () => {
     const { tracker, clock } = trackerAt(10);
     clock.seconds = 25;
-    tracker.observeBatch('w-0', [event(1), event(2, 'not a time')]);
+    tracker.observeBatch([event(1), event(2, 'not a time')]);
     // Never caught up: since the tracker started at t=10.
     expect(tracker.ageSeconds()).toBe(15);
-    tracker.observeCaughtUp('w-1', T0 + 30_000);
+    tracker.observeCaughtUp(T0 + 30_000);
     clock.seconds = 32;
-    tracker.observeBatch('w-0', [event(3)]);
+    tracker.observeBatch([event(3)]);
     clock.seconds = 42;
     expect(tracker.ageSeconds()).toBe(12);
     // A later event's time serves when the first has none.
-    tracker.observeBatch('w-0', [event(4), event(5, at(40))]);
+    tracker.observeBatch([event(4), event(5, at(40))]);
     expect(tracker.ageSeconds()).toBe(2);
   });
 
   it('an empty batch changes nothing; times ahead of this clock (skew) count as 0, never negative', () => {
     const { tracker } = trackerAt(100);
-    tracker.observeBatch('w-0', [event(1, at(70))]);
-    tracker.observeBatch('w-0', []);
+    tracker.observeBatch([event(1, at(70))]);
+    tracker.observeBatch([]);
     expect(tracker.ageSeconds()).toBe(30);
-    tracker.observeBatch('w-0', [event(2, at(105))]);
+    tracker.observeBatch([event(2, at(105))]);
     expect(tracker.ageSeconds()).toBe(0);
   });
 
   it('reads offsets and fractions of RFC 3339 times', () => {
     const { tracker } = trackerAt(0);
-    tracker.observeBatch('w-0', [event(1, '2026-11-20T11:59:58.500+02:00')]);
+    tracker.observeBatch([event(1, '2026-11-20T11:59:58.500+02:00')]);
     expect(tracker.ageSeconds()).toBe(1.5);
   });
 });

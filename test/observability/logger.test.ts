@@ -88,14 +88,14 @@ describe('redactUrl', () => {
 });
 
 describe('startSummary', () => {
-  it('logs throughput, lag, backlog age, in flight and stale acks per interval', () => {
+  it('logs throughput, lag, backlog age, in flight against the budget, leases held and stale acks per interval', () => {
     vi.useFakeTimers();
     try {
       const out = capture();
       const logger = createLogger({ pretty: false, destination: out.stream });
       const bus = new EventEmitter() as WorkerEmitter;
       let nowMs = 1_000_000;
-      const summary = startSummary({ events: bus, logger, intervalMs: 10_000, now: () => nowMs });
+      const summary = startSummary({ events: bus, logger, intervalMs: 10_000, now: () => nowMs, maxInProgress: 8 });
       const time = new Date(nowMs - 2_500).toISOString();
       const ev = (sequence: string) => ({ specversion: '1.0' as const, id: sequence, type: 't', subject: 's', sequence, time, data: null });
       bus.emit('batch:pulled', { workerId: 'w', leaseId: 'l', generation: 1, attempt: 1, events: [ev('10'), ev('11'), ev('12')] });
@@ -103,6 +103,7 @@ describe('startSummary', () => {
         bus.emit('event:done', { workerId: 'w', event: ev('10'), handler: 'h', outcome, durationMs: 1 });
       }
       bus.emit('inflight:changed', { inFlight: 2 });
+      bus.emit('leases:changed', { held: 3, buffered: 40 });
       bus.emit('ack:done', { workerId: 'w', leaseId: 'l', generation: 1, sent: 'ok', status: 'stale', response: { status: 'stale', committed: '10' } });
       nowMs += 10_000;
       vi.advanceTimersByTime(10_000);
@@ -114,12 +115,15 @@ describe('startSummary', () => {
         lag: '2',
         backlogAgeSeconds: 12.5,
         inFlight: 2,
+        budget: '2/8',
+        leasesHeld: 3,
+        bufferedEvents: 40,
         staleAcks: 1,
         pulls: 0,
       });
-      // Counters reset per interval; lag and in flight are levels.
+      // Counters reset per interval; lag, in flight and leases are levels.
       nowMs += 5_000;
-      expect(summary.flush()).toMatchObject({ eventsPerSecond: 0, staleAcks: 0, lag: '2', backlogAgeSeconds: 17.5, inFlight: 2 });
+      expect(summary.flush()).toMatchObject({ eventsPerSecond: 0, staleAcks: 0, lag: '2', backlogAgeSeconds: 17.5, inFlight: 2, leasesHeld: 3 });
       bus.emit('caught-up', { workerId: 'w', at: nowMs });
       expect(summary.flush()).toMatchObject({ backlogAgeSeconds: 0 });
       summary.stop();

@@ -11,9 +11,11 @@ import { appendBehave, consumerState, createConsumer, records, silent, tempDir, 
 
 /**
  * Backpressure: with the in-flight window full (429 with Retry-After) and with the consumer paused
- * (409) no ack is dropped, every event takes effect once and the cursor reaches the head; and the pull
- * loops wait what the platform asks (Retry-After) or what the worker's own pause wait says before they
- * pull again. Waits are counted in pulls against a fake clock the loops wait on: no wall-clock rate.
+ * (409) no ack is dropped, every event takes effect once and the cursor reaches the head; and the
+ * process waits what the platform asks (Retry-After) or what the worker's own pause wait says before it
+ * pulls again, once for the whole process however many pulls were on their way (issue 21: one back-off,
+ * then a single pull probes). Waits are counted in pulls against a fake clock the worker waits on: no
+ * wall-clock rate.
  */
 let emulator: RunningEmulator;
 let auth: Record<string, string>;
@@ -82,9 +84,9 @@ async function post(destination: string, action: string, query = ''): Promise<nu
   return res.status;
 }
 
-/** Every loop has had its pull answered and waits on the clock. */
-function asleep(t: Tally, clock: FakeClock, loops: number, pulls: number): () => boolean {
-  return () => t.pulls.length === pulls && !t.pulls.includes('pending') && clock.pendingTimers === loops;
+/** `pulls` pulls were sent, every one is answered, and the process waits on the clock: one wait for all of them. */
+function asleep(t: Tally, clock: FakeClock, pulls: number): () => boolean {
+  return () => t.pulls.length === pulls && !t.pulls.includes('pending') && clock.pendingTimers === 1;
 }
 
 /** Moves the fake clock on while the rest of a test runs in real time. */
@@ -121,49 +123,53 @@ describe('backpressure', () => {
     expect(state.committed).toBe(state.head);
   }, 60_000);
 
-  it('429 with Retry-After: each loop pulls again when the Retry-After has passed, not before', async () => {
+  it('a 429 storm from 8 loops is one back-off: the process pulls again, once, when the Retry-After has passed, not before', async () => {
     const dir = tempDir('bp-retry-after');
     const destination = await createConsumer(emulator, 'bp-retry-after');
-    const loops = 2;
+    const loops = 8;
     emulator.faults.set({ throttle: { rate: 1, burst: 10_000, retryAfterSeconds: 3 }, routes: ['pull'] });
     const clock = createFakeClock(Date.now());
     const { t } = await start(workerConfig(emulator, destination, dir, { workers: loops }), { clock });
-    await waitFor('every loop throttled once', asleep(t, clock, loops, loops));
+    // The 8 loops' first pulls are on their way together; every one is throttled, and the process waits once.
+    await waitFor('every first pull throttled, one wait', asleep(t, clock, loops));
     for (let round = 1; round <= 3; round++) {
       await clock.advance(2_999);
-      expect(t.pulls.length, `round ${round}: a pull before the Retry-After`).toBe(round * loops);
+      expect(t.pulls.length, `round ${round}: a pull before the Retry-After`).toBe(loops + round - 1);
       await clock.advance(1);
-      await waitFor(`round ${round}: every loop pulled again`, asleep(t, clock, loops, (round + 1) * loops));
+      // One pull probes; throttled again, it is one wait again (not one per loop).
+      await waitFor(`round ${round}: one pull probed`, asleep(t, clock, loops + round));
     }
     expect(new Set(t.pulls)).toEqual(new Set(['429']));
   });
 
-  it('paused (409): the batches in hand are still acked, the loops wait before asking again, resume finishes every event', async () => {
+  it('paused (409): the leases in hand are still acked, the process waits before asking again, resume finishes every event', async () => {
     const dir = tempDir('bp-409');
     const record = join(dir, 'effects.log');
     const gateFile = join(dir, 'gate');
     const destination = await createConsumer(emulator, 'bp-409');
-    const loops = 2;
+    const leases = 2;
     appendBehave(emulator, 300, () => ({ behaviour: 'gate', gateFile, onlyOnAttempt: 1, record }), (i) => `s-${i % 50}`);
     const clock = createFakeClock(Date.now());
-    const { worker, t } = await start(workerConfig(emulator, destination, dir, { workers: loops, limit: 50, concurrency: 50, visibilitySeconds: 30 }), { clock });
-    await waitFor('both loops hold a batch', () => consumerState(emulator, destination).leased === 100);
-    // Paused while the batches are being handled: their acks come after the pause and still count.
+    // Two workerIds: the process holds two leases at most, as two pull loops did.
+    const config = workerConfig(emulator, destination, dir, { workers: leases, maxLeases: leases, limit: 50, concurrency: 50, visibilitySeconds: 30 });
+    const { worker, t } = await start(config, { clock });
+    await waitFor('both leases held', () => consumerState(emulator, destination).leased === 100);
+    // Paused while the leases are being handled: their acks come after the pause and still count.
     expect(await post(destination, 'pause')).toBe(200);
     writeFileSync(gateFile, '');
-    await waitFor('the batches in hand acked while paused', () => t.acks.length === loops);
+    await waitFor('the leases in hand acked while paused', () => t.acks.length === leases);
     expect(t.acks).toEqual(['committed', 'committed']);
     expect(consumerState(emulator, destination)).toMatchObject({ paused: true, leased: 0 });
 
-    // The worker's wait while paused: 2 s, jittered down to no less than half of it.
-    await waitFor('every loop told it is paused', asleep(t, clock, loops, loops + loops));
-    expect(t.pulls.slice(loops)).toEqual(['409', '409']);
+    // The worker's wait while paused: 2 s, jittered down to no less than half of it, once for the process.
+    await waitFor('told it is paused, waiting once', () => !t.pulls.includes('pending') && t.pulls.slice(leases).includes('409') && clock.pendingTimers === 1);
+    expect(new Set(t.pulls.slice(leases))).toEqual(new Set(['409']));
     for (let round = 1; round <= 3; round++) {
       const before = t.pulls.length;
       await clock.advance(999);
       expect(t.pulls.length, `round ${round}: a pull before half the pause wait`).toBe(before);
       await clock.advance(1_001);
-      await waitFor(`round ${round}: every loop asked again`, asleep(t, clock, loops, before + loops));
+      await waitFor(`round ${round}: one pull asked again`, asleep(t, clock, before + 1));
     }
 
     expect(await post(destination, 'resume')).toBe(200);

@@ -71,7 +71,8 @@ describe('a stale ack (the platform ended the lease before the ack came)', () =>
       });
       cleanups.push(() => proxy.close());
       const a = capturingLogger('warn');
-      const workerA = await startWorker(workerConfig(t.emulator, destination, dir, { baseUrl: proxy.url, visibilitySeconds: 10 }), { logger: a.logger, store, timings: FAST });
+      // One workerId: A pulls nothing more while it holds the batch, so the redelivery goes to B.
+      const workerA = await startWorker(workerConfig(t.emulator, destination, dir, { baseUrl: proxy.url, visibilitySeconds: 10, maxLeases: 1 }), { logger: a.logger, store, timings: FAST });
       t.running.push(workerA);
       const pulledByA: number[] = [];
       workerA.events.on('batch:pulled', (e) => pulledByA.push(e.events.length));
@@ -166,7 +167,8 @@ describe('an idempotency store that fails the claims of a whole batch', () => {
     const claimFailed = 'idempotency store claim failed: the batch is requeued';
     await waitFor('two batches requeued for their claims', () => messages().filter((m) => m === claimFailed).length >= 2);
     expect(records(record)).toEqual([]);
-    expect(sample(await scrape(worker.metricsUrl), 'durable_worker_acks_total', { status: 'requeued' })).toBeGreaterThanOrEqual(2);
+    // The second requeue's ack follows its log line: wait for its answer to be counted.
+    await waitFor('two requeued acks counted', async () => (sample(await scrape(worker.metricsUrl), 'durable_worker_acks_total', { status: 'requeued' }) ?? 0) >= 2);
     expect(consumerState(t.emulator, destination).committed).toBeNull();
 
     await server.start();

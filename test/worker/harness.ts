@@ -122,14 +122,15 @@ export async function untilCommitted(emulator: RunningEmulator, destination: str
 }
 
 /**
- * Resolves once `loops` pull loops of `worker` were told they are caught up (a 204) after this call.
- * A loop acks a batch before it pulls again, so by then every ack it sent was answered: what the worker
- * reports about them (events, metrics, logs) is complete, not racing the emulator's state.
+ * Resolves once `worker` reported `times` caught-up pulls (a 204) after this call. The worker reports
+ * one only when it holds no lease and the pull was sent after the last ack was answered, so by then
+ * every ack it sent was answered: what the worker reports about them (events, metrics, logs) is
+ * complete, not racing the emulator's state.
  */
-export function untilCaughtUp(worker: RunningWorker, loops = 1, timeoutMs = 20_000): Promise<void> {
-  const seen = new Set<string>();
-  worker.events.on('caught-up', (e) => void seen.add(e.workerId));
-  return waitForState(`${loops} loop(s) caught up`, () => seen.size >= loops, timeoutMs).then(() => undefined);
+export function untilCaughtUp(worker: RunningWorker, times = 1, timeoutMs = 20_000): Promise<void> {
+  let seen = 0;
+  worker.events.on('caught-up', () => void seen++);
+  return waitForState(`${times} caught-up report(s)`, () => seen >= times, timeoutMs).then(() => undefined);
 }
 
 /**

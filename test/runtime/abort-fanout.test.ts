@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { atDeadline, whenAborted } from '../src/abort-fanout.js';
-import { createFakeClock } from '../src/testing/clock.js';
+import { atDeadline, whenAborted } from '../../src/runtime/abort-fanout.js';
+import { createFakeClock } from '../../src/testing/clock.js';
 
 describe('whenAborted', () => {
   it('calls every subscriber once with the reason, skips those that unsubscribed, and fires at once on an aborted signal', () => {

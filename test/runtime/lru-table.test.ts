@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LruTable } from '../../src/idempotency/lru-table.js';
+import { LruTable } from '../../src/runtime/lru-table.js';
 
 /** The table against a plain model (an array, least recently used first) over a seeded random run. */
 function runAgainstModel(maxEntries: number, keySpace: number, steps: number, seed: number): void {

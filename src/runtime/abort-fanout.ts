@@ -1,4 +1,4 @@
-import type { Clock } from './dispatch/run-handler.js';
+import type { Clock } from './clock.js';
 
 /** What `whenAborted` and `atDeadline` return: `cancel()` drops the callback (idempotent). */
 export interface Watch {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ReusableTimeoutSignal } from '../../src/worker/timing.js';
+import { ReusableTimeoutSignal } from '../../src/runtime/reusable-timeout-signal.js';
 
 describe('ReusableTimeoutSignal', () => {
   afterEach(() => void vi.useRealTimers());

@@ -1,7 +1,7 @@
-import { whenAborted } from '../abort-fanout.js';
 import { isRetryable } from '../client/errors.js';
-import type { AckResponse, AckStatus, LeaseBatch } from '../types.js';
-import type { BatchContext } from './batch.js';
+import { whenAborted } from '../runtime/abort-fanout.js';
+import type { AckResponse, AckStatus } from '../types.js';
+import type { HeldLease } from './held-lease.js';
 import { backoffMs, sleep } from './timing.js';
 
 const ACK_RETRY_BASE_MS = 100;
@@ -13,55 +13,56 @@ const ACK_RETRY_MAX_MS = 2_000;
 export const FORCED_ACK_GRACE_MS = 1_000;
 
 /**
- * Acknowledges a batch. A network error or 5xx is retried (bounded exponential backoff with jitter)
+ * Acknowledges a lease. A network error or 5xx is retried (bounded exponential backoff with jitter)
  * until the lease expires: after that the ack could only be `stale`. A `stale` answer means the lease
  * expired and went to another worker (spec): nothing committed; logged and counted, never retried.
  * Not tied to the drain signal: a failed ack at shutdown is what requeues the batch at once. At the
  * forced shutdown, though, an ack still unanswered after FORCED_ACK_GRACE_MS is abandoned: the lease
  * expires on the platform and the batch is redelivered; done marks were stored before the ack, so the
- * effects of the events that finished stay single.
+ * effects of the events that finished stay single. Resolves with the answer, or undefined without one.
  */
-export async function acknowledgeBatch(ctx: BatchContext, batch: LeaseBatch, sent: AckStatus, expiresAtMs: number): Promise<AckResponse | undefined> {
+export async function acknowledgeLease(lease: HeldLease, sent: AckStatus): Promise<AckResponse | undefined> {
+  const { api, destination, events, forceSignal } = lease.context;
+  const { batch, slot, log } = lease;
   const lastSequence = batch.events.at(-1)?.sequence;
-  const base = { workerId: ctx.workerId, leaseId: batch.leaseId, generation: batch.generation, sent, ...(lastSequence === undefined ? {} : { lastSequence }) };
-  let giveUpAtMs = expiresAtMs;
+  const base = { workerId: slot.id, leaseId: batch.leaseId, generation: batch.generation, sent, ...(lastSequence === undefined ? {} : { lastSequence }) };
+  const startedMs = performance.now();
+  let giveUpAtMs = lease.expiresAtMs;
   let giveUpReason = 'the lease expired before the ack was answered';
   let inFlight = false;
-  const forced = whenAborted(ctx.forceSignal, () => {
+  const forced = whenAborted(forceSignal, () => {
     if (Date.now() + FORCED_ACK_GRACE_MS >= giveUpAtMs) return;
     giveUpAtMs = Date.now() + FORCED_ACK_GRACE_MS;
     giveUpReason = 'forced shutdown: the ack was abandoned';
     // Re-arming while the call runs moves its timeout: the call holds the same signal.
-    if (inFlight) ctx.ackTimeout.arm(FORCED_ACK_GRACE_MS, giveUpReason);
+    if (inFlight) slot.ackTimeout.arm(FORCED_ACK_GRACE_MS, giveUpReason);
   });
   try {
     for (let attempt = 1; ; attempt++) {
       let response: AckResponse;
       // Not AbortSignal.timeout: that one keeps its timer until it fires (a lease's worth) and costs
-      // more to create, once per batch.
-      const signal = ctx.ackTimeout.arm(Math.max(1, giveUpAtMs - Date.now()), giveUpReason);
+      // more to create, once per lease (docs/benchmarks.md, "the ack's timeout reused").
+      const signal = slot.ackTimeout.arm(Math.max(1, giveUpAtMs - Date.now()), giveUpReason);
       inFlight = true;
       try {
-        response = await ctx.api.acknowledge(ctx.destination, { leaseId: batch.leaseId, generation: batch.generation, status: sent }, signal);
+        response = await api.acknowledge(destination, { leaseId: batch.leaseId, generation: batch.generation, status: sent }, signal);
       } catch (err) {
         const waitMs = backoffMs(attempt, ACK_RETRY_BASE_MS, ACK_RETRY_MAX_MS);
         if (isRetryable(err) && Date.now() + waitMs < giveUpAtMs) {
-          ctx.logger.warn({ err, attempt, sent }, 'acknowledge failed: retrying before the lease expires');
+          log.warn({ err, attempt, sent }, 'acknowledge failed: retrying before the lease expires');
           await sleep(waitMs);
           continue;
         }
-        ctx.events.emit('ack:done', { ...base, status: 'error' });
-        ctx.logger.error({ err, sent }, `acknowledge failed (${giveUpReason}): the lease will expire and the batch be redelivered`);
+        events.emit('ack:done', { ...base, status: 'error', durationMs: performance.now() - startedMs });
+        log.error({ err, sent }, `acknowledge failed (${giveUpReason}): the lease will expire and the batch be redelivered`);
         return undefined;
       } finally {
         inFlight = false;
-        ctx.ackTimeout.disarm();
+        slot.ackTimeout.disarm();
       }
       // Outside the try: what listeners do can never turn an answered ack into a failed one.
-      ctx.events.emit('ack:done', { ...base, status: response.status, response });
-      if (response.status === 'stale') {
-        ctx.logger.warn({ sent }, 'ack was stale: the lease expired and was handed out again (raise --visibility or lower --limit)');
-      }
+      events.emit('ack:done', { ...base, status: response.status, response, durationMs: performance.now() - startedMs });
+      if (response.status === 'stale') log.warn({ sent }, 'ack was stale: the lease expired and was handed out again (raise --visibility or lower --limit)');
       return response;
     }
   } finally {

@@ -1,0 +1,131 @@
+/**
+ * Phases f-h of bench/worker: the worker as a new user meets it (issue 21). Every worker process is
+ * fresh (no warm-up), the idempotency store is `memory`, and the events' subjects cycle over 50
+ * entries (updates of 50 entries: events of one subject run one after another). The handler awaits
+ * a 2 ms timer and appends the event id to a file; the naive loops do the same work.
+ *
+ * f) 2 ms handler vs 4 naive loops, at 0, 20 and 50 ms added to every pull and ack (the emulator's
+ *    latency fault): events/s, the speed-up, and each configuration's rate as a share of its 0 ms
+ *    rate in the same round
+ * g) one process on a long run: the rate of each window of --window-events, the first against the
+ *    median of the later ones
+ * h) no-op handler: share of the raw pull+ack ceiling (the raw loops in a fresh process too)
+ */
+import { randomUUID } from 'node:crypto';
+import { countEffects } from './effects.mjs';
+import type { EmulatorChild } from './emulator.js';
+import { runLoops } from './loops.js';
+import type { BenchWorkers, Phase } from './workers.js';
+
+export interface FlowPhaseOptions {
+  em: EmulatorChild;
+  workers: BenchWorkers;
+  /** Rounds of f and h; figures are medians, each ratio taken within its round. */
+  repeat: number;
+  /** Events of a measured worker process in f and h. */
+  freshEvents: number;
+  /** Events of the naive loops in f. */
+  naiveEvents: number;
+  /** Added latencies of f, ms; the first is the base of the shares (0). */
+  latenciesMs: number[];
+  /** Events of g's run and of each of its windows. */
+  longEvents: number;
+  windowEvents: number;
+  log(label: string, value: unknown): void;
+  summarize(rounds: Record<string, number>[], digits: Record<string, number>): Record<string, unknown>;
+}
+
+/** Subjects of every measured event of these phases. */
+export const SUBJECTS = 50;
+const HANDLER_DELAY_MS = '2';
+const ISOLATIONS = ['none', 'thread'] as const;
+
+/** Fails the phase when an event's effect is missing: a figure of a run that lost work means nothing. */
+function checkEffects(file: string, events: number, what: string): number {
+  const { lines, distinct } = countEffects(file);
+  if (distinct !== events) throw new Error(`${what}: ${distinct} distinct event ids in ${file}, expected ${events}`);
+  // Lines beyond the events are effects applied twice (at least once after a redelivery): reported.
+  return lines - distinct;
+}
+
+/** A fresh worker process on `events` events: the 2 ms handler with its effect, or (`noop`) a handler that does nothing. */
+async function freshWorker(options: FlowPhaseOptions, name: string, isolation: 'none' | 'thread', events: number, handler: '2ms' | 'noop', windowEvents = 0): Promise<Phase & { repeatedEffects: number }> {
+  const { em, workers } = options;
+  const effectsFile = workers.path(`effects-${name}-${randomUUID().slice(0, 6)}.txt`);
+  const env: Record<string, string> = handler === 'noop' ? {} : { BENCH_HANDLER_DELAY_MS: HANDLER_DELAY_MS, BENCH_EFFECTS_FILE: effectsFile };
+  const phase = await workers.run(em, [workers.config(em.url, name, { isolation, idempotencyUrl: 'memory' })], events, { env, warmUp: 0, subjects: SUBJECTS, windowEvents });
+  return { ...phase, repeatedEffects: handler === 'noop' ? 0 : checkEffects(effectsFile, events, `${name} worker`) };
+}
+
+/** f: fresh processes at each added latency, the naive loops beside them. */
+export async function latencyPhase(options: FlowPhaseOptions): Promise<void> {
+  const { em, workers } = options;
+  const rounds: Record<string, number>[] = [];
+  for (let r = 0; r < options.repeat; r++) {
+    const round: Record<string, number> = {};
+    try {
+      for (const latencyMs of options.latenciesMs) {
+        await em.setLatency(latencyMs);
+        const naiveEffects = workers.path(`effects-naive-${randomUUID().slice(0, 6)}.txt`);
+        await em.append(options.naiveEvents, SUBJECTS);
+        const naive = await runLoops(em.url, { loops: 4, limit: 100, handlerDelayMs: Number(HANDLER_DELAY_MS), expected: options.naiveEvents, effectsFile: naiveEffects });
+        checkEffects(naiveEffects, options.naiveEvents, 'naive loops');
+        round[`naive${latencyMs}ms`] = naive.eventsPerSecond;
+        for (const isolation of ISOLATIONS) {
+          const run = await freshWorker(options, `f${latencyMs}-${isolation}`, isolation, options.freshEvents, '2ms');
+          round[`${isolation}${latencyMs}ms`] = run.eventsPerSecond;
+          round[`${isolation}${latencyMs}msSpeedup`] = run.eventsPerSecond / naive.eventsPerSecond;
+          round[`${isolation}${latencyMs}msShareOf0ms`] = run.eventsPerSecond / (round[`${isolation}${options.latenciesMs[0]}ms`] as number);
+          round[`${isolation}${latencyMs}msRepeatedEffects`] = run.repeatedEffects;
+        }
+      }
+    } finally {
+      await em.setLatency(0);
+    }
+    rounds.push(round);
+  }
+  const digits: Record<string, number> = {};
+  for (const key of Object.keys(rounds[0] ?? {})) if (/Speedup|Share/.test(key)) digits[key] = 2;
+  options.log('f_fresh_2ms_handler_by_latency', options.summarize(rounds, digits));
+}
+
+/** g: one fresh process per isolation on a long run, the rate of every window. */
+export async function windowsPhase(options: FlowPhaseOptions): Promise<void> {
+  for (const isolation of ISOLATIONS) {
+    const run = await freshWorker(options, `g-${isolation}`, isolation, options.longEvents, '2ms', options.windowEvents);
+    const later = [...run.windowRates.slice(1)].sort((a, b) => a - b);
+    const warm = later.length === 0 ? Number.NaN : (later[Math.floor((later.length - 1) / 2)] as number);
+    options.log(`g_windows_${isolation}`, {
+      events: run.events,
+      eventsPerSecond: Math.round(run.eventsPerSecond),
+      windowEvents: options.windowEvents,
+      windowRates: run.windowRates.map((rate) => Math.round(rate)),
+      firstWindow: Math.round(run.windowRates[0] ?? Number.NaN),
+      laterWindowsMedian: Math.round(warm),
+      firstShareOfLater: Number(((run.windowRates[0] ?? Number.NaN) / warm).toFixed(2)),
+      repeatedEffects: run.repeatedEffects,
+    });
+  }
+}
+
+/** h: no-op handler, fresh processes on both sides of the ratio. */
+export async function freshNoopPhase(options: FlowPhaseOptions): Promise<void> {
+  const { em, workers } = options;
+  const rounds: Record<string, number>[] = [];
+  for (let r = 0; r < options.repeat; r++) {
+    const raw = await workers.runRawLoops(em, options.freshEvents, 0, SUBJECTS);
+    const none = await freshWorker(options, 'h-none', 'none', options.freshEvents, 'noop');
+    const thread = await freshWorker(options, 'h-thread', 'thread', options.freshEvents, 'noop');
+    rounds.push({
+      rawPullAckEventsPerSecond: raw.eventsPerSecond,
+      frameworkNoneEventsPerSecond: none.eventsPerSecond,
+      frameworkThreadEventsPerSecond: thread.eventsPerSecond,
+      fractionOfRawNone: none.eventsPerSecond / raw.eventsPerSecond,
+      fractionOfRawThread: thread.eventsPerSecond / raw.eventsPerSecond,
+      cpuRawClientLoop: raw.cpuUsPerEvent,
+      cpuFrameworkNone: none.cpuUsPerEvent,
+      cpuFrameworkThread: thread.cpuUsPerEvent,
+    });
+  }
+  options.log('h_fresh_noop_handler', options.summarize(rounds, { fractionOfRawNone: 2, fractionOfRawThread: 2, cpuRawClientLoop: 1, cpuFrameworkNone: 1, cpuFrameworkThread: 1 }));
+}

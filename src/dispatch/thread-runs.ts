@@ -1,0 +1,165 @@
+import { ErrorCodes } from '../errors.js';
+import type { LoadedHandler } from '../handlers/loader.js';
+import { atDeadline, whenAborted, type Watch } from '../runtime/abort-fanout.js';
+import { systemClock } from '../runtime/clock.js';
+import { effectiveDeadlineMs } from './run-handler.js';
+import { RUN_FAILED, RUN_OK, RUN_PERMANENT, RUN_WAITING } from './thread-protocol.js';
+import type { DispatchResult, DispatchRun, LeaseDispatch } from './types.js';
+
+/** What the runs of a lease need from the pool (thread-pool.ts). */
+export interface RunPool {
+  /** How long the main thread keeps waiting for a thread after an abort or a deadline. */
+  readonly graceMs: number;
+  readonly defaultTimeoutMs: number | undefined;
+  handler(name: string): LoadedHandler | undefined;
+  /** Sends the run to a thread with the other runs started in this turn. */
+  send(run: PooledRun): void;
+  /** Tells the threads to abort these runs (one message for all of them). */
+  abort(taskIds: number[], code: string | undefined): void;
+  /** A run of this chunk missed its deadline plus grace: its thread may be blocked. */
+  suspect(chunkId: number | undefined): void;
+}
+
+const UNSTARTED: DispatchResult = Object.freeze({ status: 'unstarted' });
+
+/**
+ * One handler run handed to the thread pool, from `start` to its end: its chunk once sent (and its
+ * index there: its state in the chunk's shared memory), and the watch for a handler timeout of its
+ * own. Its end goes to the worker's run object once, whichever comes first: the thread's outcome,
+ * the thread's death, or the main thread giving up on it.
+ */
+export class PooledRun {
+  readonly run: DispatchRun;
+  readonly lease: PooledLease;
+  /** Set when sent: names it in the chunk, the thread's outcomes and aborts. */
+  taskId = 0;
+  chunkId: number | undefined = undefined;
+  states: Uint8Array | undefined = undefined;
+  index = -1;
+  #settled = false;
+  #ownTimeout: Watch | undefined = undefined;
+
+  constructor(run: DispatchRun, lease: PooledLease, handler: LoadedHandler, pool: RunPool) {
+    this.run = run;
+    this.lease = lease;
+    // A handler with a timeout shorter than the lease is watched from now: it starts as it reaches its thread.
+    const deadlineMs = effectiveDeadlineMs(handler, run.job, Date.now(), pool.defaultTimeoutMs);
+    if (deadlineMs < run.job.ctx.deadlineMs) this.#ownTimeout = atDeadline(systemClock, deadlineMs + pool.graceMs, () => this.missedDeadline(pool));
+  }
+
+  get settled(): boolean {
+    return this.#settled;
+  }
+
+  finish(result: DispatchResult): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#ownTimeout?.cancel();
+    this.lease.runSettled();
+    this.run.end(result);
+  }
+
+  /** What its thread recorded of it when its outcome did not come: unstarted, or how it ended; undefined while it runs. */
+  recorded(): DispatchResult | undefined {
+    if (this.states === undefined) return UNSTARTED;
+    const handler = this.run.job.handler;
+    switch (Atomics.load(this.states, this.index)) {
+      case RUN_WAITING:
+        return UNSTARTED;
+      case RUN_OK:
+        return { status: 'ok' };
+      case RUN_FAILED:
+        return { status: 'failed', error: { message: `handler ${handler} failed (the error was lost with its worker thread)` } };
+      case RUN_PERMANENT:
+        return { status: 'permanent', error: { message: `handler ${handler} failed permanently (the error was lost with its worker thread)`, code: ErrorCodes.PERMANENT } };
+      default:
+        return undefined;
+    }
+  }
+
+  /** The thread did not answer in time: what it recorded of the run stands; else the run fails and its thread is suspected. */
+  giveUp(failure: DispatchResult, pool: RunPool): void {
+    if (this.#settled) return;
+    const recorded = this.recorded();
+    if (recorded !== undefined) return this.finish(recorded);
+    pool.suspect(this.chunkId);
+    this.finish(failure);
+  }
+
+  missedDeadline(pool: RunPool): void {
+    this.giveUp({ status: 'failed', error: { message: `handler ${this.run.job.handler} did not return by its deadline (worker thread blocked)`, code: ErrorCodes.HANDLER_TIMEOUT } }, pool);
+  }
+}
+
+/**
+ * The runs of one lease in the pool (Dispatcher.open). The threads enforce each run's deadline
+ * themselves; the lease watches for the threads that cannot: one timer at the lease deadline plus
+ * grace for all its runs, and one listener on its signal that aborts all its running runs in one
+ * message, then gives up on those that still do not answer within the grace.
+ */
+export class PooledLease implements LeaseDispatch {
+  readonly #pool: RunPool;
+  readonly #signal: AbortSignal;
+  readonly #runs: PooledRun[] = [];
+  #unsettled = 0;
+  #deadlineWatch: Watch | undefined = undefined;
+  #signalWatch: Watch | undefined = undefined;
+  #graceTimer: NodeJS.Timeout | undefined = undefined;
+
+  constructor(pool: RunPool, signal: AbortSignal) {
+    this.#pool = pool;
+    this.#signal = signal;
+  }
+
+  /** Its signal aborted before the run was sent: it never reaches a thread. */
+  get aborted(): boolean {
+    return this.#signal.aborted;
+  }
+
+  start(run: DispatchRun): void {
+    const pool = this.#pool;
+    const handler = pool.handler(run.job.handler);
+    if (handler === undefined) return run.end({ status: 'failed', error: { message: `unknown handler ${run.job.handler}` } });
+    if (this.#signal.aborted) return run.end(UNSTARTED);
+    if (this.#runs.length === 0) {
+      // Every run of the lease shares its deadline: one watch (and one timer per deadline, abort-fanout.ts).
+      this.#deadlineWatch = atDeadline(systemClock, run.job.ctx.deadlineMs + pool.graceMs, () => this.#each((r) => r.missedDeadline(pool)));
+      this.#signalWatch = whenAborted(this.#signal, (reason) => this.#aborted(reason));
+    }
+    const pooled = new PooledRun(run, this, handler, pool);
+    this.#runs.push(pooled);
+    this.#unsettled++;
+    pool.send(pooled);
+  }
+
+  runSettled(): void {
+    this.#unsettled--;
+  }
+
+  close(): void {
+    this.#deadlineWatch?.cancel();
+    this.#signalWatch?.cancel();
+    clearTimeout(this.#graceTimer);
+    this.#runs.length = 0;
+  }
+
+  #each(action: (run: PooledRun) => void): void {
+    if (this.#unsettled === 0) return;
+    for (const run of this.#runs) if (!run.settled) action(run);
+  }
+
+  /** The lease deadline or a forced shutdown: abort its running runs, give up on the silent ones after the grace. */
+  #aborted(reason: unknown): void {
+    const code = (reason as { code?: unknown } | undefined)?.code;
+    const taskIds: number[] = [];
+    this.#each((run) => {
+      if (run.taskId !== 0) taskIds.push(run.taskId);
+    });
+    if (taskIds.length > 0) this.#pool.abort(taskIds, typeof code === 'string' ? code : undefined);
+    const message = code === ErrorCodes.HANDLER_TIMEOUT ? 'did not finish before the lease deadline' : 'was aborted (shutdown)';
+    this.#graceTimer = setTimeout(
+      () => this.#each((run) => run.giveUp({ status: 'failed', error: { message: `handler ${run.run.job.handler} ${message}`, code: typeof code === 'string' ? code : ErrorCodes.ABORTED } }, this.#pool)),
+      this.#pool.graceMs,
+    );
+  }
+}

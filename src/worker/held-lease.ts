@@ -1,0 +1,281 @@
+import { setMaxListeners } from 'node:events';
+import type { Logger } from 'pino';
+import type { ConsumerApi } from '../client/consumer-api.js';
+import type { DeadLetterSink } from '../dead-letter/sink.js';
+import type { Dispatcher, JobContext, LeaseDispatch } from '../dispatch/types.js';
+import { ErrorCodes } from '../errors.js';
+import type { LoadedHandler } from '../handlers/loader.js';
+import type { Router } from '../handlers/router.js';
+import { idempotencyKey } from '../idempotency/key.js';
+import type { ClaimState, IdempotencyStore } from '../idempotency/store.js';
+import { atDeadline, whenAborted, type Watch } from '../runtime/abort-fanout.js';
+import { systemClock } from '../runtime/clock.js';
+import type { AckStatus, LeaseBatch } from '../types.js';
+import { DoneMarkWriter } from './done-marks.js';
+import type { FirstFailures } from './first-failures.js';
+import type { WorkerEmitter } from './events.js';
+import { acknowledgeLease } from './lease-ack.js';
+import { LeaseEvent, type EventEnd } from './lease-event.js';
+import { safetyMarginMs, type RateLimiter } from './timing.js';
+import type { WorkerSlot } from './worker-ids.js';
+
+/** What a held lease needs from the worker (a narrow view, STYLE 3). */
+export interface LeaseContext {
+  destination: string;
+  api: Pick<ConsumerApi, 'acknowledge'>;
+  store: IdempotencyStore;
+  dispatcher: Dispatcher;
+  deadLetter: DeadLetterSink;
+  router: Router<LoadedHandler>;
+  events: WorkerEmitter;
+  logger: Logger;
+  visibilitySeconds: number;
+  /** `--max-attempts`: from this attempt on, a failure is dead-lettered. */
+  maxAttempts: number;
+  firstFailures: FirstFailures;
+  nearDeadlineWarnings: RateLimiter;
+  /** Aborted at forced shutdown: running handlers are aborted, the lease acked failed. */
+  forceSignal: AbortSignal;
+}
+
+/** Where a held lease reports to: the process's scheduler (budget, subject order, the pull controller). */
+export interface LeaseOwner {
+  /** An event of the lease ended (`wasRunning`: it had started). */
+  eventEnded(event: LeaseEvent, end: EventEnd, wasRunning: boolean): void;
+  /** The lease's ack is about to be sent: its events leave the window as the platform serves it. */
+  ackSending(lease: HeldLease): void;
+  /** The lease's ack was answered (or given up): its workerId is free. */
+  leaseDone(lease: HeldLease, answer: 'answered' | 'unanswered'): void;
+}
+
+/** A lease used more than this fraction of its visibility: warn (rate-limited) and emit lease:near-deadline. */
+export const NEAR_DEADLINE_FRACTION = 0.8;
+/** Why a lease stopped at its deadline: runs cut by it fail as too slow (run-handler.ts). */
+export function leaseDeadline(): Error {
+  return Object.assign(new Error('lease deadline'), { code: ErrorCodes.HANDLER_TIMEOUT });
+}
+
+/** How long after its deadline a lease still waits for its runs to report before acking failed. */
+const STRAGGLER_GRACE_MS = 250;
+
+const RUNNING = 0;
+const ENDING = 1;
+const ACKING = 2;
+const DONE = 3;
+
+/**
+ * One leased batch from its pull to its ack (docs/architecture.md, "One lease's life"): its events
+ * and their `<handler>:<event id>` keys, claimed in one store call; its deadline (the lease expiry
+ * minus a safety margin: unfinished work is aborted and acked `failed` while the lease is still
+ * valid, spec: an expired lease is redelivered with a higher generation); its done marks and claim
+ * releases, stored before the ack; and the ack, `ok` when every event settled, else `failed` (the
+ * platform requeues the batch at once). Its events start when the scheduler says so.
+ */
+export class HeldLease {
+  readonly context: LeaseContext;
+  readonly owner: LeaseOwner;
+  readonly batch: LeaseBatch;
+  readonly slot: WorkerSlot;
+  readonly workerId: string;
+  /** When its pull was sent: the lease is counted from then (its answer came later). */
+  readonly pulledAtMs: number;
+  readonly expiresAtMs: number;
+  readonly deadlineMs: number;
+  /** Claim owner: the generation is part of it, so a redelivery is a new owner even for the same worker. */
+  readonly claimOwner: string;
+  readonly log: Logger;
+  readonly events: LeaseEvent[];
+  /** keys[keyStart[i] .. keyStart[i + 1]) are event i's keys, in route order; claims[k] is key k's claim. */
+  readonly keys: string[] = [];
+  readonly keyStart: Int32Array;
+  readonly routes: (readonly LoadedHandler[])[];
+  claims: readonly ClaimState[] = [];
+  readonly jobContext: JobContext;
+  readonly doneMarks: DoneMarkWriter;
+  readonly dispatch: LeaseDispatch;
+  /** Events that may start (the first of their subject), in the order they became so; `readyHead` is the next. */
+  readonly ready: LeaseEvent[] = [];
+  readyHead = 0;
+  /** Its claims are stored: its events may start. */
+  claimed = false;
+  /** No event of it starts any more (deadline, forced shutdown, drain). */
+  stopped = false;
+  #abort = new AbortController();
+  #claiming: Promise<void> = Promise.resolve();
+  #pendingWrites: Promise<unknown>[] = [];
+  #phase = RUNNING;
+  #ended = 0;
+  #settled = 0;
+  #stragglerTimer: NodeJS.Timeout | undefined;
+  #watches: Watch[] = [];
+
+  constructor(context: LeaseContext, owner: LeaseOwner, batch: LeaseBatch, slot: WorkerSlot, pulledAtMs: number) {
+    this.context = context;
+    this.owner = owner;
+    this.batch = batch;
+    this.slot = slot;
+    this.workerId = slot.id;
+    this.pulledAtMs = pulledAtMs;
+    const visibilityMs = context.visibilitySeconds * 1_000;
+    this.expiresAtMs = pulledAtMs + visibilityMs;
+    this.deadlineMs = this.expiresAtMs - safetyMarginMs(visibilityMs);
+    this.claimOwner = `${slot.id}:${batch.leaseId}:${batch.generation}`;
+    this.log = context.logger.child({ workerId: slot.id, leaseId: batch.leaseId, generation: batch.generation, attempt: batch.attempt });
+    this.jobContext = { attempt: batch.attempt, generation: batch.generation, workerId: slot.id, leaseId: batch.leaseId, deadlineMs: this.deadlineMs };
+    this.doneMarks = new DoneMarkWriter(context.store, this.log, this.#pendingWrites);
+    // Every handler run in flight listens to the lease's signal.
+    setMaxListeners(0, this.#abort.signal);
+    this.dispatch = context.dispatcher.open(this.#abort.signal);
+
+    const count = batch.events.length;
+    this.events = new Array(count);
+    this.routes = new Array(count);
+    this.keyStart = new Int32Array(count + 1);
+    for (let i = 0; i < count; i++) {
+      const event = batch.events[i]!;
+      const route = context.router.route(event.type);
+      this.events[i] = new LeaseEvent(this, event, i);
+      this.routes[i] = route;
+      this.keyStart[i] = this.keys.length;
+      for (const handler of route) this.keys.push(idempotencyKey(handler.name, event.id));
+    }
+    this.keyStart[count] = this.keys.length;
+  }
+
+  /** Aborts at the deadline or at forced shutdown: every run of the lease listens to it. */
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  get settledEvents(): number {
+    return this.#settled;
+  }
+
+  /** Ack not sent yet: its events count in the consumer's window. */
+  get unacked(): boolean {
+    return this.#phase < ACKING;
+  }
+
+  /**
+   * Claims its keys (one store call) and arms its deadline; `onClaimed` once its events may start.
+   * A claim that fails leaves every event unstarted: the lease is acked `failed` and comes back. An
+   * empty lease is acked at once.
+   */
+  start(onClaimed: () => void): void {
+    this.#watches.push(
+      // On the timer the lease's runs share for this deadline (run-handler.ts), and first on it: a
+      // run's own deadline callback never fires before the lease has stopped starting events (on a
+      // timer of its own, one could fire first, and the next event started in that moment failed at
+      // once, 'no time left', counting as a failed attempt instead of staying unstarted).
+      atDeadline(systemClock, this.deadlineMs, () => this.stop(leaseDeadline())),
+      whenAborted(this.context.forceSignal, () => this.stop(Object.assign(new Error('forced shutdown'), { code: ErrorCodes.ABORTED }))),
+      // Runs end by the deadline on their own; this bounds the wait for one that cannot report.
+      whenAborted(this.#abort.signal, () => (this.#stragglerTimer = setTimeout(() => this.#abandonRunning(), STRAGGLER_GRACE_MS))),
+    );
+    if (this.events.length === 0) {
+      void this.#finish();
+      return;
+    }
+    if (this.keys.length === 0) {
+      this.claimed = true;
+      return onClaimed();
+    }
+    // Awaited before the ack: the claims of what did not run are released with it.
+    this.#claiming = this.context.store.claim(this.keys, this.claimOwner, Math.max(1, this.expiresAtMs - Date.now())).then(
+      (claims) => {
+        this.claims = claims;
+        this.claimed = true;
+        onClaimed();
+      },
+      (err: unknown) => {
+        this.log.error({ err }, 'idempotency store claim failed: the batch is requeued');
+        this.stop(undefined);
+      },
+    );
+  }
+
+  /**
+   * No event starts any more: those waiting end unstarted. With a reason the running ones are aborted
+   * too (the deadline, a forced shutdown); without one (a drain, a failed claim) they may finish.
+   */
+  stop(reason: Error | undefined): void {
+    this.stopped = true;
+    if (reason !== undefined && !this.#abort.signal.aborted) this.#abort.abort(reason);
+    for (const event of this.events) event.drop();
+  }
+
+  /** An event ended (the scheduler did its part): the lease ends once every event has. */
+  eventEnded(end: EventEnd): void {
+    if (end === 'settled') this.#settled++;
+    if (++this.#ended === this.events.length && this.#phase === RUNNING) void this.#finish();
+  }
+
+  /** Claims given back with the ack (or at once when nothing else waits): a redelivery finds them free. */
+  release(keys: string[]): void {
+    if (keys.length === 0) return;
+    this.#track(this.context.store.release(keys, this.claimOwner), 'releasing claims', keys.length);
+  }
+
+  #track(write: Promise<unknown>, what: string, keys: number): void {
+    this.#pendingWrites.push(
+      write.catch((err: unknown) => {
+        this.log.error({ err, keys }, `idempotency store: ${what} failed (they free at the lease expiry)`);
+      }),
+    );
+  }
+
+  /** A run that cannot report past the deadline's grace counts as failed: the lease stops waiting. */
+  #abandonRunning(): void {
+    for (const event of this.events) event.abandon();
+  }
+
+  async #finish(): Promise<void> {
+    this.#phase = ENDING;
+    clearTimeout(this.#stragglerTimer);
+    for (const watch of this.#watches) watch.cancel();
+    this.dispatch.close();
+    await this.#claiming;
+    const allSettled = this.#settled === this.events.length;
+    // Cut at its deadline, not by a forced shutdown: say which knob to turn (below).
+    const hitDeadline = !this.context.forceSignal.aborted && !allSettled && (this.#abort.signal.aborted || Date.now() >= this.deadlineMs);
+    // Events that never started keep the claims the lease took: released with the `failed` ack, else
+    // the redelivery (another owner) finds them busy until this lease would have expired.
+    const unstarted: string[] = [];
+    for (const event of this.events) {
+      if (event.end !== 'unstarted') continue;
+      for (let k = this.keyStart[event.index] as number; k < (this.keyStart[event.index + 1] as number); k++) if (this.claims[k] === 'new') unstarted.push(this.keys[k] as string);
+    }
+    this.release(unstarted);
+    // Done marks and releases are stored before the ack: after an `ok` the events are gone.
+    this.doneMarks.flushForAck();
+    await waitUntil(Promise.all(this.#pendingWrites), this.expiresAtMs - Date.now());
+    const sent: AckStatus = allSettled ? 'ok' : 'failed';
+    this.#phase = ACKING;
+    this.owner.ackSending(this);
+    const response = await acknowledgeLease(this, sent);
+    this.#phase = DONE;
+    this.owner.leaseDone(this, response === undefined ? 'unanswered' : 'answered');
+    this.#warnNearDeadline(hitDeadline);
+  }
+
+  /** A lease cut at its deadline, or one that used most of its lease, will soon lose leases: say which knob to turn. */
+  #warnNearDeadline(hitDeadline: boolean): void {
+    const visibilityMs = this.context.visibilitySeconds * 1_000;
+    const usedFraction = (Date.now() - this.pulledAtMs) / visibilityMs;
+    if (!hitDeadline && usedFraction <= NEAR_DEADLINE_FRACTION) return;
+    this.context.events.emit('lease:near-deadline', { workerId: this.workerId, leaseId: this.batch.leaseId, usedFraction });
+    if (!this.context.nearDeadlineWarnings.allow(this.workerId)) return;
+    const total = this.events.length;
+    const what = hitDeadline ? `batch deadline reached with ${total - this.#settled} of ${total} events unfinished (requeued)` : `batch used ${Math.round(usedFraction * 100)} % of its lease`;
+    this.log.warn(
+      { usedFraction: Math.round(usedFraction * 100) / 100, visibilitySeconds: this.context.visibilitySeconds, events: total },
+      `${what}: raise --visibility, or lower --limit, or raise --max-in-progress`,
+    );
+  }
+}
+
+async function waitUntil(promise: Promise<unknown>, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, timeoutMs))))]);
+  clearTimeout(timer);
+}

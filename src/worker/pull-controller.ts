@@ -1,0 +1,307 @@
+import type { Logger } from 'pino';
+import type { ConsumerApi, PullResult } from '../client/consumer-api.js';
+import { isAbortError, isRetryable } from '../client/errors.js';
+import type { Clock } from '../runtime/clock.js';
+import type { WorkerEmitter, PullStatusLabel } from './events.js';
+import type { FlowModel } from './flow-model.js';
+import { HeldLease, type LeaseContext } from './held-lease.js';
+import { configProblem, pullStatusLabel } from './pull-status.js';
+import type { Readiness } from './readiness.js';
+import type { Scheduler } from './scheduler.js';
+import { backoffMs, withJitter } from './timing.js';
+import type { WorkerIdPool, WorkerSlot } from './worker-ids.js';
+
+/** Waits of the pull controller, in ms. */
+export interface PullTimings {
+  /** First wait after a 204 (caught up); doubles up to idleMaxMs, reset by work. Default 100. */
+  idleMinMs: number;
+  /** Default 2000. */
+  idleMaxMs: number;
+  /** Wait while the consumer is paused (409). Default 2000. */
+  pausedMs: number;
+  /** 429 without Retry-After, 5xx and network errors: base and ceiling of exponential backoff. Defaults 200 / 30000. */
+  errorBaseMs: number;
+  errorMaxMs: number;
+  /** 400/401/403/404: the configuration is wrong; retry slowly in case it is fixed. Default 15000. */
+  configRetryMs: number;
+}
+
+export const DEFAULT_PULL_TIMINGS: PullTimings = {
+  idleMinMs: 100,
+  idleMaxMs: 2_000,
+  pausedMs: 2_000,
+  errorBaseMs: 200,
+  errorMaxMs: 30_000,
+  configRetryMs: 15_000,
+};
+
+/** A pull cycle that crashed (a bug) rests its workerId this long at first, doubling up to the ceiling. */
+const RESTART_BASE_MS = 1_000;
+const RESTART_MAX_MS = 30_000;
+/** A workerId that pulled fine this long after its last crash starts its back-off afresh. */
+const HEALTHY_RUN_MS = 60_000;
+
+export interface PullControllerOptions {
+  api: ConsumerApi;
+  destination: string;
+  limit: number;
+  visibilitySeconds: number;
+  ids: WorkerIdPool;
+  model: FlowModel;
+  scheduler: Scheduler;
+  leaseContext: LeaseContext;
+  readiness: Readiness;
+  events: WorkerEmitter;
+  logger: Logger;
+  timings: PullTimings;
+  /** What the waits (after 204, 409, 429, errors, a crash) run on: the system clock, or a test's fake one. */
+  clock: Clock;
+  /** Aborted at forced shutdown: a pull on its way is cut. */
+  forceSignal: AbortSignal;
+  /** Whether the process is idle: caught up, nothing held or coming, every workerId pulled with since start. */
+  onIdle(idle: boolean): void;
+}
+
+/** Why pulling waits: caught up, paused, throttled (429), failing, or misconfigured. */
+type Wait = 'idle' | 'paused' | 'throttled' | 'error' | 'config';
+
+/**
+ * The one place that pulls (docs/architecture.md, "Flow control"). It sends a pull whenever the flow
+ * model wants one and a workerId is free, and turns every answer into a decision for the whole
+ * process: a 200 goes to the scheduler as a held lease; a 204 starts idle polling (one pull at a
+ * time); a 409, a 429 (`Retry-After` honoured) or an error is ONE back-off for the process, after
+ * which a single pull probes before pulling resumes; a 429 wait also ends when one of this process's
+ * acks is answered (its events were room the platform's Retry-After could not count on).
+ */
+export class PullController {
+  readonly #o: PullControllerOptions;
+  #pulling = 0;
+  #stopped = false;
+  #wait: Wait | undefined = undefined;
+  #waitTimer: unknown = undefined;
+  /** After a back-off: one pull at a time until one is answered 200 or 204. */
+  #probing = false;
+  #idleWaitMs: number;
+  #errorStreak = 0;
+  /** Pulls sent so far; each cycle knows its own number. */
+  #pullsSent = 0;
+  /** The number of the last pull answered 204, and `#pullsSent` when work last showed up (a lease, an ack's answer). */
+  #caughtUpPull = 0;
+  #workSeenAtPull = 0;
+  #lastConfigProblem: string | undefined = undefined;
+  #pausedLogged = false;
+  #onStopped: (() => void) | undefined = undefined;
+
+  constructor(options: PullControllerOptions) {
+    this.#o = options;
+    this.#idleWaitMs = options.timings.idleMinMs;
+  }
+
+  /** Pulls in flight. */
+  get pulling(): number {
+    return this.#pulling;
+  }
+
+  /** Sends the pulls the flow model wants now (called on every change that may make room). */
+  maybePull(): void {
+    if (this.#stopped || (this.#wait !== undefined && this.#wait !== 'idle')) return;
+    const { ids, model, scheduler } = this.#o;
+    const now = Date.now();
+    for (;;) {
+      const idle = this.#wait === 'idle';
+      // Caught up: one poll at a time, after the idle wait; but the ids not pulled with yet go
+      // together, at once (a restart gets back every lease it held). After a back-off: one probe.
+      if (idle && (this.#waitTimer !== undefined || this.#pulling >= Math.max(1, ids.notPulled))) return;
+      if (this.#probing && this.#pulling >= 1) return;
+      const hold = model.holdBack({ held: scheduler.held, pulling: this.#pulling, unstarted: scheduler.unstarted, unacked: scheduler.unacked }, now);
+      // A poll must go out to find work: only the ceiling and the window hold it back.
+      if (hold !== undefined && (!idle || hold === 'ceiling' || hold === 'window')) return;
+      const slot = ids.take(now);
+      if (slot === undefined) return;
+      this.#pulling++;
+      void this.#cycle(slot);
+    }
+  }
+
+  /** A lease's ack was answered: a 429 wait ends (the ack made room), and room may allow a pull. */
+  ackAnswered(): void {
+    this.#workSeenAtPull = this.#pullsSent;
+    if (this.#wait === 'throttled') this.#endWait();
+    this.#o.onIdle(this.idle);
+    this.maybePull();
+  }
+
+  /** Stops pulling; resolves once no pull is in flight. */
+  stop(): Promise<void> {
+    this.#stopped = true;
+    this.#clearWait();
+    if (this.#pulling === 0) return Promise.resolve();
+    return new Promise((resolve) => (this.#onStopped = resolve));
+  }
+
+  /**
+   * Whether the process is idle (for --exit-when-idle): a pull sent after the last lease came and the
+   * last ack was answered found nothing (a failed ack requeues its batch: only a later pull can tell),
+   * nothing is held or on its way, and every workerId was pulled with since start.
+   */
+  get idle(): boolean {
+    return this.#caughtUpPull > this.#workSeenAtPull && this.#pulling === 0 && this.#o.scheduler.held === 0 && this.#o.ids.allPulled;
+  }
+
+  async #cycle(slot: WorkerSlot): Promise<void> {
+    const o = this.#o;
+    const sentAtMs = Date.now();
+    const pull = ++this.#pullsSent;
+    let result: PullResult;
+    try {
+      await o.api.ensureCredential(o.forceSignal);
+      o.readiness.credentialObtained();
+      // Not the drain signal: a pull aborted mid-flight could leave a lease behind on the server.
+      result = await o.api.pull(o.destination, { limit: o.limit, visibilitySeconds: o.visibilitySeconds, workerId: slot.id }, o.forceSignal);
+    } catch (err) {
+      this.#settled();
+      o.ids.release(slot);
+      if (!o.forceSignal.aborted && !isAbortError(err)) this.#failed(slot, err, sentAtMs);
+      return this.maybePull();
+    }
+    this.#settled();
+    try {
+      this.#take(slot, result, sentAtMs, pull);
+    } catch (err) {
+      this.#crashed(slot, err);
+    }
+    this.maybePull();
+  }
+
+  /** A pull was answered (or failed): it is no longer in flight. */
+  #settled(): void {
+    this.#pulling--;
+    if (this.#stopped && this.#pulling === 0) this.#onStopped?.();
+  }
+
+  #take(slot: WorkerSlot, result: PullResult, sentAtMs: number, pull: number): void {
+    const o = this.#o;
+    const durationMs = Date.now() - sentAtMs;
+    if (result.status !== 200) o.ids.release(slot);
+    const eventCount = result.status === 200 ? result.batch.events.length : 0;
+    const status = String(result.status) as PullStatusLabel;
+    o.events.emit('pull:done', { workerId: slot.id, status, eventCount, durationMs });
+    if (result.status === 204) this.#caughtUpPull = Math.max(this.#caughtUpPull, pull);
+    else this.#workSeenAtPull = this.#pullsSent;
+    if (result.status !== 429) this.#errorStreak = 0;
+    if (this.#lastConfigProblem !== undefined) o.logger.info('pull works again: configuration problem cleared');
+    this.#lastConfigProblem = undefined;
+    o.readiness.configOk(READINESS_KEY);
+    if (result.status !== 409) this.#pausedLogged = false;
+    if (result.status === 200 || result.status === 204) {
+      o.model.pullAnswered(durationMs);
+      this.#probing = false;
+    }
+    switch (result.status) {
+      case 200: {
+        if (this.#wait === 'idle') {
+          this.#wait = undefined;
+          this.#clearWait();
+        }
+        this.#idleWaitMs = o.timings.idleMinMs;
+        o.onIdle(false);
+        const batch = result.batch;
+        o.events.emit('batch:pulled', { workerId: slot.id, leaseId: batch.leaseId, generation: batch.generation, attempt: batch.attempt, events: batch.events });
+        o.scheduler.accept(new HeldLease(o.leaseContext, o.scheduler, batch, slot, sentAtMs), sentAtMs);
+        break;
+      }
+      case 204:
+        // Caught up with nothing left to finish: every ack sent so far was answered, before this pull.
+        if (o.scheduler.held === 0 && pull > this.#workSeenAtPull) o.events.emit('caught-up', { workerId: slot.id, at: Date.now() });
+        if (this.#wait === undefined || (this.#wait === 'idle' && this.#waitTimer === undefined)) {
+          if (!o.ids.allPulled) this.#waitFor('idle', 0);
+          else {
+            this.#waitFor('idle', withJitter(this.#idleWaitMs));
+            this.#idleWaitMs = Math.min(o.timings.idleMaxMs, this.#idleWaitMs * 2);
+          }
+        }
+        o.onIdle(this.idle);
+        break;
+      case 409:
+        // Paused: acks are still accepted (spec); the held leases finish meanwhile.
+        o.onIdle(false);
+        if (!this.#pausedLogged) o.logger.info('consumer is paused (409): waiting for it to resume');
+        this.#pausedLogged = true;
+        if (this.#wait !== 'paused') this.#waitFor('paused', withJitter(o.timings.pausedMs));
+        break;
+      case 429: {
+        // 1,000 events leased and unacknowledged (spec): the window is full, for the whole process.
+        o.onIdle(false);
+        if (this.#wait === 'throttled') break;
+        this.#errorStreak++;
+        const waitMs = result.retryAfterMs ?? backoffMs(this.#errorStreak, o.timings.errorBaseMs, o.timings.errorMaxMs);
+        o.logger.debug({ waitMs }, 'in-flight window full (429): the process backs off');
+        this.#waitFor('throttled', waitMs);
+        break;
+      }
+    }
+  }
+
+  /** A pull that failed: a configuration problem (slow retries), or an error (exponential back-off). */
+  #failed(slot: WorkerSlot, err: unknown, sentAtMs: number): void {
+    const o = this.#o;
+    o.events.emit('pull:done', { workerId: slot.id, status: pullStatusLabel(err), eventCount: 0, durationMs: Date.now() - sentAtMs });
+    this.#workSeenAtPull = this.#pullsSent;
+    o.onIdle(false);
+    const problem = configProblem(err);
+    if (problem !== undefined) {
+      o.readiness.configError(READINESS_KEY, problem);
+      if (problem !== this.#lastConfigProblem) o.logger.error({ err }, `configuration error: ${problem}; retrying every ${Math.round(o.timings.configRetryMs / 1000)} s`);
+      this.#lastConfigProblem = problem;
+      this.#waitFor('config', withJitter(o.timings.configRetryMs));
+      return;
+    }
+    if (this.#wait === 'error') return;
+    this.#errorStreak++;
+    const retryAfterMs = (err as { retryAfterMs?: unknown }).retryAfterMs;
+    const waitMs = typeof retryAfterMs === 'number' ? retryAfterMs : backoffMs(this.#errorStreak, o.timings.errorBaseMs, o.timings.errorMaxMs);
+    o.logger.warn({ err, waitMs, errorStreak: this.#errorStreak, retryable: isRetryable(err) }, 'pull failed: backing off');
+    this.#waitFor('error', waitMs);
+  }
+
+  /** Handling an answer threw (a bug): its workerId rests, with a back-off, and the others go on. */
+  #crashed(slot: WorkerSlot, error: unknown): void {
+    const o = this.#o;
+    if (!o.scheduler.holdsLeaseOf(slot)) o.ids.release(slot);
+    const now = Date.now();
+    slot.crashes = now - slot.restingUntilMs > HEALTHY_RUN_MS ? 1 : slot.crashes + 1;
+    const restartInMs = Math.max(RESTART_BASE_MS / 2, backoffMs(slot.crashes, RESTART_BASE_MS, RESTART_MAX_MS));
+    slot.restingUntilMs = now + restartInMs;
+    o.events.emit('loop:crashed', { workerId: slot.id, error, restartInMs });
+    o.logger.error({ err: error, workerId: slot.id, restartInMs, crashes: slot.crashes }, `pull loop ${slot.id} crashed: restarting`);
+    const timer = o.clock.setTimeout(() => this.maybePull(), restartInMs) as { unref?: () => void };
+    timer.unref?.();
+  }
+
+  #waitFor(wait: Wait, ms: number): void {
+    this.#clearWait();
+    this.#wait = wait;
+    this.#waitTimer = this.#o.clock.setTimeout(() => {
+      this.#waitTimer = undefined;
+      this.#endWait();
+    }, Math.max(0, ms));
+  }
+
+  #clearWait(): void {
+    if (this.#waitTimer !== undefined) this.#o.clock.clearTimeout(this.#waitTimer);
+    this.#waitTimer = undefined;
+  }
+
+  #endWait(): void {
+    this.#clearWait();
+    // After a back-off a single pull probes; caught up, idle polling goes on until work comes.
+    if (this.#wait !== 'idle') {
+      this.#probing = true;
+      this.#wait = undefined;
+    }
+    this.maybePull();
+  }
+}
+
+/** Readiness keeps one configuration problem for the process's pulls. */
+const READINESS_KEY = 'pull';

@@ -1,0 +1,203 @@
+import { leaseDeadline, type HeldLease, type LeaseOwner } from './held-lease.js';
+import type { InFlightCounter } from './in-flight.js';
+import type { EventEnd, LeaseEvent } from './lease-event.js';
+import { SubjectOrder } from './subject-order.js';
+
+/** What the scheduler tells the pull controller. */
+export interface SchedulerListener {
+  /** A lease was taken in. */
+  leaseArrived(): void;
+  /** Events started (the buffer shrank): the flow model counts them, and may want a pull. */
+  eventsStarted(count: number): void;
+  /** A lease's ack is on its way or answered: room in the window, maybe a free workerId. */
+  leaseLeaving(lease: HeldLease, answered: 'sending' | 'answered' | 'unanswered'): void;
+}
+
+/**
+ * The process's held leases and the one budget their events share (docs/architecture.md, "Flow
+ * control"): at most `maxInProgress` events run at once, each only once the earlier events of its
+ * subject, in any lease, settled (SubjectOrder). Events that may start wait in their lease's ready
+ * queue; the oldest lease's start first, so that leases end, and free their share of the consumer's
+ * window, in the order they came.
+ */
+export class Scheduler implements LeaseOwner {
+  readonly #maxInProgress: number;
+  readonly #inFlight: InFlightCounter;
+  readonly #listener: SchedulerListener;
+  readonly #order = new SubjectOrder<LeaseEvent>();
+  /** Held leases in arrival order, until their ack is answered. */
+  readonly #leases: HeldLease[] = [];
+  #running = 0;
+  #unstarted = 0;
+  #unacked = 0;
+  #pumping = false;
+  /** An event became ready while pumping: look again. */
+  #again = false;
+  #draining = false;
+  #onEmpty: (() => void) | undefined;
+
+  constructor(options: { maxInProgress: number; inFlight: InFlightCounter; listener: SchedulerListener }) {
+    this.#maxInProgress = options.maxInProgress;
+    this.#inFlight = options.inFlight;
+    this.#listener = options.listener;
+  }
+
+  /** Leases held: pulled and not yet acknowledged (an ack on its way included). */
+  get held(): number {
+    return this.#leases.length;
+  }
+
+  /** Events leased and not started (nor given up). */
+  get unstarted(): number {
+    return this.#unstarted;
+  }
+
+  /** Events of held leases whose ack has not been sent. */
+  get unacked(): number {
+    return this.#unacked;
+  }
+
+  /** Events running now. */
+  get running(): number {
+    return this.#running;
+  }
+
+  /** Takes a lease just pulled (`pullSentAtMs`: when its pull was sent). */
+  accept(lease: HeldLease, pullSentAtMs: number): void {
+    this.#leases.push(lease);
+    const count = lease.events.length;
+    this.#unstarted += count;
+    this.#unacked += count;
+    lease.start(() => this.pump());
+    if (this.#draining) lease.stop(undefined);
+    else {
+      const order = this.#order;
+      if (order.fenced > 0) {
+        const ids = new Set(lease.events.map((event) => event.eventId));
+        order.admitLease((id) => ids.has(id), pullSentAtMs);
+      }
+      for (const event of lease.events) {
+        const entry = order.enter(event);
+        if (entry === 'fenced') event.drop();
+        else {
+          event.chained = true;
+          if (entry === 'ready') lease.ready.push(event);
+        }
+      }
+    }
+    this.#listener.leaseArrived();
+    this.pump();
+  }
+
+  /** Whether a held lease came through this workerId (it is the lease's until its ack is answered). */
+  holdsLeaseOf(slot: unknown): boolean {
+    return this.#leases.some((lease) => lease.slot === slot);
+  }
+
+  /** Starts every event that may start, oldest lease first, while the budget has room. */
+  pump(): void {
+    if (this.#pumping) {
+      this.#again = true;
+      return;
+    }
+    this.#pumping = true;
+    let started = 0;
+    try {
+      do {
+        this.#again = false;
+        started += this.#startReady();
+      } while (this.#again && this.#running < this.#maxInProgress);
+    } finally {
+      this.#pumping = false;
+    }
+    if (started > 0) this.#listener.eventsStarted(started);
+  }
+
+  /** One pass over the leases, oldest first: starts what may start while the budget has room. */
+  #startReady(): number {
+    let started = 0;
+    const now = Date.now();
+    for (let i = 0; i < this.#leases.length && this.#running < this.#maxInProgress; ) {
+      const lease = this.#leases[i] as HeldLease;
+      if (!lease.claimed || lease.stopped || lease.readyHead === lease.ready.length) {
+        i++;
+        continue;
+      }
+      // Past its deadline before its timer fired (a busy turn): nothing of it starts, it would
+      // only fail at once for want of time; its events stay unstarted and the lease is requeued.
+      if (now >= lease.deadlineMs) {
+        lease.stop(leaseDeadline());
+        i++;
+        continue;
+      }
+      const event = lease.ready[lease.readyHead++] as LeaseEvent;
+      if (lease.readyHead === lease.ready.length) {
+        lease.ready.length = 0;
+        lease.readyHead = 0;
+      }
+      if (event.ended) continue;
+      this.#running++;
+      this.#unstarted--;
+      started++;
+      this.#inFlight.add(1);
+      event.start();
+    }
+    return started;
+  }
+
+  eventEnded(event: LeaseEvent, end: EventEnd, wasRunning: boolean): void {
+    if (wasRunning) {
+      this.#running--;
+      this.#inFlight.add(-1);
+    } else this.#unstarted--;
+    if (event.chained) {
+      event.chained = false;
+      if (end === 'settled') {
+        const next = this.#order.settled(event);
+        if (next !== undefined) next.lease.ready.push(next);
+      } else {
+        // The events of its subject behind it must not overtake it: they end unstarted (and their
+        // leases are acked failed). A drain needs no fence: nothing is pulled after it.
+        for (const dropped of this.#order.broken(event, !this.#draining)) {
+          dropped.chained = false;
+          dropped.drop();
+        }
+      }
+    }
+    event.lease.eventEnded(end);
+    this.pump();
+  }
+
+  ackSending(lease: HeldLease): void {
+    this.#unacked -= lease.events.length;
+    this.#listener.leaseLeaving(lease, 'sending');
+  }
+
+  leaseDone(lease: HeldLease, answer: 'answered' | 'unanswered'): void {
+    const at = this.#leases.indexOf(lease);
+    if (at !== -1) this.#leases.splice(at, 1);
+    // Without an answer the platform keeps the lease until it expires, then redelivers it.
+    this.#order.released(lease, answer === 'answered' ? Date.now() : lease.expiresAtMs);
+    this.#listener.leaseLeaving(lease, answer);
+    if (this.#leases.length === 0) this.#onEmpty?.();
+  }
+
+  /** Drain: nothing starts any more; leases with nothing running are acked (failed) at once. */
+  drain(): void {
+    this.#draining = true;
+    for (const lease of [...this.#leases]) lease.stop(undefined);
+  }
+
+  /** Resolves once no lease is held. */
+  whenEmpty(): Promise<void> {
+    if (this.#leases.length === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const previous = this.#onEmpty;
+      this.#onEmpty = () => {
+        this.#onEmpty = previous;
+        previous?.();
+        resolve();
+      };
+    });
+  }
+}
