@@ -3,6 +3,8 @@ import type { HandlerContext, HandlerLogger } from '../handlers/define.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import { atDeadline, whenAborted, type Watch } from '../runtime/abort-fanout.js';
 import { systemClock, type Clock } from '../runtime/clock.js';
+import { handlerScope } from '../tracing/handler-scope.js';
+import { traceLogFields } from '../tracing/trace-context.js';
 import type { DispatchError, DispatchJob, DispatchOutcome } from './types.js';
 
 export type { Clock } from '../runtime/clock.js';
@@ -147,7 +149,9 @@ class HandlerRun {
 
     let result: unknown;
     try {
-      result = handle(this.job.event as never, new RunContext(this));
+      // Tracing: the handler runs in its process span's context (the job carries it only when tracing is on).
+      const trace = this.job.trace;
+      result = trace === undefined ? handle(this.job.event as never, new RunContext(this)) : handlerScope().run(trace, () => handle(this.job.event as never, new RunContext(this)));
     } catch (err) {
       this.finish(outcomeOfError(err));
       return;
@@ -214,7 +218,9 @@ class RunContext implements HandlerContext {
   get log(): HandlerLogger {
     if (this.#log === undefined) {
       const { job, handler, options } = this.#run;
-      this.#log = options.logger({ handler: handler.name, eventId: job.event.id, workerId: job.ctx.workerId, leaseId: job.ctx.leaseId, generation: job.ctx.generation, attempt: job.ctx.attempt });
+      const bindings = { handler: handler.name, eventId: job.event.id, workerId: job.ctx.workerId, leaseId: job.ctx.leaseId, generation: job.ctx.generation, attempt: job.ctx.attempt };
+      // Tracing on: the run's log lines carry trace_id and span_id of its process span.
+      this.#log = options.logger(job.trace === undefined ? bindings : { ...bindings, ...traceLogFields(job.trace) });
     }
     return this.#log;
   }

@@ -15,6 +15,7 @@ import { loadHandlerSet } from '../handlers/handler-set.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import { createLogger } from '../observability/logger.js';
 import { CellMap } from '../runtime/cell-map.js';
+import { startTracing } from '../tracing/index.js';
 import { startHandlerRun } from './run-handler.js';
 import { RUN_FAILED, RUN_OK, RUN_PERMANENT, RUN_RUNNING, type ChannelMessage, type ThreadJob, type ThreadJobOutcome, type ThreadTask, type ThreadWorkerData } from './thread-protocol.js';
 import type { DispatchOutcome, DispatchResult } from './types.js';
@@ -32,13 +33,20 @@ channel.onmessage = (message: unknown) => {
   if (payload.type === 'abort') {
     for (const taskId of payload.taskIds) aborts.get(taskId)?.({ code: payload.code });
   } else if (payload.type === 'ping') channel.postMessage({ type: 'pong', nonce: payload.nonce, threadId } satisfies ChannelMessage);
+  else if (payload.type === 'flush') {
+    const answer = () => channel.postMessage({ type: 'flushed', nonce: payload.nonce, threadId } satisfies ChannelMessage);
+    tracingStarted.then((tracing) => tracing.flush()).then(answer, answer);
+  }
 };
 // The channel must not keep an idle thread alive: piscina owns the thread's lifetime.
 (channel as unknown as { unref?: () => void }).unref?.();
 
-const handlersPromise: Promise<Map<string, LoadedHandler>> = loadHandlerSet({ handlersDir: data.handlersDir, forward: data.forward }).then(
-  (handlers) => new Map(handlers.map((h) => [h.name, h])),
-);
+// `--otel`: this thread's own SDK and context manager, before the handlers load (their own
+// instrumentation finds it); the main thread passes each run's span context with its job.
+const tracingStarted = startTracing({ enabled: data.otel });
+const handlersPromise: Promise<Map<string, LoadedHandler>> = tracingStarted
+  .then(() => loadHandlerSet({ handlersDir: data.handlersDir, forward: data.forward }))
+  .then((handlers) => new Map(handlers.map((h) => [h.name, h])));
 // An unobserved rejection would kill the thread before the first task can report it.
 handlersPromise.catch(() => {});
 

@@ -9,6 +9,8 @@ export interface ThreadWorkerData {
   /** BroadcastChannel name shared by the pool and its threads (unique per pool). */
   channelName: string;
   defaultTimeoutMs: number | undefined;
+  /** `--otel`: the thread starts its own OpenTelemetry SDK. */
+  otel: boolean;
 }
 
 /** One handler run inside a chunk; `taskId` names it in aborts and outcomes. */
@@ -50,4 +52,7 @@ export type ThreadTask = { chunkId: number; jobs: ThreadJob[]; port: MessagePort
 export type ChannelMessage =
   | { type: 'abort'; taskIds: number[]; /** The abort reason's code (deadline or shutdown). */ code?: string | undefined }
   | { type: 'ping'; nonce: number }
-  | { type: 'pong'; nonce: number; threadId: number };
+  | { type: 'pong'; nonce: number; threadId: number }
+  /** `--otel`: export the spans buffered (before the pool ends the threads), then answer. */
+  | { type: 'flush'; nonce: number }
+  | { type: 'flushed'; nonce: number; threadId: number };

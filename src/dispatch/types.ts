@@ -1,3 +1,4 @@
+import type { TraceCarrier } from '../tracing/trace-context.js';
 import type { CloudEvent } from '../types.js';
 
 /** What the lease knows about the delivery of one event; becomes the handler's ctx. */
@@ -16,6 +17,8 @@ export interface DispatchJob {
   handler: string;
   event: CloudEvent;
   ctx: JobContext;
+  /** Tracing on: the run's process span, made where the lease is held; the handler runs in its context. */
+  trace?: TraceCarrier | undefined;
 }
 
 /** A handler failure in plain data (structured clone drops prototypes: branch on `code`). */
