@@ -58,50 +58,44 @@ function callIn<T>(tracer: Tracer, parent: Context, name: string, work: () => Pr
   );
 }
 
-class OtelRunTrace implements RunTrace {
-  readonly carrier: TraceCarrier;
-  readonly #tracer: Tracer;
-  readonly #span: Span;
+/** A span of the run path with its context: what `call` makes children of. */
+class OtelSpanScope {
+  protected readonly tracer: Tracer;
+  protected readonly span: Span;
   readonly #context: Context;
 
   constructor(tracer: Tracer, span: Span, parent: Context) {
-    this.#tracer = tracer;
-    this.#span = span;
+    this.tracer = tracer;
+    this.span = span;
     this.#context = trace.setSpan(parent, span);
-    this.carrier = carrierOf(span.spanContext());
   }
 
   call<T>(name: string, work: () => Promise<T>): Promise<T> {
-    return callIn(this.#tracer, this.#context, name, work);
-  }
-
-  end(outcome: TracedOutcome, error?: TracedError): void {
-    this.#span.setAttribute(ATTR.outcome, outcome);
-    // A duplicate or an unstarted run did not fail; failed and dead-lettered runs did.
-    if (error !== undefined && (outcome === 'failed' || outcome === 'dead_lettered')) endWithError(this.#span, { name: error.code ?? 'Error', ...error });
-    this.#span.end();
+    return callIn(this.tracer, this.#context, name, work);
   }
 }
 
-class OtelSettleTrace implements SettleTrace {
-  readonly #tracer: Tracer;
-  readonly #span: Span;
-  readonly #context: Context;
+class OtelRunTrace extends OtelSpanScope implements RunTrace {
+  readonly carrier: TraceCarrier;
 
   constructor(tracer: Tracer, span: Span, parent: Context) {
-    this.#tracer = tracer;
-    this.#span = span;
-    this.#context = trace.setSpan(parent, span);
+    super(tracer, span, parent);
+    this.carrier = carrierOf(span.spanContext());
   }
 
-  call<T>(name: string, work: () => Promise<T>): Promise<T> {
-    return callIn(this.#tracer, this.#context, name, work);
+  end(outcome: TracedOutcome, error?: TracedError): void {
+    this.span.setAttribute(ATTR.outcome, outcome);
+    // A duplicate or an unstarted run did not fail; failed and dead-lettered runs did.
+    if (error !== undefined && (outcome === 'failed' || outcome === 'dead_lettered')) endWithError(this.span, { name: error.code ?? 'Error', ...error });
+    this.span.end();
   }
+}
 
+class OtelSettleTrace extends OtelSpanScope implements SettleTrace {
   end(result: TracedAckResult, error?: unknown): void {
-    this.#span.setAttribute(ATTR.ackResult, result);
-    if (result === 'error') endWithError(this.#span, error ?? new Error('the ack was not answered'));
-    this.#span.end();
+    this.span.setAttribute(ATTR.ackResult, result);
+    if (result === 'error') endWithError(this.span, error ?? new Error('the ack was not answered'));
+    this.span.end();
   }
 }
 

@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { WorkerConfig } from '../../src/config/types.js';
 import { startWorker } from '../../src/worker/start.js';
 import { startSourcesTestbed, type SourcesTestbed } from '../emulator/sources-helpers.js';
 import { waitFor } from '../fixtures/wait-for.js';
+import { tracingTestConfig } from './worker-config.js';
 
 const require = createRequire(import.meta.url);
 const PROBE = join(import.meta.dirname, '..', 'fixtures', 'tracing-probe');
@@ -37,37 +37,10 @@ async function runOnce(isolation: 'none' | 'thread', otel: boolean): Promise<str
   vi.stubEnv('TRACING_PROBE_FILE', probeFile);
   // Tracing on (the control) exports nowhere: the exporter is not the point here.
   vi.stubEnv('OTEL_TRACES_EXPORTER', 'none');
-  const id = randomUUID().slice(0, 8);
-  const config: WorkerConfig = {
-    baseUrl: testbed.url,
-    authUrl: testbed.url,
-    destination: 'dev-consumer',
-    tenant: 'dev-tenant',
-    clientId: 'dev-client',
-    clientSecret: 'dev-secret',
-    handlersDir: PROBE,
-    workers: 1,
-    workerIdPrefix: `off-${id}`,
-    limit: 20,
-    visibilitySeconds: 30,
-    concurrency: 2,
-    maxAttempts: 3,
-    idempotencyUrl: 'memory',
-    idempotencyPrefix: `off-${id}`,
-    idempotencyTtlMs: 60_000,
-    deadLetterUrl: `file:${join(dir, `dead-${id}.jsonl`)}`,
-    metricsPort: 0,
-    metricsHost: '127.0.0.1',
-    exitWhenIdle: false,
-    logLevel: 'silent',
-    isolation,
-    shutdownTimeoutSeconds: 1,
-    forwardMode: 'binary',
-    otel,
-  };
+  const config = tracingTestConfig(testbed.url, dir, isolation, { handlersDir: PROBE, logLevel: 'silent', maxAttempts: 3, otel });
   const worker = await startWorker(config, { healthServer: false });
   try {
-    await testbed.ingestApplied(testbed.newSourceId(), { entries: [{ id: `e-${id}`, properties: [{ id: 'title', value: 'x' }] }] });
+    await testbed.ingestApplied(testbed.newSourceId(), { entries: [{ id: `e-${randomUUID()}`, properties: [{ id: 'title', value: 'x' }] }] });
     await waitFor('the probe handler to run', () => {
       try {
         return readFileSync(probeFile, 'utf8').length > 0;

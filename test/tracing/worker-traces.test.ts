@@ -10,47 +10,13 @@ import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { WorkerConfig } from '../../src/config/types.js';
 import { startWorker, type RunningWorker } from '../../src/worker/start.js';
 import { startSourcesTestbed, type SourcesTestbed } from '../emulator/sources-helpers.js';
 import { waitFor } from '../fixtures/wait-for.js';
 import { startTestApp, type TestApp } from '../forward/app-server.js';
+import { tracingTestConfig } from './worker-config.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './otlp-receiver.js';
 
-const HANDLERS = join(import.meta.dirname, '..', 'fixtures', 'tracing-handlers');
-
-/** A worker with --otel against the testbed's emulator (memory store, dead letters in `dir`). */
-function tracedConfig(url: string, dir: string, isolation: 'none' | 'thread', overrides: Partial<WorkerConfig> = {}): WorkerConfig {
-  const id = randomUUID().slice(0, 8);
-  return {
-    baseUrl: url,
-    authUrl: url,
-    destination: 'dev-consumer',
-    tenant: 'dev-tenant',
-    clientId: 'dev-client',
-    clientSecret: 'dev-secret',
-    handlersDir: HANDLERS,
-    workers: 1,
-    workerIdPrefix: `traces-${id}`,
-    limit: 20,
-    visibilitySeconds: 30,
-    concurrency: 4,
-    maxAttempts: 1,
-    idempotencyUrl: 'memory',
-    idempotencyPrefix: `traces-${id}`,
-    idempotencyTtlMs: 60_000,
-    deadLetterUrl: `file:${join(dir, `dead-letter-${id}.jsonl`)}`,
-    metricsPort: 0,
-    metricsHost: '127.0.0.1',
-    exitWhenIdle: false,
-    logLevel: 'info',
-    isolation,
-    shutdownTimeoutSeconds: 2,
-    forwardMode: 'binary',
-    otel: true,
-    ...overrides,
-  };
-}
 
 const newTraceId = () => randomUUID().replaceAll('-', '');
 const newSpanId = () => randomUUID().replaceAll('-', '').slice(0, 16);
@@ -78,7 +44,7 @@ describe.each([
     vi.stubEnv('OTEL_BSP_SCHEDULE_DELAY', '200');
     testbed = await startSourcesTestbed();
     dir = mkdtempSync(join(tmpdir(), 'dw-traces-'));
-    const config = tracedConfig(testbed.url, dir, isolation);
+    const config = tracingTestConfig(testbed.url, dir, isolation);
     const sink = new Writable({
       write(chunk: Buffer, _encoding, done) {
         for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) logLines.push(JSON.parse(line) as Record<string, unknown>);
@@ -174,7 +140,7 @@ describe.each(['binary', 'structured'] as const)('the app behind --forward-url j
     testbed = await startSourcesTestbed();
     app = await startTestApp('/events');
     dir = mkdtempSync(join(tmpdir(), 'dw-traces-forward-'));
-    worker = await startWorker(tracedConfig(testbed.url, dir, 'thread', { handlersDir: join(dir, 'no-handlers'), forwardUrl: app.url, forwardMode: mode, logLevel: 'silent' }), { healthServer: false });
+    worker = await startWorker(tracingTestConfig(testbed.url, dir, 'thread', { handlersDir: join(dir, 'no-handlers'), forwardUrl: app.url, forwardMode: mode, logLevel: 'silent' }), { healthServer: false });
   });
 
   afterAll(async () => {
