@@ -19,6 +19,8 @@ as_root() {
 # --- packages -------------------------------------------------------------------------------------
 missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+# The docs walk-through of tracing POSTs with curl (test/docs/tracing-walkthrough.test.ts).
+command -v curl >/dev/null 2>&1 || missing+=(curl)
 if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then missing+=(postgresql); fi
 if [ "${#missing[@]}" -gt 0 ]; then
   log "installing ${missing[*]} from Debian's packages"

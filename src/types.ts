@@ -134,6 +134,10 @@ export interface CloudEvent<TType extends string = string, TData = unknown> {
   source?: string;
   time?: string;
   datacontenttype?: string;
+  /** CloudEvents distributed tracing extension: the W3C trace context the event was created in. */
+  traceparent?: string;
+  /** CloudEvents distributed tracing extension: vendor trace state to go with `traceparent`. */
+  tracestate?: string;
 }
 
 /**

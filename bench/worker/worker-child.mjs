@@ -21,6 +21,8 @@ if (process.env.BENCH_V8_FLAGS) v8.setFlagsFromString(process.env.BENCH_V8_FLAGS
 const config = JSON.parse(process.argv[2] ?? '{}');
 // As `durable-worker run` does before it starts the worker (BENCH_HEAP_SIZING=off: V8's own sizing).
 if (process.env.BENCH_HEAP_SIZING !== 'off') sizeRunHeaps({ isolation: config.isolation });
+// BENCH_WORKER_OTEL=1: tracing on (--otel), exported as the OTEL_* variables say (docs/tracing.md).
+if (process.env.BENCH_WORKER_OTEL === '1') config.otel = true;
 const rssEvery = Number(process.env.BENCH_RSS_EVERY ?? 0);
 const windowEvery = Number(process.env.BENCH_WINDOW_EVENTS ?? 0);
 

@@ -46,6 +46,7 @@ export const RUN_OPTION_KEYS = [
   'metricsPort',
   'metricsHost',
   'logLevel',
+  'otel',
   'exitWhenIdle',
   'shutdownTimeout',
 ] as const;
@@ -97,6 +98,11 @@ const specs: Record<RunOptionKey, Omit<OptionSpec, 'key'>> = {
   metricsPort: { kind: 'number', group: 'Observability', describe: 'Health + metrics port; 0 = random free port (default: 9464)' },
   metricsHost: { kind: 'string', group: 'Observability', describe: 'Health + metrics host (default: 0.0.0.0)' },
   logLevel: { kind: 'string', group: 'Observability', describe: 'fatal | error | warn | info | debug | trace | silent (default: info)' },
+  otel: {
+    kind: 'boolean',
+    group: 'Observability',
+    describe: 'Start the OpenTelemetry SDK (main thread and handler threads): spans per pull, handler run and ack, exported as the standard OTEL_* variables say (OTLP http/protobuf or http/json) (default: false)',
+  },
   exitWhenIdle: { kind: 'boolean', group: 'Shutdown', describe: 'Exit 0 once every worker got 204 and nothing is in flight (default: false)' },
   shutdownTimeout: { kind: 'number', group: 'Shutdown', describe: 'Seconds to drain on SIGTERM/SIGINT before unfinished events are acked failed; a drain ends at the latest when the leases of the batches in flight run out (default: 25)' },
 };

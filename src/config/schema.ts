@@ -193,6 +193,7 @@ export function createWorkerConfigSchema(context: SchemaContext) {
       metricsHost: text().default('0.0.0.0'),
       logLevel: oneOf(LOG_LEVELS).default('info'),
       exitWhenIdle: z.preprocess(toBoolean, z.boolean({ error: BOOLEAN_MESSAGE })).default(false),
+      otel: z.preprocess(toBoolean, z.boolean({ error: BOOLEAN_MESSAGE })).default(false),
       shutdownTimeout: z
         .preprocess(toNumber, z.number({ error: 'must be a number of seconds' }).min(0, { error: 'must be 0..600' }).max(600, { error: 'must be 0..600' }))
         .optional(),
@@ -270,6 +271,7 @@ export function createWorkerConfigSchema(context: SchemaContext) {
         metricsHost: input.metricsHost,
         exitWhenIdle: input.exitWhenIdle,
         logLevel: input.logLevel,
+        otel: input.otel,
         isolation: input.isolation,
         shutdownTimeoutSeconds,
         forwardMode: input.forwardMode,

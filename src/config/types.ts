@@ -48,6 +48,8 @@ export interface WorkerConfig {
   /** Exit 0 once every worker got 204 and nothing is in flight. */
   exitWhenIdle: boolean;
   logLevel: string;
+  /** Start the OpenTelemetry SDK (exporter from the standard OTEL_* variables). Default false (also when absent, as in configs built by hand). */
+  otel?: boolean;
   /** thread (piscina) or none (in-process). */
   isolation: 'thread' | 'none';
   /** Seconds to drain on SIGTERM/SIGINT before unfinished events are acked failed (default 25). */

@@ -19,6 +19,8 @@ export interface CreateDispatcherOptions {
   /** Events run at once (`--max-in-progress`): sizes the thread pool. */
   maxInProgress: number;
   defaultTimeoutMs?: number | undefined;
+  /** Tracing is on (`--otel`): each handler thread starts its own SDK. */
+  otel?: boolean | undefined;
 }
 
 /** Chooses the dispatcher at the edge (STYLE 4); a thread pool proves it can load the handlers first. */

@@ -4,6 +4,8 @@ import type { HandlerContext, HandlerLogger } from '../handlers/define.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import { atDeadline, whenAborted, type Watch } from '../runtime/abort-fanout.js';
 import { systemClock, type Clock } from '../runtime/clock.js';
+import { handlerScope } from '../tracing/handler-scope.js';
+import { traceLogFields } from '../tracing/trace-context.js';
 import type { DispatchError, DispatchJob, DispatchOutcome } from './types.js';
 
 export type { Clock } from '../runtime/clock.js';
@@ -166,8 +168,9 @@ class HandlerRun {
     // A batch handler's call (src/dispatch/batching.ts): its events, and one outcome for all of them.
     const batch = this.handler.batch;
     try {
-      if (batch === undefined) result = (handle as NonNullable<LoadedHandler['handle']>)(this.job.event as never, new RunContext(this));
-      else result = batch.handleBatch((this.job.events ?? [this.job.event]) as never[], new RunContext(this));
+      // Tracing: the handler runs in its process span's context (the job carries it only when tracing is on).
+      const trace = this.job.trace;
+      result = trace === undefined ? this.#call(handle, batch) : handlerScope().run(trace, () => this.#call(handle, batch));
     } catch (err) {
       this.finish(outcomeOfError(err));
       return;
@@ -176,6 +179,12 @@ class HandlerRun {
       batch === undefined ? () => this.finish(OK) : (value: unknown) => this.finish(batchOutcome(value, this.job.events?.length ?? 1, this.handler.name)),
       (err: unknown) => this.finish(outcomeOfError(err)),
     );
+  }
+
+  /** One call of the handler: its event, or a batch handler's events. */
+  #call(handle: LoadedHandler['handle'], batch: LoadedHandler['batch']): unknown {
+    if (batch === undefined) return (handle as NonNullable<LoadedHandler['handle']>)(this.job.event as never, new RunContext(this));
+    return batch.handleBatch((this.job.events ?? [this.job.event]) as never[], new RunContext(this));
   }
 
   /** `ctx.signal`: created on first read, already aborted if the run was. */
@@ -239,9 +248,10 @@ class RunContext implements HandlerContext {
   get log(): HandlerLogger {
     if (this.#log === undefined) {
       const { job, handler, options } = this.#run;
-      // A batch call's lines name how many events it holds, not one of them.
+      // A batch call's lines name how many events it holds, not one of them; tracing on: trace_id and span_id of its process span.
       const about = job.events === undefined ? { eventId: job.event.id } : { events: job.events.length };
-      this.#log = options.logger({ handler: handler.name, ...about, workerId: job.ctx.workerId, leaseId: job.ctx.leaseId, generation: job.ctx.generation, attempt: job.ctx.attempt });
+      const bindings = { handler: handler.name, ...about, workerId: job.ctx.workerId, leaseId: job.ctx.leaseId, generation: job.ctx.generation, attempt: job.ctx.attempt };
+      this.#log = options.logger(job.trace === undefined ? bindings : { ...bindings, ...traceLogFields(job.trace) });
     }
     return this.#log;
   }

@@ -16,6 +16,7 @@ import type { LoadedHandler } from '../handlers/loader.js';
 import { threadLogDestination } from '../observability/handler-log-tap.js';
 import { createLogger } from '../observability/logger.js';
 import { CellMap } from '../runtime/cell-map.js';
+import { startTracing } from '../tracing/index.js';
 import { startHandlerRun } from './run-handler.js';
 import { RUN_FAILED, RUN_OK, RUN_PERMANENT, RUN_RUNNING, type ChannelMessage, type ThreadJob, type ThreadJobOutcome, type ThreadTask, type ThreadWorkerData } from './thread-protocol.js';
 import type { DispatchOutcome, DispatchResult } from './types.js';
@@ -35,13 +36,20 @@ channel.onmessage = (message: unknown) => {
     for (const taskId of payload.taskIds) aborts.get(taskId)?.({ code: payload.code });
   } else if (payload.type === 'ping') channel.postMessage({ type: 'pong', nonce: payload.nonce, threadId } satisfies ChannelMessage);
   else if (payload.type === 'teardown') void tearDown(payload.timeoutMs);
+  else if (payload.type === 'flush') {
+    const answer = () => channel.postMessage({ type: 'flushed', nonce: payload.nonce, threadId } satisfies ChannelMessage);
+    tracingStarted.then((tracing) => tracing.flush()).then(answer, answer);
+  }
 };
 // The channel must not keep an idle thread alive: piscina owns the thread's lifetime.
 (channel as unknown as { unref?: () => void }).unref?.();
 
 const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
-const loaded = loadHandlerSet({ handlersDir: data.handlersDir, forward: data.forward });
+// `--otel`: this thread's own SDK and context manager, before the handlers load (their own
+// instrumentation finds it); the main thread passes each run's span context with its job.
+const tracingStarted = startTracing({ enabled: data.otel });
+const loaded = tracingStarted.then(() => loadHandlerSet({ handlersDir: data.handlersDir, forward: data.forward }));
 /**
  * The handler set once every handler's setup succeeded in this thread (retried with backoff; each
  * failure told to the main thread, which logs it and keeps /readyz at 503): no run starts before.

@@ -8,6 +8,7 @@ import type { LoadedHandler } from '../handlers/loader.js';
 import { ThreadLifeCycle } from './thread-life-cycle.js';
 import type { ChannelMessage, ThreadJobOutcome, ThreadTask, ThreadWorkerData } from './thread-protocol.js';
 import { PooledLease, type PooledRun, type RunPool } from './thread-runs.js';
+import { ThreadSpanFlush } from './thread-span-flush.js';
 import { ThreadWatchdog } from './thread-watchdog.js';
 import type { Dispatcher, LeaseDispatch } from './types.js';
 
@@ -26,6 +27,8 @@ export interface ThreadDispatcherOptions {
   /** Runs one thread runs at once (async handlers interleave on its event loop). */
   tasksPerThread: number;
   defaultTimeoutMs?: number | undefined;
+  /** `--otel`: each thread starts its own SDK, and flushes it before the pool ends it. */
+  otel?: boolean | undefined;
   /** How long the main thread keeps waiting for a thread after an abort or the deadline. Default 1000 ms. */
   graceMs?: number;
   /** How long a thread has to answer a liveness ping before it is terminated. Default 2000 ms. */
@@ -83,9 +86,12 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
   channel.onmessage = (message: unknown) => {
     const payload = (message as { data: ChannelMessage }).data;
     if (payload.type === 'pong') watchdog.pong(payload.nonce, payload.threadId);
+    else if (payload.type === 'flushed') spanFlush?.flushed(payload.nonce, payload.threadId);
     else lifeCycle.receive(payload);
   };
-  const workerData: ThreadWorkerData = { handlersDir: options.handlersDir, forward: options.forward, logLevel: options.logLevel, channelName, defaultTimeoutMs: options.defaultTimeoutMs };
+  const otel = options.otel === true;
+  const spanFlush = otel ? new ThreadSpanFlush(channel) : undefined;
+  const workerData: ThreadWorkerData = { handlersDir: options.handlersDir, forward: options.forward, logLevel: options.logLevel, channelName, defaultTimeoutMs: options.defaultTimeoutMs, otel };
   const pool = new Piscina({
     loadBalancer: watchdog.balancer,
     filename: threadEntry(),
@@ -207,6 +213,7 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
       if (closed) return;
       closed = true;
       watchdog.close();
+      await spanFlush?.flush(options.threads);
       channel.close();
       // Everything still running is past its drain: end the threads rather than wait for them.
       await pool.destroy();

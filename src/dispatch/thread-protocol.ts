@@ -9,6 +9,8 @@ export interface ThreadWorkerData {
   /** BroadcastChannel name shared by the pool and its threads (unique per pool). */
   channelName: string;
   defaultTimeoutMs: number | undefined;
+  /** `--otel`: the thread starts its own OpenTelemetry SDK. */
+  otel: boolean;
 }
 
 /** One handler run inside a chunk; `taskId` names it in aborts and outcomes. */
@@ -55,4 +57,7 @@ export type ChannelMessage =
   | { type: 'setup-failed'; threadId: number; handler: string; message: string; attempt: number; retryInMs: number | undefined }
   | { type: 'setup-done'; threadId: number }
   | { type: 'teardown'; timeoutMs: number }
-  | { type: 'torn-down'; threadId: number; failures: { handler: string; message: string }[] };
+  | { type: 'torn-down'; threadId: number; failures: { handler: string; message: string }[] }
+  /** `--otel`: export the spans buffered (before the pool ends the threads), then answer. */
+  | { type: 'flush'; nonce: number }
+  | { type: 'flushed'; nonce: number; threadId: number };

@@ -1,4 +1,5 @@
 import type { SetupFailure, TeardownFailure } from '../handlers/life-cycle.js';
+import type { TraceCarrier } from '../tracing/trace-context.js';
 import type { CloudEvent } from '../types.js';
 
 /** What the lease knows about the delivery of one event; becomes the handler's ctx. */
@@ -19,6 +20,8 @@ export interface DispatchJob {
   /** A batch handler's call: its events, in stream order (`event` is the first). */
   events?: CloudEvent[];
   ctx: JobContext;
+  /** Tracing on: the run's process span, made where the lease is held; the handler runs in its context. */
+  trace?: TraceCarrier | undefined;
 }
 
 /** A handler failure in plain data (structured clone drops prototypes: branch on `code`). */

@@ -26,6 +26,9 @@ export interface NewEvent {
   type: string;
   subject: string;
   data: unknown;
+  /** W3C trace context for the CloudEvents distributed tracing extension (the emulator's choice: see ingest.ts). */
+  traceparent?: string;
+  tracestate?: string;
 }
 
 export interface EmulatorContext {

@@ -2,6 +2,7 @@
  * CloudEvents 1.0 HTTP protocol binding: how one event becomes one HTTP request, in binary or
  * structured content mode. Pure functions, so the exact wire shape is testable without a socket.
  */
+import { eventTraceCarrier, type TraceCarrier } from '../tracing/trace-context.js';
 import type { CloudEvent } from '../types.js';
 
 export type ForwardMode = 'binary' | 'structured';
@@ -57,6 +58,12 @@ export function toBinaryRequest(event: CloudEvent): ForwardRequest {
     'ce-sequence': encodeHeaderValue(event.sequence),
   };
   if (event.time !== undefined) headers['ce-time'] = encodeHeaderValue(event.time);
+  // Distributed tracing extension: the event's creation context, an extension attribute like any other.
+  const creation = eventTraceCarrier(event);
+  if (creation !== undefined) {
+    headers['ce-traceparent'] = creation.traceparent;
+    if (creation.tracestate !== undefined) headers['ce-tracestate'] = encodeHeaderValue(creation.tracestate);
+  }
   return { headers, body: encodeData(event.data) };
 }
 
@@ -72,10 +79,27 @@ export function toStructuredRequest(event: CloudEvent): ForwardRequest {
     datacontenttype: BINARY_CONTENT_TYPE,
   };
   if (event.time !== undefined) envelope.time = event.time;
+  const creation = eventTraceCarrier(event);
+  if (creation !== undefined) Object.assign(envelope, creation);
   envelope.data = event.data === undefined ? null : event.data;
   return { headers: { 'content-type': STRUCTURED_CONTENT_TYPE }, body: JSON.stringify(envelope) };
 }
 
-export function toForwardRequest(event: CloudEvent, mode: ForwardMode): ForwardRequest {
-  return mode === 'structured' ? toStructuredRequest(event) : toBinaryRequest(event);
+/**
+ * The request's own W3C Trace Context headers, in both modes: the context the request is sent in (the
+ * handler run's process span with tracing on), else the event's creation context, so the app's HTTP
+ * instrumentation joins the trace either way. The CloudEvents distributed tracing extension says its
+ * attributes do not replace the transport's trace headers: the app gets both (the creation context
+ * in `ce-traceparent` or the envelope, the request's in `traceparent`).
+ */
+export function withTraceHeaders(request: ForwardRequest, event: CloudEvent, active: TraceCarrier | undefined): ForwardRequest {
+  const context = active ?? eventTraceCarrier(event);
+  if (context === undefined) return request;
+  request.headers.traceparent = context.traceparent;
+  if (context.tracestate !== undefined) request.headers.tracestate = context.tracestate;
+  return request;
+}
+
+export function toForwardRequest(event: CloudEvent, mode: ForwardMode, active?: TraceCarrier): ForwardRequest {
+  return withTraceHeaders(mode === 'structured' ? toStructuredRequest(event) : toBinaryRequest(event), event, active);
 }

@@ -9,6 +9,7 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import { defineHandler, type Handler, type HandlerContext } from '../handlers/define.js';
 import { ConfigError, DurableWorkerError, ErrorCodes, PermanentError } from '../errors.js';
+import { handlerScope } from '../tracing/handler-scope.js';
 import type { CloudEvent } from '../types.js';
 import { toForwardRequest, type ForwardMode } from './cloudevents-http.js';
 
@@ -118,7 +119,7 @@ function failureOf(err: unknown, target: string, ctx: HandlerContext, signal: Ab
 /** POSTs one event; resolves on 2xx, throws as the module comment says otherwise. */
 async function forwardEvent(event: CloudEvent, ctx: HandlerContext, url: URL, mode: ForwardMode, dispatcher: Dispatcher): Promise<void> {
   const target = describeTarget(url);
-  const { headers, body } = toForwardRequest(event, mode);
+  const { headers, body } = toForwardRequest(event, mode, handlerScope().activeCarrier());
   const { signal, dispose } = requestSignal(ctx);
   let statusCode: number;
   try {

@@ -2,6 +2,8 @@ import type { DeadLetterRecord } from '../dead-letter/sink.js';
 import type { DispatchError, DispatchJob, DispatchResult, DispatchRun } from '../dispatch/types.js';
 import { ErrorCodes } from '../errors.js';
 import type { ClaimState } from '../idempotency/store.js';
+import { traceLogFields } from '../tracing/trace-context.js';
+import type { RunTrace } from '../tracing/run-tracer.js';
 import type { EventOutcome } from './events.js';
 import type { LeaseEvent } from './lease-event.js';
 import { sleep } from './timing.js';
@@ -31,13 +33,17 @@ export class HandlerRun implements DispatchRun {
   /** Its key's position in the lease's keys. */
   readonly #k: number;
   readonly #key: string;
+  /** Its process span (a no-op with tracing off); the job carries its context to the handler. */
+  readonly #trace: RunTrace;
   #startedMs = 0;
 
   constructor(event: LeaseEvent, handler: string, k: number) {
     this.#event = event;
     this.#k = k;
     this.#key = event.lease.keys[k] as string;
-    this.job = { handler, event: event.event, ctx: event.lease.jobContext };
+    this.job = { handler, event: event.event, ctx: event.lease.jobContext, trace: undefined };
+    this.#trace = event.lease.trace.process(this.job);
+    this.job.trace = this.#trace.carrier;
   }
 
   get handler(): string {
@@ -68,8 +74,15 @@ export class HandlerRun implements DispatchRun {
     } catch (err) {
       return this.#unexpected(err);
     }
-    if (typeof recorded === 'string') this.#event.handlerEnded(this.#k, recorded);
-    else recorded.then((outcome) => this.#event.handlerEnded(this.#k, outcome), (err: unknown) => this.#unexpected(err));
+    const error = result.status === 'failed' || result.status === 'permanent' ? result.error : undefined;
+    if (typeof recorded === 'string') this.#ended(recorded, error);
+    else recorded.then((outcome) => this.#ended(outcome, error), (err: unknown) => this.#unexpected(err));
+  }
+
+  /** The run's last word: its span ends with the outcome, then the event hears of it. */
+  #ended(outcome: RunOutcome, error?: DispatchError): void {
+    this.#trace.end(outcome, error);
+    this.#event.handlerEnded(this.#k, outcome);
   }
 
   #dispatch(): void {
@@ -79,15 +92,16 @@ export class HandlerRun implements DispatchRun {
 
   /** Done already (a duplicate), or another owner still holds the claim (failed: retried later). */
   #skip(state: ClaimState): void {
-    if (state === 'done') this.#emit('duplicate', 0);
-    else this.#emit('failed', 0, { message: `another worker still holds the claim on ${this.#key}`, code: ErrorCodes.STORE });
-    this.#event.handlerEnded(this.#k, state === 'done' ? 'duplicate' : 'failed');
+    const error = state === 'done' ? undefined : { message: `another worker still holds the claim on ${this.#key}`, code: ErrorCodes.STORE };
+    if (error === undefined) this.#emit('duplicate', 0);
+    else this.#emit('failed', 0, error);
+    this.#ended(state === 'done' ? 'duplicate' : 'failed', error);
   }
 
   /** Recording an outcome threw: a bug (the event bus never throws). The event is retried, the lease goes on. */
   #unexpected(err: unknown): void {
     this.#event.lease.log.error({ err, eventId: this.job.event.id }, 'processing an event failed unexpectedly: it is retried');
-    this.#event.handlerEnded(this.#k, 'failed');
+    this.#ended('failed', { message: err instanceof Error ? err.message : String(err) });
   }
 
   async #waitForClaim(): Promise<ClaimState> {
@@ -97,7 +111,7 @@ export class HandlerRun implements DispatchRun {
       if (lease.signal.aborted || Date.now() + waitMs >= lease.deadlineMs) return 'busy';
       await sleep(waitMs, lease.signal);
       if (lease.signal.aborted) return 'busy';
-      const [state] = await lease.context.store.claim([this.#key], lease.claimOwner, Math.max(1, lease.expiresAtMs - Date.now()));
+      const [state] = await this.#trace.call('idempotency claim', () => lease.context.store.claim([this.#key], lease.claimOwner, Math.max(1, lease.expiresAtMs - Date.now())));
       if (state !== 'busy') return state ?? 'busy';
       waitMs = Math.min(BUSY_POLL_MAX_MS, waitMs * 2);
     }
@@ -121,7 +135,7 @@ export class HandlerRun implements DispatchRun {
     if (shutdown || (result.status !== 'permanent' && lease.batch.attempt < maxAttempts)) {
       firstFailures.note(this.#key);
       lease.release([this.#key]);
-      lease.log.warn({ eventId: this.job.event.id, handler: this.handler, attempt: lease.batch.attempt, err: error }, `handler ${this.handler} failed: ${error.message}`);
+      lease.log.warn({ eventId: this.job.event.id, handler: this.handler, attempt: lease.batch.attempt, err: error, ...traceLogFields(this.job.trace) }, `handler ${this.handler} failed: ${error.message}`);
       this.#emit('failed', durationMs, error);
       return 'failed';
     }
@@ -145,7 +159,7 @@ export class HandlerRun implements DispatchRun {
       deadLetteredAt: new Date().toISOString(),
     };
     try {
-      await lease.context.deadLetter.write(record);
+      await this.#trace.call('dead-letter write', () => lease.context.deadLetter.write(record));
     } catch (err) {
       // Not recorded anywhere: keep the event alive (requeue) rather than lose it.
       lease.log.error({ err, eventId: event.id, handler: this.handler }, 'dead-letter sink failed: the event is retried instead');
@@ -155,7 +169,7 @@ export class HandlerRun implements DispatchRun {
     }
     lease.doneMarks.add(this.#key);
     lease.log.error(
-      { eventId: event.id, type: event.type, handler: this.handler, attempt: lease.batch.attempt, reason, err: error },
+      { eventId: event.id, type: event.type, handler: this.handler, attempt: lease.batch.attempt, reason, err: error, ...traceLogFields(this.job.trace) },
       `event ${event.id} dead-lettered for ${this.handler} (${reason}): ${error.message}`,
     );
     this.#emit('dead_lettered', durationMs, error);

@@ -10,6 +10,7 @@ import { idempotencyKey } from '../idempotency/key.js';
 import type { ClaimState, IdempotencyStore } from '../idempotency/store.js';
 import { atDeadline, whenAborted, type Watch } from '../runtime/abort-fanout.js';
 import { systemClock } from '../runtime/clock.js';
+import { NOOP_TRACER, type LeaseTrace, type RunTracer } from '../tracing/run-tracer.js';
 import type { AckStatus, LeaseBatch } from '../types.js';
 import { DoneMarkWriter } from './done-marks.js';
 import type { FirstFailures } from './first-failures.js';
@@ -36,6 +37,8 @@ export interface LeaseContext {
   nearDeadlineWarnings: RateLimiter;
   /** Aborted at forced shutdown: running handlers are aborted, the lease acked failed. */
   forceSignal: AbortSignal;
+  /** Spans of the lease's life (`--otel`); default: none. */
+  tracer?: RunTracer;
 }
 
 /** Where a held lease reports to: the process's scheduler (budget, subject order, the pull controller). */
@@ -93,6 +96,8 @@ export class HeldLease {
   readonly jobContext: JobContext;
   readonly doneMarks: DoneMarkWriter;
   readonly dispatch: LeaseDispatch;
+  /** Its spans: the receive span (made now, the pull answered), then process and settle. */
+  readonly trace: LeaseTrace;
   /** Events that may start (the first of their subject), in the order they became so; `readyHead` is the next. */
   readonly ready: LeaseEvent[] = [];
   readyHead = 0;
@@ -126,6 +131,7 @@ export class HeldLease {
     // Every handler run in flight listens to the lease's signal.
     setMaxListeners(0, this.#abort.signal);
     this.dispatch = context.dispatcher.open(this.#abort.signal);
+    this.trace = (context.tracer ?? NOOP_TRACER).received({ workerId: slot.id, batch, pulledAtMs });
 
     const count = batch.events.length;
     this.events = new Array(count);
@@ -181,7 +187,7 @@ export class HeldLease {
       return onClaimed();
     }
     // Awaited before the ack: the claims of what did not run are released with it.
-    this.#claiming = this.context.store.claim(this.keys, this.claimOwner, Math.max(1, this.expiresAtMs - Date.now())).then(
+    this.#claiming = this.trace.call('idempotency claim', () => this.context.store.claim(this.keys, this.claimOwner, Math.max(1, this.expiresAtMs - Date.now()))).then(
       (claims) => {
         this.claims = claims;
         this.claimed = true;
@@ -246,13 +252,15 @@ export class HeldLease {
       for (let k = this.keyStart[event.index] as number; k < (this.keyStart[event.index + 1] as number); k++) if (this.claims[k] === 'new') unstarted.push(this.keys[k] as string);
     }
     this.release(unstarted);
+    const sent: AckStatus = allSettled ? 'ok' : 'failed';
+    const settle = this.trace.settle(sent);
     // Done marks and releases are stored before the ack: after an `ok` the events are gone.
     this.doneMarks.flushForAck();
-    await waitUntil(Promise.all(this.#pendingWrites), this.expiresAtMs - Date.now());
-    const sent: AckStatus = allSettled ? 'ok' : 'failed';
+    await settle.call('idempotency writes', () => waitUntil(Promise.all(this.#pendingWrites), this.expiresAtMs - Date.now()));
     this.#phase = ACKING;
     this.owner.ackSending(this);
     const response = await acknowledgeLease(this, sent);
+    settle.end(response === undefined ? 'error' : response.status);
     this.#phase = DONE;
     this.owner.leaseDone(this, response === undefined ? 'unanswered' : 'answered');
     this.#warnNearDeadline(hitDeadline);

@@ -14,6 +14,7 @@ import type { IdempotencyStore } from '../idempotency/store.js';
 import type { WorkerEmitter } from './events.js';
 import { createWorkerEventBus } from './event-bus.js';
 import { systemClock, type Clock } from '../runtime/clock.js';
+import { startTracing } from '../tracing/index.js';
 import { FirstFailures } from './first-failures.js';
 import { WorkerFlow } from './flow.js';
 import type { LeaseContext } from './held-lease.js';
@@ -101,6 +102,10 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
   let dispatcher: Dispatcher;
   let router: Router<LoadedHandler>;
   let metricsUrl: string | undefined;
+  // `--otel`: before the handlers load, so their own instrumentation finds the SDK. Closed last:
+  // its final flush carries the spans of the last acks.
+  const tracing = await startTracing({ enabled: config.otel === true, destination: config.destination });
+  cleanups.push({ name: 'tracing', run: () => tracing.close() });
   try {
     const handlers = await loadHandlerSet({ handlersDir: config.handlersDir, forward });
     router = new Router(handlers);
@@ -149,6 +154,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
       logLevel: config.logLevel,
       maxInProgress,
       defaultTimeoutMs: config.handlerTimeoutMs,
+      otel: tracing.tracer.enabled,
     });
     cleanups.push({ name: 'dispatcher', run: () => dispatcher.close() });
 
@@ -195,6 +201,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     firstFailures: new FirstFailures(),
     nearDeadlineWarnings: new RateLimiter(60_000),
     forceSignal: force.signal,
+    tracer: tracing.tracer,
   };
   const visibilityMs = config.visibilitySeconds * 1_000;
   const flow = new WorkerFlow({

@@ -53,6 +53,7 @@ describe('defaults', () => {
       metricsHost: '0.0.0.0',
       exitWhenIdle: false,
       logLevel: 'info',
+      otel: false,
       isolation: 'thread',
       shutdownTimeoutSeconds: 25,
       forwardMode: 'binary',

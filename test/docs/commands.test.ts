@@ -28,6 +28,9 @@ const PYTHON_CLIENT_COMMANDS = [
 const REAL_PLATFORM_RUN =
   'npx durable-worker run --base-url https://api.example.com --tenant my-tenant --client-id "$CLIENT_ID" --client-secret-file /run/secrets/client-secret --destination my-consumer --handlers ./handlers';
 
+const TRACING_CURL =
+  'curl -s -X POST http://127.0.0.1:8787/sources/products -H \'x-api-key: dev-api-key\' -H \'content-type: application/json\' -H \'traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\' -d \'{"entries":[{"id":"kettle","properties":[{"id":"title","value":"Kettle"}]}]}\'';
+
 const COVERAGE: Record<string, Coverage> = {
   // `npm ci` is the first step of CI itself (.ci/run); the dev part runs below.
   'npm ci && npx durable-worker dev --demo': HERE,
@@ -82,6 +85,10 @@ const COVERAGE: Record<string, Coverage> = {
     file: 'test/image/container.test.ts',
     proof: "'Dockerfile.worker'",
   },
+  // docs/tracing.md, the walk-through: run in order, on free ports.
+  'node examples/tracing/print-traces.mjs': { kind: 'test', file: 'test/docs/tracing-walkthrough.test.ts', proof: "expect(receiverCommand).toBe('node examples/tracing/print-traces.mjs')" },
+  'OTEL_EXPORTER_OTLP_PROTOCOL=http/json npx durable-worker dev --otel --handlers examples/tracing/handlers': { kind: 'test', file: 'test/docs/tracing-walkthrough.test.ts', proof: 'npx durable-worker dev --otel' },
+  [TRACING_CURL]: { kind: 'test', file: 'test/docs/tracing-walkthrough.test.ts', proof: 'curl -s -X POST http' },
 };
 
 const BIN = `node ${JSON.stringify(join(ROOT, 'bin', 'durable-worker.js'))}`;

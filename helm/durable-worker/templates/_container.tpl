@@ -99,6 +99,9 @@ Only --handlers, --base-url, --destination and --forward-url go in args; every o
           key: {{ $c.clientSecretKey }}
     {{- end }}
     {{- end }}
+    {{- with include "durable-worker.tracingEnv" $root | trim }}
+    {{- . | nindent 4 }}
+    {{- end }}
     {{- with $w.extraEnv }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
@@ -182,5 +185,37 @@ It forwards to forward.url, or to http://127.0.0.1:<sidecar.app.port><forward.pa
     items:
       - key: {{ $c.clientSecretKey }}
         path: {{ $c.clientSecretKey }}
+{{- end }}
+{{- end }}
+
+{{/*
+OpenTelemetry (tracing.*): --otel by env and the standard OTEL_* variables the SDK reads (docs/tracing.md).
+The pod name comes in by the downward API and goes into the resource as k8s.pod.name.
+*/}}
+{{- define "durable-worker.tracingEnv" -}}
+{{- $t := .Values.tracing -}}
+{{- if $t.enabled }}
+- name: DURABLE_WORKER_OTEL
+  value: "true"
+{{- with $t.otlpEndpoint }}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ . | quote }}
+{{- end }}
+- name: OTEL_EXPORTER_OTLP_PROTOCOL
+  value: {{ $t.protocol | quote }}
+- name: OTEL_SERVICE_NAME
+  value: {{ $t.serviceName | default (include "durable-worker.fullname" .) | quote }}
+- name: OTEL_TRACES_SAMPLER
+  value: {{ $t.sampler | quote }}
+{{- with $t.samplerArg }}
+- name: OTEL_TRACES_SAMPLER_ARG
+  value: {{ . | quote }}
+{{- end }}
+- name: OTEL_POD_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+- name: OTEL_RESOURCE_ATTRIBUTES
+  value: {{ printf "k8s.pod.name=$(OTEL_POD_NAME)%s" (ternary (printf ",%s" $t.resourceAttributes) "" (ne $t.resourceAttributes "")) | quote }}
 {{- end }}
 {{- end }}

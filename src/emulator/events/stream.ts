@@ -53,12 +53,16 @@ export class EventStream {
       const sequence = String(++this.lastSequence);
       const id = randomUUID();
       const data = event.data === undefined ? null : event.data;
-      const json = `${head},"id":"${id}","type":${JSON.stringify(event.type)},"subject":${JSON.stringify(event.subject)},"sequence":"${sequence}","data":${stringifyJsonExact(data)}}`;
+      const tracing = event.traceparent === undefined ? '' : traceAttributesJson(event.traceparent, event.tracestate);
+      const json = `${head},"id":"${id}","type":${JSON.stringify(event.type)},"subject":${JSON.stringify(event.subject)},"sequence":"${sequence}"${tracing},"data":${stringifyJsonExact(data)}}`;
       // A template literal is a rope of its pieces (~1 KB per event kept alive); reading one
       // character makes V8 flatten it into one sequential string (~1 byte per character).
       json.charCodeAt(0);
       this.events.push(json);
-      appended.push({ specversion: '1.0', id, source, type: event.type, subject: event.subject, time, datacontenttype: 'application/json', sequence, data });
+      const appendedEvent: CloudEvent = { specversion: '1.0', id, source, type: event.type, subject: event.subject, time, datacontenttype: 'application/json', sequence, data };
+      if (event.traceparent !== undefined) appendedEvent.traceparent = event.traceparent;
+      if (event.traceparent !== undefined && event.tracestate !== undefined) appendedEvent.tracestate = event.tracestate;
+      appended.push(appendedEvent);
     }
     return appended;
   }
@@ -83,4 +87,9 @@ export class EventStream {
     this.events = this.events.slice(droppable);
     this.baseSequence += droppable;
   }
+}
+
+/** The distributed tracing extension's attributes as JSON members (each preceded by a comma). */
+function traceAttributesJson(traceparent: string, tracestate: string | undefined): string {
+  return `,"traceparent":${JSON.stringify(traceparent)}${tracestate === undefined ? '' : `,"tracestate":${JSON.stringify(tracestate)}`}`;
 }

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import * as z from 'zod';
 import { entryKey, parseJsonExact, typedIngestRequestSchema, validateTypedIngest, type IngestPlan } from '../../ingest/index.js';
 import { typedIngestResponseSchema } from '../../ingest/response-schema.js';
+import { eventTraceCarrier, type TraceCarrier } from '../../tracing/trace-context.js';
 import type { SourceEntryUpdatedData, TypedIngestResponse } from '../../types.js';
 import type { EmulatorContext, NewEvent } from '../context.js';
 import { readBody } from '../http/body.js';
@@ -22,6 +24,8 @@ export interface IngestJob {
   tenant: string;
   sourceId: string;
   plan: IngestPlan;
+  /** The ingest request's trace context, stamped on every event it emits. */
+  trace?: TraceCarrier;
 }
 
 export interface IngestDeps {
@@ -35,6 +39,30 @@ export interface IngestDeps {
 }
 
 const TypedIngestRequest = component('TypedIngestRequest', typedIngestRequestSchema);
+
+/**
+ * The emulator's choice, as the spec shows no tracing: a W3C `traceparent` (and `tracestate`) on the
+ * ingest request travels on every `source_entry.updated` event the ingest emits, as the CloudEvents
+ * distributed tracing extension's attributes, so a worker's spans join the trace of the request.
+ * An invalid value is ignored, as W3C Trace Context says (the ingest is not refused for it).
+ */
+const TRACE_HEADERS = {
+  traceparent: {
+    description: 'W3C Trace Context of the caller (emulator only; the spec shows no tracing): copied onto every event the ingest emits (CloudEvents distributed tracing extension). Ignored when invalid.',
+    schema: z.string().regex(/^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(-.*)?$/),
+    example: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+  },
+  tracestate: {
+    description: 'W3C vendor trace state, copied with `traceparent` (emulator only). Ignored without a valid `traceparent`.',
+    schema: z.string().max(512),
+    example: 'vendor=opaque-value',
+  },
+};
+
+/** The request's trace context, when its `traceparent` is valid (a repeated header counts as absent). */
+function requestTraceCarrier(req: IncomingMessage): TraceCarrier | undefined {
+  return eventTraceCarrier({ traceparent: req.headers.traceparent, tracestate: req.headers.tracestate });
+}
 const TypedIngestResponse = component('TypedIngestResponse', typedIngestResponseSchema);
 
 /**
@@ -54,6 +82,7 @@ export const TYPED_INGEST: OperationSpec = {
   tag: 'Ingest',
   security: { kind: 'tenant', scopes: [WRITE_SOURCES] },
   pathParameters: { sourceId: pathParameter('Customer-facing source ID within the tenant.', 'products') },
+  headers: TRACE_HEADERS,
   requestBody: {
     schema: TypedIngestRequest,
     example: { entries: [{ id: 'product-1', properties: [{ id: 'title', value: 'Kettle', language: 'en' }, { id: 'price', value: 25.5 }, { id: 'tags', value: ['kitchen'] }] }] },
@@ -105,7 +134,8 @@ export function registerIngestRoute(ctx: EmulatorContext, deps: IngestDeps): voi
     for (const found of plan.newPropertiesFound) {
       record.pending.set(found.id, { type: found.type, delimiter: found.delimiter ?? null });
     }
-    deps.queue.push({ kind: 'ingest', tenant, sourceId, plan });
+    const trace = requestTraceCarrier(req);
+    deps.queue.push(trace === undefined ? { kind: 'ingest', tenant, sourceId, plan } : { kind: 'ingest', tenant, sourceId, plan, trace });
     const response: TypedIngestResponse = {
       correlationId: randomUUID(),
       sourceId,
@@ -141,7 +171,7 @@ export function applyIngest(ctx: EmulatorContext, store: SourceStore, job: Inges
       previous,
       current: entryReadShape(entry, record.properties, false),
     };
-    events.push({ type: 'source_entry.updated', subject: entry.id, data });
+    events.push(job.trace === undefined ? { type: 'source_entry.updated', subject: entry.id, data } : { type: 'source_entry.updated', subject: entry.id, data, ...job.trace });
   }
   if (events.length > 0) ctx.appendEvents(job.tenant, events);
 }
