@@ -5,26 +5,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from 'undici';
 import { createForwardingHandler, classifyForwardStatus, parseForwardUrl, FORWARD_ERROR_CODE } from '../../src/forward/forwarding-handler.js';
 import { encodeHeaderValue } from '../../src/forward/cloudevents-http.js';
-import type { HandlerContext } from '../../src/handlers/define.js';
 import { ErrorCodes, hasCode, isPermanentError } from '../../src/errors.js';
 import type { CloudEvent } from '../../src/types.js';
 import { startTestApp, type TestApp } from './app-server.js';
-
-const noopLog = { debug() {}, info() {}, warn() {}, error() {} };
-
-function contextFor(deadlineInMs = 5_000, controller = new AbortController()): HandlerContext {
-  return {
-    signal: controller.signal,
-    log: noopLog,
-    attempt: 1,
-    generation: 1,
-    workerId: 'w-0',
-    leaseId: 'lease-1',
-    resources: undefined,
-    handlerName: '@forward',
-    deadlineMs: Date.now() + deadlineInMs,
-  };
-}
+import { contextFor } from './handler-context.js';
 
 function eventFor(overrides: Partial<CloudEvent> = {}): CloudEvent {
   return {

@@ -3,25 +3,14 @@ import { HTTP } from 'cloudevents';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from 'undici';
 import { createForwardingHandler } from '../../src/forward/forwarding-handler.js';
-import type { HandlerContext } from '../../src/handlers/define.js';
 import { setHandlerScope } from '../../src/tracing/handler-scope.js';
 import type { CloudEvent } from '../../src/types.js';
 import { startTestApp, type TestApp } from './app-server.js';
+import { contextFor } from './handler-context.js';
 
 const CREATION = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 const PROCESS_SPAN = '00-4bf92f3577b34da6a3ce929d0e0e4736-b7ad6b7169203331-01';
-const noopLog = { debug() {}, info() {}, warn() {}, error() {} };
-const ctx = (): HandlerContext => ({
-  signal: new AbortController().signal,
-  log: noopLog,
-  attempt: 1,
-  generation: 1,
-  workerId: 'w-0',
-  leaseId: 'lease-1',
-  handlerName: '@forward',
-  deadlineMs: Date.now() + 5_000,
-  resources: undefined,
-});
+const ctx = () => contextFor();
 const eventFor = (overrides: Partial<CloudEvent> = {}): CloudEvent => ({
   specversion: '1.0',
   id: `evt-${randomUUID()}`,

@@ -39,7 +39,8 @@ export function tempDir(label: string): string {
   return mkdtempSync(join(tmpdir(), `dw-${label}-`));
 }
 
-export function workerConfig(emulator: RunningEmulator, destination: string, dir: string, overrides: Partial<WorkerConfig> = {}): WorkerConfig {
+/** A worker against the emulator at `emulator.url`: the dev credentials, the memory store, a file dead-letter sink in `dir`. */
+export function workerConfig(emulator: Pick<RunningEmulator, 'url'>, destination: string, dir: string, overrides: Partial<WorkerConfig> = {}): WorkerConfig {
   const id = randomUUID().slice(0, 8);
   return {
     baseUrl: emulator.url,
