@@ -74,7 +74,9 @@ class BatchRun implements DispatchRun {
   constructor(handler: string, runs: DispatchRun[]) {
     const first = (runs[0] as DispatchRun).job;
     const events: CloudEvent[] = runs.map((run) => run.job.event);
-    this.job = { handler, event: first.event, events, ctx: first.ctx };
+    // Tracing on: the call runs in its first event's process span (docs/tracing.md), so the handler's
+    // own spans (its upsert, its fetch) join that event's trace; every event keeps its own process span.
+    this.job = { handler, event: first.event, events, ctx: first.ctx, trace: first.trace };
     this.#runs = runs;
   }
 

@@ -165,3 +165,50 @@ describe.each(['binary', 'structured'] as const)('the app behind --forward-url j
     else expect(JSON.parse(request.body)).toMatchObject({ traceparent: creation });
   });
 });
+
+describe.each(['none', 'thread'] as const)("a batch handler's call joins its first event's trace (--isolation %s)", (isolation) => {
+  const traceId = newTraceId();
+  const ingestSpanId = newSpanId();
+  const entryIds = [`b-${randomUUID()}`, `b-${randomUUID()}`, `b-${randomUUID()}`];
+  let receiver: OtlpReceiver;
+  let testbed: SourcesTestbed;
+  let worker: RunningWorker;
+  let dir: string;
+
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    vi.stubEnv('OTEL_EXPORTER_OTLP_ENDPOINT', receiver.url);
+    vi.stubEnv('OTEL_BSP_SCHEDULE_DELAY', '200');
+    testbed = await startSourcesTestbed();
+    dir = mkdtempSync(join(tmpdir(), 'dw-traces-batch-'));
+    const handlersDir = join(import.meta.dirname, '..', 'fixtures', 'tracing-batch-handlers');
+    worker = await startWorker(tracingTestConfig(testbed.url, dir, isolation, { handlersDir, logLevel: 'silent' }), { healthServer: false });
+  });
+
+  afterAll(async () => {
+    await worker?.close();
+    await testbed?.close();
+    await receiver?.close();
+    vi.unstubAllEnvs();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('each call\'s own span is a child of the process span of the first event it holds; every event has its process span', async () => {
+    const ingest = await testbed.ingest(
+      testbed.newSourceId(),
+      { entries: entryIds.map((id) => ({ id, properties: [{ id: 'title', value: id }] })) },
+      { ...testbed.auth, traceparent: `00-${traceId}-${ingestSpanId}-01` },
+    );
+    expect(ingest.status).toBe(202);
+    const covered = (all: ReceivedSpan[]) => all.filter((s) => s.name === 'batch work' && s.traceId === traceId).flatMap((s) => String(s.attributes['batch.subjects']).split(','));
+    const spans = await receiver.waitFor((all) => covered(all).length === 3 && all.filter((s) => s.name === 'process dev-consumer' && s.traceId === traceId).length === 3);
+    const runs = spans.filter((s) => s.name === 'process dev-consumer' && s.traceId === traceId);
+    expect(runs.map((s) => s.attributes['cloudevents.event_subject']).sort()).toEqual([...entryIds].sort());
+    expect(covered(spans).sort()).toEqual([...entryIds].sort());
+    for (const call of spans.filter((s) => s.name === 'batch work' && s.traceId === traceId)) {
+      const first = String(call.attributes['batch.subjects']).split(',')[0];
+      const parent = runs.find((r) => r.spanId === call.parentSpanId);
+      expect(parent?.attributes['cloudevents.event_subject']).toBe(first);
+    }
+  });
+});
