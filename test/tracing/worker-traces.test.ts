@@ -8,8 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { WorkerConfig } from '../../src/config/types.js';
 import { startWorker, type RunningWorker } from '../../src/worker/start.js';
 import { startSourcesTestbed, type SourcesTestbed } from '../emulator/sources-helpers.js';
 import { waitFor } from '../fixtures/wait-for.js';
@@ -21,6 +22,36 @@ import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './otlp-
 const newTraceId = () => randomUUID().replaceAll('-', '');
 const newSpanId = () => randomUUID().replaceAll('-', '').slice(0, 16);
 
+/** An OTLP receiver, an emulator and a worker with --otel exporting to the receiver. */
+interface TracedWorker {
+  receiver: OtlpReceiver;
+  testbed: SourcesTestbed;
+  worker: RunningWorker;
+  close(): Promise<void>;
+}
+
+async function startTracedWorker(isolation: 'none' | 'thread', overrides: (dir: string) => Partial<WorkerConfig>, options: { protocol?: string; logger?: Logger } = {}): Promise<TracedWorker> {
+  const receiver = await startOtlpReceiver();
+  vi.stubEnv('OTEL_EXPORTER_OTLP_ENDPOINT', receiver.url);
+  if (options.protocol !== undefined) vi.stubEnv('OTEL_EXPORTER_OTLP_PROTOCOL', options.protocol);
+  vi.stubEnv('OTEL_BSP_SCHEDULE_DELAY', '200');
+  const testbed = await startSourcesTestbed();
+  const dir = mkdtempSync(join(tmpdir(), 'dw-traces-'));
+  const worker = await startWorker(tracingTestConfig(testbed.url, dir, isolation, overrides(dir)), { healthServer: false, ...(options.logger === undefined ? {} : { logger: options.logger }) });
+  return {
+    receiver,
+    testbed,
+    worker,
+    async close() {
+      await worker.close();
+      await testbed.close();
+      await receiver.close();
+      vi.unstubAllEnvs();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 describe.each([
   ['none', 'http/json'],
   ['thread', 'http/protobuf'],
@@ -29,29 +60,22 @@ describe.each([
   const ingestSpanId = newSpanId();
   const entryIds = [`ok-${randomUUID()}`, `ok-${randomUUID()}`, `fail-${randomUUID()}`];
   const logLines: Record<string, unknown>[] = [];
+  let bed: TracedWorker | undefined;
   let receiver: OtlpReceiver;
   let testbed: SourcesTestbed;
-  let worker: RunningWorker;
   let spans: ReceivedSpan[];
-  let dir: string;
 
   const processSpans = () => spans.filter((s) => s.name === 'process dev-consumer' && s.traceId === traceId);
 
   beforeAll(async () => {
-    receiver = await startOtlpReceiver();
-    vi.stubEnv('OTEL_EXPORTER_OTLP_ENDPOINT', receiver.url);
-    vi.stubEnv('OTEL_EXPORTER_OTLP_PROTOCOL', protocol);
-    vi.stubEnv('OTEL_BSP_SCHEDULE_DELAY', '200');
-    testbed = await startSourcesTestbed();
-    dir = mkdtempSync(join(tmpdir(), 'dw-traces-'));
-    const config = tracingTestConfig(testbed.url, dir, isolation);
     const sink = new Writable({
       write(chunk: Buffer, _encoding, done) {
         for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) logLines.push(JSON.parse(line) as Record<string, unknown>);
         done();
       },
     });
-    worker = await startWorker(config, { logger: pino({ level: 'info' }, sink), healthServer: false });
+    bed = await startTracedWorker(isolation, () => ({}), { protocol, logger: pino({ level: 'info' }, sink) });
+    ({ receiver, testbed } = bed);
     const ingest = await testbed.ingest(
       testbed.newSourceId(),
       { entries: entryIds.map((entryId) => ({ id: entryId, properties: [{ id: 'title', value: entryId }] })) },
@@ -63,11 +87,7 @@ describe.each([
   });
 
   afterAll(async () => {
-    await worker?.close();
-    await testbed?.close();
-    await receiver?.close();
-    vi.unstubAllEnvs();
-    rmSync(dir, { recursive: true, force: true });
+    await bed?.close();
   });
 
   it("each handler run's process span is a child of the ingest's context, in its trace", () => {
@@ -127,29 +147,20 @@ describe.each([
 describe.each(['binary', 'structured'] as const)('the app behind --forward-url joins the trace (--isolation thread, %s mode)', (mode) => {
   const traceId = newTraceId();
   const ingestSpanId = newSpanId();
+  let bed: TracedWorker | undefined;
   let receiver: OtlpReceiver;
   let testbed: SourcesTestbed;
   let app: TestApp;
-  let worker: RunningWorker;
-  let dir: string;
 
   beforeAll(async () => {
-    receiver = await startOtlpReceiver();
-    vi.stubEnv('OTEL_EXPORTER_OTLP_ENDPOINT', receiver.url);
-    vi.stubEnv('OTEL_BSP_SCHEDULE_DELAY', '200');
-    testbed = await startSourcesTestbed();
     app = await startTestApp('/events');
-    dir = mkdtempSync(join(tmpdir(), 'dw-traces-forward-'));
-    worker = await startWorker(tracingTestConfig(testbed.url, dir, 'thread', { handlersDir: join(dir, 'no-handlers'), forwardUrl: app.url, forwardMode: mode, logLevel: 'silent' }), { healthServer: false });
+    bed = await startTracedWorker('thread', (dir) => ({ handlersDir: join(dir, 'no-handlers'), forwardUrl: app.url, forwardMode: mode, logLevel: 'silent' }));
+    ({ receiver, testbed } = bed);
   });
 
   afterAll(async () => {
-    await worker?.close();
+    await bed?.close();
     await app?.close();
-    await testbed?.close();
-    await receiver?.close();
-    vi.unstubAllEnvs();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it("receives its process span's context as traceparent, and the event's creation context as the extension", async () => {
@@ -170,27 +181,18 @@ describe.each(['none', 'thread'] as const)("a batch handler's call joins its fir
   const traceId = newTraceId();
   const ingestSpanId = newSpanId();
   const entryIds = [`b-${randomUUID()}`, `b-${randomUUID()}`, `b-${randomUUID()}`];
+  let bed: TracedWorker | undefined;
   let receiver: OtlpReceiver;
   let testbed: SourcesTestbed;
-  let worker: RunningWorker;
-  let dir: string;
 
   beforeAll(async () => {
-    receiver = await startOtlpReceiver();
-    vi.stubEnv('OTEL_EXPORTER_OTLP_ENDPOINT', receiver.url);
-    vi.stubEnv('OTEL_BSP_SCHEDULE_DELAY', '200');
-    testbed = await startSourcesTestbed();
-    dir = mkdtempSync(join(tmpdir(), 'dw-traces-batch-'));
     const handlersDir = join(import.meta.dirname, '..', 'fixtures', 'tracing-batch-handlers');
-    worker = await startWorker(tracingTestConfig(testbed.url, dir, isolation, { handlersDir, logLevel: 'silent' }), { healthServer: false });
+    bed = await startTracedWorker(isolation, () => ({ handlersDir, logLevel: 'silent' }));
+    ({ receiver, testbed } = bed);
   });
 
   afterAll(async () => {
-    await worker?.close();
-    await testbed?.close();
-    await receiver?.close();
-    vi.unstubAllEnvs();
-    rmSync(dir, { recursive: true, force: true });
+    await bed?.close();
   });
 
   it('each call\'s own span is a child of the process span of the first event it holds; every event has its process span', async () => {
