@@ -12,6 +12,8 @@ export interface StartHealthServerOptions {
   registry: Registry;
   /** /readyz answers 200 when true (token obtained, handlers loaded), 503 otherwise. */
   isReady: () => boolean;
+  /** Why it is not ready, for the 503's body (fixed texts and handler names only: no error message, which could carry a secret). */
+  notReadyReason?: () => string | undefined;
   logger?: Logger;
 }
 
@@ -37,7 +39,11 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: StartH
       // Liveness: the process answers. A stuck loop is for the supervisor to restart, not the kubelet.
       return send(res, 200, 'ok\n');
     case '/readyz':
-      return options.isReady() ? send(res, 200, 'ready\n') : send(res, 503, 'not ready\n');
+      if (options.isReady()) return send(res, 200, 'ready\n');
+      {
+        const reason = options.notReadyReason?.();
+        return send(res, 503, reason === undefined ? 'not ready\n' : `not ready: ${reason}\n`);
+      }
     case '/metrics':
       return send(res, 200, await options.registry.metrics(), options.registry.contentType);
     default:

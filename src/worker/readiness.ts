@@ -10,6 +10,8 @@ export class Readiness {
   #handlersLoaded = false;
   /** Why the handlers' setup has not succeeded yet (undefined once it has, or when none has a setup). */
   #setupReason: string | undefined = undefined;
+  /** The same without the error's message, for /readyz's body (an error message could carry a secret). */
+  #setupProbeReason: string | undefined = undefined;
   #credential = false;
   readonly #configErrors = new Map<string, string>();
   #ready = false;
@@ -31,6 +33,12 @@ export class Readiness {
     return first.done === true ? undefined : first.value;
   }
 
+  /** `reason` as /readyz tells it: a failed setup names the handler but not its error (that is in the log). */
+  get probeReason(): string | undefined {
+    const reason = this.reason;
+    return reason !== undefined && reason === this.#setupReason ? this.#setupProbeReason : reason;
+  }
+
   handlersLoaded(): void {
     this.#handlersLoaded = true;
     this.#update();
@@ -39,17 +47,20 @@ export class Readiness {
   /** Some handler has a setup: not ready until it succeeded everywhere. */
   setupPending(): void {
     this.#setupReason = 'handlers not set up yet';
+    this.#setupProbeReason = this.#setupReason;
     this.#update();
   }
 
   /** A setup failed (it is retried): the reason names the handler. */
   setupFailed(handler: string, message: string): void {
     this.#setupReason = `setup of handler ${handler} failed: ${message}`;
+    this.#setupProbeReason = `setup of handler ${handler} failed (retried; the error is in the log)`;
     this.#update();
   }
 
   setUp(): void {
     this.#setupReason = undefined;
+    this.#setupProbeReason = undefined;
     this.#update();
   }
 

@@ -9,12 +9,16 @@ describe('startHealthServer', () => {
     const bus = new EventEmitter() as WorkerEmitter;
     const metrics = createMetrics({ events: bus, destination: 'dest-h1', collectDefaultMetrics: false });
     let ready = false;
-    const server = await startHealthServer({ port: 0, host: '127.0.0.1', registry: metrics.registry, isReady: () => ready });
+    let reason: string | undefined;
+    const server = await startHealthServer({ port: 0, host: '127.0.0.1', registry: metrics.registry, isReady: () => ready, notReadyReason: () => reason });
     try {
       expect(server.port).toBeGreaterThan(0);
       expect(server.url).toBe(`http://127.0.0.1:${server.port}`);
       expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
-      expect((await fetch(`${server.url}/readyz`)).status).toBe(503);
+      const unready = await fetch(`${server.url}/readyz`);
+      expect([unready.status, await unready.text()]).toEqual([503, 'not ready\n']);
+      reason = 'no credential obtained yet';
+      expect(await (await fetch(`${server.url}/readyz`)).text()).toBe('not ready: no credential obtained yet\n');
       ready = true;
       expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
       bus.emit('inflight:changed', { inFlight: 5 });
