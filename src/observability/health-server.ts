@@ -28,6 +28,10 @@ function send(res: ServerResponse, status: number, body: string, contentType = '
   res.end(body);
 }
 
+function notReadyBody(reason: string | undefined): string {
+  return reason === undefined ? 'not ready\n' : `not ready: ${reason}\n`;
+}
+
 async function handle(req: IncomingMessage, res: ServerResponse, options: StartHealthServerOptions): Promise<void> {
   const path = new URL(req.url ?? '/', 'http://localhost').pathname;
   if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -39,11 +43,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: StartH
       // Liveness: the process answers. A stuck loop is for the supervisor to restart, not the kubelet.
       return send(res, 200, 'ok\n');
     case '/readyz':
-      if (options.isReady()) return send(res, 200, 'ready\n');
-      {
-        const reason = options.notReadyReason?.();
-        return send(res, 503, reason === undefined ? 'not ready\n' : `not ready: ${reason}\n`);
-      }
+      return options.isReady() ? send(res, 200, 'ready\n') : send(res, 503, notReadyBody(options.notReadyReason?.()));
     case '/metrics':
       return send(res, 200, await options.registry.metrics(), options.registry.contentType);
     default:

@@ -8,10 +8,10 @@ import type { WorkerEmitter } from './events.js';
 export class Readiness {
   readonly #events: WorkerEmitter;
   #handlersLoaded = false;
-  /** Why the handlers' setup has not succeeded yet (undefined once it has, or when none has a setup). */
-  #setupReason: string | undefined = undefined;
-  /** The same without the error's message, for /readyz's body (an error message could carry a secret). */
-  #setupProbeReason: string | undefined = undefined;
+  /** Some handler's setup has not succeeded yet (false once it has, or when none has a setup). */
+  #settingUp = false;
+  /** The last setup failure while pending (it is retried). */
+  #setupFailure: { handler: string; message: string } | undefined = undefined;
   #credential = false;
   readonly #configErrors = new Map<string, string>();
   #ready = false;
@@ -26,17 +26,24 @@ export class Readiness {
 
   /** Why the worker is not ready, or undefined when it is. */
   get reason(): string | undefined {
+    return this.#why(true);
+  }
+
+  /** `reason` as /readyz tells it: a failed setup names the handler but not its error (that is in the log, and could carry a secret). */
+  get probeReason(): string | undefined {
+    return this.#why(false);
+  }
+
+  #why(withError: boolean): string | undefined {
     if (!this.#handlersLoaded) return 'handlers not loaded';
-    if (this.#setupReason !== undefined) return this.#setupReason;
+    if (this.#settingUp) {
+      const failure = this.#setupFailure;
+      if (failure === undefined) return 'handlers not set up yet';
+      return withError ? `setup of handler ${failure.handler} failed: ${failure.message}` : `setup of handler ${failure.handler} failed (retried; the error is in the log)`;
+    }
     if (!this.#credential) return 'no credential obtained yet';
     const first = this.#configErrors.values().next();
     return first.done === true ? undefined : first.value;
-  }
-
-  /** `reason` as /readyz tells it: a failed setup names the handler but not its error (that is in the log). */
-  get probeReason(): string | undefined {
-    const reason = this.reason;
-    return reason !== undefined && reason === this.#setupReason ? this.#setupProbeReason : reason;
   }
 
   handlersLoaded(): void {
@@ -46,21 +53,20 @@ export class Readiness {
 
   /** Some handler has a setup: not ready until it succeeded everywhere. */
   setupPending(): void {
-    this.#setupReason = 'handlers not set up yet';
-    this.#setupProbeReason = this.#setupReason;
+    this.#settingUp = true;
     this.#update();
   }
 
   /** A setup failed (it is retried): the reason names the handler. */
   setupFailed(handler: string, message: string): void {
-    this.#setupReason = `setup of handler ${handler} failed: ${message}`;
-    this.#setupProbeReason = `setup of handler ${handler} failed (retried; the error is in the log)`;
+    this.#settingUp = true;
+    this.#setupFailure = { handler, message };
     this.#update();
   }
 
   setUp(): void {
-    this.#setupReason = undefined;
-    this.#setupProbeReason = undefined;
+    this.#settingUp = false;
+    this.#setupFailure = undefined;
     this.#update();
   }
 
