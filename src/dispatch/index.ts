@@ -32,7 +32,7 @@ export async function createDispatcher(options: CreateDispatcherOptions): Promis
   // The young generation bounded on a big host (src/dispatch/thread-heap.ts).
   const resourceLimits = handlerThreadResourceLimits();
   options.logger.debug({ threads, tasksPerThread, resourceLimits }, 'starting worker thread pool');
-  const dispatcher = createThreadDispatcher({ ...options, threads, tasksPerThread, resourceLimits });
+  const dispatcher = createThreadDispatcher({ ...options, threads, resourceLimits });
   try {
     await dispatcher.warmUp();
   } catch (err) {

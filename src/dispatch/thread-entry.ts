@@ -1,15 +1,16 @@
 /**
  * The module piscina runs in every worker thread (`dist/dispatch/thread-entry.js` in production,
  * this file through tsx under vitest). It loads the handler set once per thread with the same
- * loader as the main thread, then runs the jobs of each task (a chunk of handler runs, see
- * thread-pool.ts) at once: the main thread hands over only runs that may start.
+ * loader as the main thread, then runs the jobs of each message on its link (the runs the main
+ * thread started in one turn, see thread-link.ts) at once: the main thread hands over only runs that
+ * may start.
  *
  * Aborts and liveness travel on a BroadcastChannel instead of piscina's `signal` option, because
  * piscina does not let abortable tasks share a thread: with I/O-bound handlers one thread serves
  * many events at once, so a run is aborted cooperatively here (its `ctx.signal`), and the main
  * thread terminates a thread only when it stops answering pings (a handler blocking its loop).
  */
-import { threadId, workerData } from 'node:worker_threads';
+import { MessageChannel, parentPort, threadId, workerData } from 'node:worker_threads';
 import { loadHandlerSet } from '../handlers/handler-set.js';
 import { setUpHandlers, tearDownHandlers } from '../handlers/life-cycle.js';
 import type { LoadedHandler } from '../handlers/loader.js';
@@ -18,7 +19,7 @@ import { createLogger } from '../observability/logger.js';
 import { CellMap } from '../runtime/cell-map.js';
 import { startTracing } from '../tracing/index.js';
 import { startHandlerRun } from './run-handler.js';
-import { RUN_FAILED, RUN_OK, RUN_PERMANENT, RUN_RUNNING, type ChannelMessage, type ThreadJob, type ThreadJobOutcome, type ThreadTask, type ThreadWorkerData } from './thread-protocol.js';
+import { RUN_FAILED, RUN_OK, RUN_PERMANENT, RUN_RUNNING, type ChannelMessage, type LinkMessage, type RunsMessage, type ThreadJob, type ThreadJobOutcome, type ThreadTask, type ThreadWorkerData } from './thread-protocol.js';
 import type { DispatchOutcome, DispatchResult } from './types.js';
 
 const data = workerData as ThreadWorkerData;
@@ -73,42 +74,72 @@ async function tearDown(timeoutMs: number): Promise<void> {
   channel.postMessage({ type: 'torn-down', threadId, failures: failures.map((f) => ({ handler: f.handler, message: messageOf(f.error) })) } satisfies ChannelMessage);
 }
 
-/**
- * Chunks with outcomes not posted yet. A new chunk posts them before its handlers start: a handler
- * that blocks its thread for good would otherwise hold back outcomes of runs that did finish (the
- * main thread could fall back on their states, but not on their error messages).
- */
-const unposted = new CellMap<number, () => void>();
-/** Keys of `unposted`: one per chunk being run. */
-let nextChunkRun = 1;
-function postUnposted(): void {
-  for (const post of unposted.values()) post();
-}
+/** Handlers by name once set up (a run message before that waits for `handlersPromise`). */
+let readyHandlers: Map<string, LoadedHandler> | undefined;
+void handlersPromise.then((handlers) => (readyHandlers = handlers));
 
 const UNSTARTED: DispatchResult = Object.freeze({ status: 'unstarted' });
 
-/** One job of a chunk, from its start to its reported outcome (the receiver of its handler run). */
+/**
+ * This thread's link to the main thread (thread-link.ts): made here, its other end sent to the pool
+ * once. Runs come in on it; outcomes go back on it, a turn's worth per message (fast handlers finish
+ * together: one message for all of them).
+ */
+const link = new MessageChannel();
+(parentPort as NonNullable<typeof parentPort>).postMessage({ type: 'durable-worker:link', threadId, port: link.port2 } satisfies LinkMessage, [link.port2]);
+link.port1.on('message', (message: RunsMessage) => {
+  // Outcomes of runs that did finish go first: a new handler that blocks this thread for good would
+  // hold them back (the main thread could fall back on their states, but not on their error messages).
+  postOutcomes();
+  if (readyHandlers !== undefined) startRuns(message, readyHandlers);
+  else void handlersPromise.then((handlers) => startRuns(message, handlers));
+});
+// Piscina owns the thread's lifetime: the link must not keep an idle thread alive.
+link.port1.unref();
+
+let unsent: ThreadJobOutcome[] = [];
+let postScheduled: NodeJS.Immediate | undefined;
+
+function report(outcome: ThreadJobOutcome): void {
+  unsent.push(outcome);
+  postScheduled ??= setImmediate(postOutcomes);
+}
+
+function postOutcomes(): void {
+  if (postScheduled !== undefined) clearImmediate(postScheduled);
+  postScheduled = undefined;
+  if (unsent.length === 0) return;
+  link.port1.postMessage(unsent);
+  unsent = [];
+}
+
+function startRuns({ jobs, states }: RunsMessage, handlers: Map<string, LoadedHandler>): void {
+  for (let i = 0; i < jobs.length; i++) new ThreadRun(jobs[i] as ThreadJob, states, i).start(handlers);
+}
+
+/** One job, from its start to its reported outcome (the receiver of its handler run). */
 class ThreadRun {
-  readonly #chunk: ChunkRun;
   readonly #threadJob: ThreadJob;
+  /** Its state in shared memory (RUN_*), at `#index`. */
+  readonly #states: Uint8Array;
   readonly #index: number;
   readonly #startedAt = performance.now();
 
-  constructor(chunk: ChunkRun, threadJob: ThreadJob, index: number) {
-    this.#chunk = chunk;
+  constructor(threadJob: ThreadJob, states: Uint8Array, index: number) {
     this.#threadJob = threadJob;
+    this.#states = states;
     this.#index = index;
   }
 
   start(handlers: Map<string, LoadedHandler>): void {
     const { taskId, job } = this.#threadJob;
     // A run whose lease deadline passed on its way never starts: the lease requeues it.
-    if (Date.now() >= job.ctx.deadlineMs) return this.#chunk.report({ taskId, outcome: UNSTARTED });
+    if (Date.now() >= job.ctx.deadlineMs) return report({ taskId, outcome: UNSTARTED });
     const handler = handlers.get(job.handler);
     if (handler === undefined) return this.end({ status: 'failed', error: { message: `unknown handler ${job.handler} in worker thread` } });
     // Before the handler can run (and perhaps kill or block the thread): the main thread reads the
     // states when outcomes do not come.
-    Atomics.store(this.#chunk.states, this.#index, RUN_RUNNING);
+    Atomics.store(this.#states, this.#index, RUN_RUNNING);
     const abortOn = (abort: (reason: unknown) => void) => {
       aborts.set(taskId, abort);
       return { cancel: () => aborts.delete(taskId) };
@@ -119,88 +150,13 @@ class ThreadRun {
   end(outcome: DispatchOutcome): void {
     // A batch call with per-event results has some event not ok: recorded as failed should its outcome be lost.
     const ok = outcome.status === 'ok' && outcome.results === undefined;
-    Atomics.store(this.#chunk.states, this.#index, ok ? RUN_OK : outcome.status === 'permanent' ? RUN_PERMANENT : RUN_FAILED);
+    Atomics.store(this.#states, this.#index, ok ? RUN_OK : outcome.status === 'permanent' ? RUN_PERMANENT : RUN_FAILED);
     // Timed here: the main thread would count the trip to and from the thread as handler time.
-    this.#chunk.report({ taskId: this.#threadJob.taskId, outcome: { ...outcome, durationMs: performance.now() - this.#startedAt } });
+    report({ taskId: this.#threadJob.taskId, outcome: { ...outcome, durationMs: performance.now() - this.#startedAt } });
   }
 }
 
-/** A chunk being run: reports each job's outcome once, a turn's worth per message. */
-class ChunkRun {
-  readonly states: Uint8Array;
-  readonly #port: import('node:worker_threads').MessagePort;
-  readonly #jobs: number;
-  readonly #key = nextChunkRun++;
-  readonly #allReported: () => void;
-  #unsent: ThreadJobOutcome[] = [];
-  #reported = 0;
-  #timer: NodeJS.Immediate | undefined = undefined;
-
-  constructor(task: Extract<ThreadTask, { jobs: ThreadJob[] }>, allReported: () => void) {
-    this.states = task.states;
-    this.#port = task.port;
-    this.#jobs = task.jobs.length;
-    this.#allReported = allReported;
-  }
-
-  report(outcome: ThreadJobOutcome): void {
-    this.#unsent.push(outcome);
-    // The last outcomes travel with the task's result instead of a message of their own.
-    if (++this.#reported === this.#jobs) return this.#allReported();
-    if (this.#timer !== undefined) return;
-    this.#timer = setImmediate(() => this.post());
-    unposted.set(this.#key, () => this.post());
-  }
-
-  post(): void {
-    if (this.#timer !== undefined) clearImmediate(this.#timer);
-    this.#timer = undefined;
-    unposted.delete(this.#key);
-    if (this.#unsent.length === 0) return;
-    this.#port.postMessage(this.#unsent);
-    this.#unsent = [];
-  }
-
-  /** Every job reported: what was not posted yet, for the task's result. */
-  takeUnsent(): ThreadJobOutcome[] {
-    const unsent = this.#unsent;
-    this.#unsent = [];
-    return unsent;
-  }
-
-  close(): void {
-    if (this.#timer !== undefined) clearImmediate(this.#timer);
-    unposted.delete(this.#key);
-    this.#port.close();
-  }
-}
-
-/**
- * Runs a chunk's jobs, all at once. Outcomes go back on the chunk's port as they finish, batched per
- * turn of this thread's event loop (fast handlers finish together: one message for all of them);
- * those of the last turn travel with the task's result instead, so a chunk of fast jobs costs no port
- * message at all. Each outcome is sent exactly once.
- */
-export default async function runTask(task: ThreadTask): Promise<ThreadJobOutcome[]> {
-  // The warm-up proves the handlers load; their setup may still be retrying (readiness waits for it).
-  if (!('jobs' in task)) {
-    await loaded;
-    return [];
-  }
-  const handlers = await handlersPromise;
-  if (task.jobs.length === 0) {
-    task.port.close();
-    return [];
-  }
-  let allReported!: () => void;
-  const done = new Promise<void>((resolve) => (allReported = resolve));
-  const chunk = new ChunkRun(task, allReported);
-  try {
-    postUnposted();
-    task.jobs.forEach((threadJob, i) => new ThreadRun(chunk, threadJob, i).start(handlers));
-    await done;
-    return chunk.takeUnsent();
-  } finally {
-    chunk.close();
-  }
+/** The one piscina task, the warm-up: proves the handlers load (their setup may still be retrying; readiness waits for it). */
+export default async function runTask(task: ThreadTask): Promise<void> {
+  if (task.warmUp) await loaded;
 }

@@ -1,19 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { MessageChannel, type ResourceLimits } from 'node:worker_threads';
+import type { ResourceLimits } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import { Piscina, queueOptionsSymbol } from 'piscina';
+import { Piscina } from 'piscina';
 import { ErrorCodes } from '../errors.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import { ThreadLifeCycle } from './thread-life-cycle.js';
-import type { ChannelMessage, ThreadJobOutcome, ThreadTask, ThreadWorkerData } from './thread-protocol.js';
+import { ThreadLink } from './thread-link.js';
+import { isLinkMessage, type ChannelMessage, type LinkMessage, type ThreadTask, type ThreadWorkerData } from './thread-protocol.js';
 import { PooledLease, type PooledRun, type RunPool } from './thread-runs.js';
 import { ThreadSpanFlush } from './thread-span-flush.js';
 import { ThreadWatchdog } from './thread-watchdog.js';
 import type { Dispatcher, LeaseDispatch } from './types.js';
 
 /** Fewer runs than this in one turn go to one thread in one message (see flush). */
-const MIN_RUNS_PER_CHUNK = 32;
+const MIN_RUNS_PER_MESSAGE = 32;
 
 export interface ThreadDispatcherOptions {
   /** The main thread's copy of the handler set (names and timeouts; the threads load their own). */
@@ -24,8 +25,6 @@ export interface ThreadDispatcherOptions {
   logLevel: string;
   /** Threads in the pool (see {@link poolSize}). */
   threads: number;
-  /** Runs one thread runs at once (async handlers interleave on its event loop). */
-  tasksPerThread: number;
   defaultTimeoutMs?: number | undefined;
   /** `--otel`: each thread starts its own SDK, and flushes it before the pool ends it. */
   otel?: boolean | undefined;
@@ -68,7 +67,8 @@ function threadEntry(): string {
  * PermanentError (by code) is `permanent`; a thread that exits or crashes fails its runs (except
  * those it recorded as ended or never started) and piscina replaces it; a handler past its deadline
  * is `failed` even when its thread stays blocked, and a blocked thread (no answer to a ping) is
- * terminated so it cannot hold runs forever.
+ * terminated so it cannot hold runs forever. Piscina keeps the threads (starts, replaces, ends
+ * them); runs travel on one link per thread (thread-link.ts).
  */
 export interface ThreadDispatcher extends Dispatcher {
   /** Resolves once a thread has loaded the handler set; rejects with the thread's load error. */
@@ -81,24 +81,13 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
   const channelName = `durable-worker:${randomUUID()}`;
   const channel = new BroadcastChannel(channelName);
   (channel as unknown as { unref?: () => void }).unref?.();
-  const watchdog = new ThreadWatchdog({ logger, channel, pingTimeoutMs: options.pingTimeoutMs ?? 2_000, tasksPerThread: options.tasksPerThread });
-  const lifeCycle = new ThreadLifeCycle(options.threads, (message) => channel.postMessage(message));
-  channel.onmessage = (message: unknown) => {
-    const payload = (message as { data: ChannelMessage }).data;
-    if (payload.type === 'pong') watchdog.pong(payload.nonce, payload.threadId);
-    else if (payload.type === 'flushed') spanFlush?.flushed(payload.nonce, payload.threadId);
-    else lifeCycle.receive(payload);
-  };
   const otel = options.otel === true;
-  const spanFlush = otel ? new ThreadSpanFlush(channel) : undefined;
   const workerData: ThreadWorkerData = { handlersDir: options.handlersDir, forward: options.forward, logLevel: options.logLevel, channelName, defaultTimeoutMs: options.defaultTimeoutMs, otel };
   const pool = new Piscina({
-    loadBalancer: watchdog.balancer,
     filename: threadEntry(),
     minThreads: options.threads,
     maxThreads: options.threads,
     idleTimeout: Infinity,
-    concurrentTasksPerWorker: options.tasksPerThread,
     // Atomics would park a thread between tasks; ours interleave async handlers.
     atomics: 'disabled',
     workerData,
@@ -106,70 +95,53 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
     ...(options.resourceLimits === undefined ? {} : { resourceLimits: options.resourceLimits }),
   });
   pool.on('error', (err: unknown) => logger.error({ err }, 'worker thread pool error'));
-  watchdog.watch(pool);
+  const watchdog = new ThreadWatchdog({ logger, channel, pool, pingTimeoutMs: options.pingTimeoutMs ?? 2_000 });
+  const spanFlush = otel ? new ThreadSpanFlush(channel) : undefined;
+  const lifeCycle = new ThreadLifeCycle(options.threads, (message) => channel.postMessage(message));
+  channel.onmessage = (message: unknown) => {
+    const payload = (message as { data: ChannelMessage }).data;
+    if (payload.type === 'pong') watchdog.pong(payload.nonce, payload.threadId);
+    else if (payload.type === 'flushed') spanFlush?.flushed(payload.nonce, payload.threadId);
+    else lifeCycle.receive(payload);
+  };
 
+  /** The live threads' links, by thread id. */
+  const links = new Map<number, ThreadLink>();
   let nextTaskId = 1;
-  let nextChunkId = 1;
   let closed = false;
-  /** Runs started since the last flush. */
+  /** Runs started since the last flush (or waiting for a thread, when none is up). */
   let pending: PooledRun[] = [];
   let flushScheduled = false;
-
-  /**
-   * Sends one chunk: its runs' states in shared memory, their outcomes on a port as they finish (or
-   * with the task's result, the last turn's), each exactly once. The port stays open until every run
-   * of the chunk has reported.
-   */
-  const sendChunk = (runs: readonly PooledRun[]) => {
-    const chunkId = nextChunkId++;
-    const firstTaskId = nextTaskId;
-    nextTaskId += runs.length;
-    const states = new Uint8Array(new SharedArrayBuffer(runs.length));
-    runs.forEach((run, index) => {
-      run.taskId = firstTaskId + index;
-      run.chunkId = chunkId;
-      run.states = states;
-      run.index = index;
-    });
-    const { port1, port2 } = new MessageChannel();
-    let unreported = runs.length;
-    const settle = (outcomes: readonly ThreadJobOutcome[]) => {
-      // A run already given up on still reports once: count it too.
-      unreported -= outcomes.length;
-      for (const { taskId, outcome } of outcomes) runs[taskId - firstTaskId]?.finish(outcome);
-      if (unreported <= 0) port1.close();
-    };
-    // Stays referenced until its last outcome arrived: after the task resolved, outcomes still on
-    // their way on the port are all that keeps a draining process alive.
-    port1.on('message', settle);
-    // The symbol-keyed queue options reach the balancer but not the thread (structured clone skips symbols).
-    const task = { chunkId, jobs: runs.map((run) => ({ taskId: run.taskId, job: run.run.job })), port: port2, states, [queueOptionsSymbol]: { chunkId } } as ThreadTask;
-    pool.run(task, { transferList: [port2] }).then(settle, (err: unknown) => {
-      // Piscina rejects the task of a thread that exited (process.exit) or crashed: every run of the
-      // chunk that had not reported fails, except those its states account for.
-      const message = err instanceof Error ? err.message : String(err);
-      for (const run of runs) {
-        const handler = run.run.job.handler;
-        run.finish(run.recorded() ?? { status: 'failed', error: { message: `worker thread running ${handler} died: ${message}`, code: ErrorCodes.HANDLER_CRASH } });
-      }
-      port1.close();
-    }).finally(() => watchdog.chunkEnded(chunkId));
+  /** Where new runs go: the live link with the fewest runs, not suspected of being blocked. */
+  const freestLink = (): ThreadLink | undefined => {
+    let best: ThreadLink | undefined;
+    let fallback: ThreadLink | undefined;
+    for (const link of links.values()) {
+      fallback ??= link;
+      if (watchdog.isSuspect(link.threadId)) continue;
+      if (best === undefined || link.load < best.load) best = link;
+    }
+    return best ?? fallback;
   };
 
   /**
-   * Sends the runs started in this turn of the event loop as one piscina task per thread instead of
-   * one per run: the message round trip (structured clone, thread wake-up, piscina bookkeeping) was
-   * the largest cost per event of thread isolation (docs/benchmarks.md). A turn's runs are split over
-   * the threads only when each share is worth a message.
+   * Sends the runs started in this turn of the event loop as one message per thread instead of one
+   * per run: the message (structured clone, the thread's wake-up) is the largest cost per event of
+   * thread isolation (docs/benchmarks.md). A turn's runs are split over the threads only when each
+   * share is worth a message.
    */
   const flush = () => {
     flushScheduled = false;
-    const runs = pending;
-    pending = [];
     if (closed) {
+      const runs = pending;
+      pending = [];
       for (const run of runs) run.finish({ status: 'failed', error: { message: 'the worker thread pool is closed', code: ErrorCodes.ABORTED } });
       return;
     }
+    // No thread up (all of them being replaced): the runs wait for the next link (attach).
+    if (links.size === 0) return;
+    const runs = pending;
+    pending = [];
     // A lease aborted in the same turn its runs started: they never reach a thread.
     const live: PooledRun[] = [];
     for (const run of runs) {
@@ -177,9 +149,38 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
       else live.push(run);
     }
     if (live.length === 0) return;
-    const chunks = Math.max(1, Math.min(options.threads, Math.floor(live.length / MIN_RUNS_PER_CHUNK)));
-    for (let c = 0; c < chunks; c++) sendChunk(chunks === 1 ? live : live.filter((_, i) => i % chunks === c));
+    const shares = Math.max(1, Math.min(links.size, Math.floor(live.length / MIN_RUNS_PER_MESSAGE)));
+    for (let s = 0; s < shares; s++) {
+      const share = shares === 1 ? live : live.filter((_, i) => i % shares === s);
+      (freestLink() as ThreadLink).send(share, nextTaskId);
+      nextTaskId += share.length;
+    }
   };
+
+  const scheduleFlush = () => {
+    if (flushScheduled) return;
+    flushScheduled = true;
+    setImmediate(flush);
+  };
+
+  /** A thread started (or replaced one that died) and sent its end of a link: runs can go there. */
+  const attach = ({ threadId, port }: LinkMessage) => {
+    const thread = pool.threads.find((t) => t.threadId === threadId);
+    if (closed || thread === undefined) return port.close();
+    const link = new ThreadLink(threadId, port);
+    let crash: string | undefined;
+    // An uncaught error in a handler ends its thread: the error comes first, then the exit.
+    thread.on('error', (err: unknown) => (crash ??= err instanceof Error ? err.message : String(err)));
+    thread.once('exit', (code: number) => {
+      links.delete(threadId);
+      link.threadExited(crash ?? `worker exited with code: ${code}`);
+    });
+    links.set(threadId, link);
+    if (pending.length > 0) scheduleFlush();
+  };
+  pool.on('message', (message: unknown) => {
+    if (isLinkMessage(message)) attach(message);
+  });
 
   const runPool: RunPool = {
     graceMs: options.graceMs ?? 1_000,
@@ -187,15 +188,13 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
     handler: (name) => byName.get(name),
     send(run) {
       pending.push(run);
-      if (flushScheduled) return;
-      flushScheduled = true;
-      setImmediate(flush);
+      scheduleFlush();
     },
     abort(taskIds, code) {
       channel.postMessage({ type: 'abort', taskIds, code } satisfies ChannelMessage);
     },
-    suspect(chunkId) {
-      void watchdog.suspectThreadOf(chunkId);
+    suspect(link) {
+      void watchdog.suspect(link.threadId);
     },
   };
 
@@ -204,7 +203,7 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
       return new PooledLease(runPool, signal);
     },
     async warmUp() {
-      await pool.run({ chunkId: 0, warmUp: true } satisfies ThreadTask);
+      await pool.run({ warmUp: true } satisfies ThreadTask);
     },
     // Without a setup anywhere there is nothing to wait for (the threads report anyway).
     setUp: (setUpOptions) => (options.handlers.some((h) => h.setup !== undefined) ? lifeCycle.setUp(setUpOptions) : Promise.resolve()),
@@ -212,6 +211,7 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
     async close() {
       if (closed) return;
       closed = true;
+      flush(); // runs still waiting for a thread end now
       watchdog.close();
       await spanFlush?.flush(options.threads);
       channel.close();

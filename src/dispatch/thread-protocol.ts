@@ -13,15 +13,16 @@ export interface ThreadWorkerData {
   otel: boolean;
 }
 
-/** One handler run inside a chunk; `taskId` names it in aborts and outcomes. */
+/** One handler run sent to a thread; `taskId` names it in aborts and outcomes. */
 export interface ThreadJob {
   taskId: number;
   job: DispatchJob;
 }
 
 /**
- * Values of ThreadTask.states: what the thread recorded of a run, readable by the main thread when
- * the run's outcome never arrives (its thread died, or a run blocks it for good).
+ * Values of a run's state in shared memory (RunsMessage.states): what the thread recorded of a run,
+ * readable by the main thread when the run's outcome never arrives (its thread died, or a run
+ * blocks it for good).
  */
 export const RUN_WAITING = 0;
 export const RUN_RUNNING = 1;
@@ -36,13 +37,33 @@ export interface ThreadJobOutcome {
 }
 
 /**
- * The payload of one piscina task: a chunk of the runs started in the same turn of the main thread's
- * event loop (one message instead of one per run). The thread starts them all at once, reports
- * outcomes on `port` as they finish, a turn's worth per message (an array), and resolves the task with
- * the last of them. `states[i]`, in shared memory, is RUN_RUNNING once job i's handler is about to be
- * called, then how it ended, set before the outcome is posted.
+ * Main thread -> thread, on the thread's link (thread-link.ts): the runs started in one turn of the
+ * main thread's event loop. The thread starts them all at once and reports their outcomes on the
+ * link as they finish, a turn's worth per message (an array of ThreadJobOutcome). `states[i]`, in
+ * shared memory, is RUN_RUNNING once job i's handler is about to be called, then how it ended, set
+ * before the outcome is posted.
  */
-export type ThreadTask = { chunkId: number; jobs: ThreadJob[]; port: MessagePort; states: Uint8Array } | { chunkId: number; warmUp: true };
+export interface RunsMessage {
+  jobs: ThreadJob[];
+  states: Uint8Array;
+}
+
+/**
+ * Thread -> pool, on piscina's `message` event (the thread's parentPort), once when the thread
+ * starts: its end of the link the runs travel on.
+ */
+export interface LinkMessage {
+  type: 'durable-worker:link';
+  threadId: number;
+  port: MessagePort;
+}
+
+export function isLinkMessage(message: unknown): message is LinkMessage {
+  return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === 'durable-worker:link';
+}
+
+/** The one piscina task: proves a thread loads the handler set (runs travel on the links instead). */
+export type ThreadTask = { warmUp: true };
 
 /**
  * Messages on the pool's BroadcastChannel: the main thread aborts runs (all the running runs of a

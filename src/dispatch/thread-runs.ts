@@ -3,6 +3,7 @@ import type { LoadedHandler } from '../handlers/loader.js';
 import { atDeadline, whenAborted, type Watch } from '../runtime/abort-fanout.js';
 import { systemClock } from '../runtime/clock.js';
 import { effectiveDeadlineMs } from './run-handler.js';
+import type { ThreadLink } from './thread-link.js';
 import { RUN_FAILED, RUN_OK, RUN_PERMANENT, RUN_WAITING } from './thread-protocol.js';
 import type { DispatchResult, DispatchRun, LeaseDispatch } from './types.js';
 
@@ -16,26 +17,26 @@ export interface RunPool {
   send(run: PooledRun): void;
   /** Tells the threads to abort these runs (one message for all of them). */
   abort(taskIds: number[], code: string | undefined): void;
-  /** A run of this chunk missed its deadline plus grace: its thread may be blocked. */
-  suspect(chunkId: number | undefined): void;
+  /** A run on this link missed its deadline plus grace: its thread may be blocked. */
+  suspect(link: ThreadLink): void;
 }
 
 const UNSTARTED: DispatchResult = Object.freeze({ status: 'unstarted' });
 
 /**
- * One handler run handed to the thread pool, from `start` to its end: its chunk once sent (and its
- * index there: its state in the chunk's shared memory), and the watch for a handler timeout of its
- * own. Its end goes to the worker's run object once, whichever comes first: the thread's outcome,
+ * One handler run handed to the thread pool, from `start` to its end: its thread's link once sent
+ * (and its state in the shared memory of the message it went in), and the watch for a handler
+ * timeout of its own. Its end goes to the worker's run object once, whichever comes first: the thread's outcome,
  * the thread's death, or the main thread giving up on it.
  */
 export class PooledRun {
   readonly run: DispatchRun;
   readonly lease: PooledLease;
-  /** Set when sent: names it in the chunk, the thread's outcomes and aborts. */
+  /** Set when sent: names it in the thread's outcomes and in aborts. */
   taskId = 0;
-  chunkId: number | undefined = undefined;
-  states: Uint8Array | undefined = undefined;
-  index = -1;
+  #link: ThreadLink | undefined = undefined;
+  #states: Uint8Array | undefined = undefined;
+  #index = -1;
   #settled = false;
   #ownTimeout: Watch | undefined = undefined;
 
@@ -45,6 +46,14 @@ export class PooledRun {
     // A handler with a timeout shorter than the lease is watched from now: it starts as it reaches its thread.
     const deadlineMs = effectiveDeadlineMs(handler, run.job, Date.now(), pool.defaultTimeoutMs);
     if (deadlineMs < run.job.ctx.deadlineMs) this.#ownTimeout = atDeadline(systemClock, deadlineMs + pool.graceMs, () => this.missedDeadline(pool));
+  }
+
+  /** It went to `link`'s thread as `taskId`, its state at `states[index]`. */
+  sent(link: ThreadLink, taskId: number, states: Uint8Array, index: number): void {
+    this.#link = link;
+    this.taskId = taskId;
+    this.#states = states;
+    this.#index = index;
   }
 
   get settled(): boolean {
@@ -61,9 +70,9 @@ export class PooledRun {
 
   /** What its thread recorded of it when its outcome did not come: unstarted, or how it ended; undefined while it runs. */
   recorded(): DispatchResult | undefined {
-    if (this.states === undefined) return UNSTARTED;
+    if (this.#states === undefined) return UNSTARTED;
     const handler = this.run.job.handler;
-    switch (Atomics.load(this.states, this.index)) {
+    switch (Atomics.load(this.#states, this.#index)) {
       case RUN_WAITING:
         return UNSTARTED;
       case RUN_OK:
@@ -82,7 +91,7 @@ export class PooledRun {
     if (this.#settled) return;
     const recorded = this.recorded();
     if (recorded !== undefined) return this.finish(recorded);
-    pool.suspect(this.chunkId);
+    if (this.#link !== undefined) pool.suspect(this.#link);
     this.finish(failure);
   }
 

@@ -1,78 +1,42 @@
 import type { Logger } from 'pino';
 import type { Piscina } from 'piscina';
-import { queueOptionsSymbol } from 'piscina';
 import type { ChannelMessage } from './thread-protocol.js';
 
-type PiscinaLoadBalancer = NonNullable<NonNullable<ConstructorParameters<typeof Piscina>[0]>['loadBalancer']>;
-
 /**
- * Which thread runs which chunk, and what to do with a thread that stops answering. A run that does
- * not report by its deadline plus grace makes its thread a suspect: it gets no new chunk; if it also
- * misses a ping its event loop is blocked (a handler spinning synchronously), so it is terminated and
- * piscina starts a replacement; if it answers, it was only slow and is cleared.
+ * What to do with a thread that stops answering. A run that does not report by its deadline plus
+ * grace makes its thread a suspect: it gets no new run; if it also misses a ping its event loop is
+ * blocked (a handler spinning synchronously), so it is terminated and piscina starts a replacement;
+ * if it answers, it was only slow and is cleared.
  */
 export class ThreadWatchdog {
   readonly #logger: Logger;
   readonly #channel: InstanceType<typeof BroadcastChannel>;
+  readonly #pool: Piscina;
   readonly #pingTimeoutMs: number;
-  readonly #tasksPerThread: number;
-  /** Our chunk id -> the thread piscina gave it to (recorded by the balancer). */
-  readonly #assigned = new Map<number, number>();
-  /** Threads that missed a deadline: no new chunk goes there until a ping clears or ends them. */
+  /** Threads that missed a deadline: no new run goes there until a ping clears or ends them. */
   readonly #suspects = new Set<number>();
   readonly #pongs = new Map<number, Set<number>>();
-  #pool: Piscina | undefined = undefined;
   #nextNonce = 1;
   #closed = false;
 
-  constructor(options: { logger: Logger; channel: InstanceType<typeof BroadcastChannel>; pingTimeoutMs: number; tasksPerThread: number }) {
+  constructor(options: { logger: Logger; channel: InstanceType<typeof BroadcastChannel>; pool: Piscina; pingTimeoutMs: number }) {
     this.#logger = options.logger;
     this.#channel = options.channel;
+    this.#pool = options.pool;
     this.#pingTimeoutMs = options.pingTimeoutMs;
-    this.#tasksPerThread = options.tasksPerThread;
   }
 
-  /** The pool it watches (created with `balancer`). */
-  watch(pool: Piscina): void {
-    this.#pool = pool;
-  }
-
-  /**
-   * piscina's least-busy choice, minus suspect threads, remembering which thread got which chunk so
-   * that a blocked thread can be named and terminated without a message per run.
-   */
-  readonly balancer: PiscinaLoadBalancer = (task, threads) => {
-    const chunkId = (task as unknown as Record<symbol, { chunkId?: number } | null>)[queueOptionsSymbol]?.chunkId;
-    let candidate: (typeof threads)[number] | null = null;
-    let lowest = this.#tasksPerThread;
-    for (const thread of threads) {
-      if (this.#suspects.has(thread.id)) continue;
-      if (thread.currentUsage === 0) {
-        candidate = thread;
-        break;
-      }
-      if (thread.currentUsage < lowest) {
-        candidate = thread;
-        lowest = thread.currentUsage;
-      }
-    }
-    if (candidate !== null && chunkId !== undefined) this.#assigned.set(chunkId, candidate.id);
-    return candidate;
-  };
-
-  /** A chunk's task ended: its thread assignment is forgotten. */
-  chunkEnded(chunkId: number): void {
-    this.#assigned.delete(chunkId);
+  isSuspect(threadId: number): boolean {
+    return this.#suspects.has(threadId);
   }
 
   pong(nonce: number, threadId: number): void {
     this.#pongs.get(nonce)?.add(threadId);
   }
 
-  /** A run of chunk `chunkId` missed its deadline plus grace: suspect its thread (see the class). */
-  async suspectThreadOf(chunkId: number | undefined): Promise<void> {
-    const threadId = chunkId === undefined ? undefined : this.#assigned.get(chunkId);
-    if (threadId === undefined || this.#suspects.has(threadId)) return;
+  /** A run on thread `threadId` missed its deadline plus grace: suspect the thread (see the class). */
+  async suspect(threadId: number): Promise<void> {
+    if (this.#suspects.has(threadId)) return;
     this.#suspects.add(threadId);
     const nonce = this.#nextNonce++;
     const answered = new Set<number>();
@@ -82,7 +46,7 @@ export class ThreadWatchdog {
     this.#pongs.delete(nonce);
     this.#suspects.delete(threadId);
     if (this.#closed || answered.has(threadId)) return;
-    const thread = this.#pool?.threads.find((t) => t.threadId === threadId);
+    const thread = this.#pool.threads.find((t) => t.threadId === threadId);
     if (thread === undefined) return;
     this.#logger.warn({ threadId }, 'worker thread blocked past a handler deadline (no answer to a ping): terminating it; piscina starts a new one');
     await thread.terminate();

@@ -1,0 +1,78 @@
+import type { MessagePort } from 'node:worker_threads';
+import { ErrorCodes } from '../errors.js';
+import type { RunsMessage, ThreadJob, ThreadJobOutcome } from './thread-protocol.js';
+import type { PooledRun } from './thread-runs.js';
+
+/**
+ * The main thread's end of one thread's link: a MessagePort that the thread made when it started
+ * and that both keep for the thread's life (thread-entry.ts). Runs go out on it, a turn's worth per
+ * message; outcomes come back on it, a turn's worth per message. A piscina task per message cost a
+ * MessageChannel, a task record and a detour through piscina's queue for every few events
+ * (docs/benchmarks.md, "Thread links").
+ *
+ * The link knows its runs until each has reported, or until its thread is gone: then each ends as the
+ * thread recorded it in shared memory, or as a crash.
+ */
+export class ThreadLink {
+  readonly threadId: number;
+  readonly #port: MessagePort;
+  /** Runs sent and not reported, by task id (a run the main thread gave up on stays until it reports). */
+  readonly #runs = new Map<number, PooledRun>();
+  #closed = false;
+
+  constructor(threadId: number, port: MessagePort) {
+    this.threadId = threadId;
+    this.#port = port;
+    port.on('message', (outcomes: ThreadJobOutcome[]) => this.#settle(outcomes));
+    // Referenced only while runs are out (send): an idle link must not keep the process alive.
+    port.unref();
+  }
+
+  /** Runs on the thread now: the pool sends new runs to the link with the fewest. */
+  get load(): number {
+    return this.#runs.size;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Sends `runs` (task ids from `firstTaskId` on) in one message; their states share one buffer. */
+  send(runs: readonly PooledRun[], firstTaskId: number): void {
+    const states = new Uint8Array(new SharedArrayBuffer(runs.length));
+    const jobs: ThreadJob[] = new Array(runs.length);
+    if (this.#runs.size === 0) this.#port.ref();
+    for (let i = 0; i < runs.length; i++) {
+      const run = runs[i] as PooledRun;
+      const taskId = firstTaskId + i;
+      run.sent(this, taskId, states, i);
+      this.#runs.set(taskId, run);
+      jobs[i] = { taskId, job: run.run.job };
+    }
+    this.#port.postMessage({ jobs, states } satisfies RunsMessage);
+  }
+
+  #settle(outcomes: readonly ThreadJobOutcome[]): void {
+    for (const { taskId, outcome } of outcomes) {
+      const run = this.#runs.get(taskId);
+      if (run === undefined) continue;
+      this.#runs.delete(taskId);
+      run.finish(outcome);
+    }
+    if (this.#runs.size === 0 && !this.#closed) this.#port.unref();
+  }
+
+  /**
+   * The thread exited (a crash, `process.exit` in a handler, a termination): each run still out
+   * ends as its state says (unstarted, or how it ended), the running ones as crashed with `reason`.
+   */
+  threadExited(reason: string): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const run of this.#runs.values()) {
+      run.finish(run.recorded() ?? { status: 'failed', error: { message: `worker thread running ${run.run.job.handler} died: ${reason}`, code: ErrorCodes.HANDLER_CRASH } });
+    }
+    this.#runs.clear();
+    this.#port.close();
+  }
+}
