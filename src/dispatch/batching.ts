@@ -1,4 +1,5 @@
 import type { LoadedHandler } from '../handlers/loader.js';
+import { compareSequences } from '../runtime/sequence.js';
 import type { CloudEvent } from '../types.js';
 import type { Dispatcher, DispatchJob, DispatchResult, DispatchRun, LeaseDispatch } from './types.js';
 
@@ -18,11 +19,9 @@ export function withBatchHandlers<D extends Dispatcher>(dispatcher: D, handlers:
   return { ...dispatcher, open: (signal: AbortSignal): LeaseDispatch => new BatchingLease(dispatcher.open(signal), bounds) };
 }
 
-/** Stream order: sequences are decimal strings that grow by 1 (compared by length first: no 2^53 limit). */
+/** Stream order. */
 function bySequence(a: DispatchRun, b: DispatchRun): number {
-  const x = a.job.event.sequence;
-  const y = b.job.event.sequence;
-  return x.length - y.length || (x < y ? -1 : x > y ? 1 : 0);
+  return compareSequences(a.job.event.sequence, b.job.event.sequence);
 }
 
 /** The runs of one lease, with the batch handlers' runs of this turn held back until its end. */
@@ -31,10 +30,15 @@ class BatchingLease implements LeaseDispatch {
   readonly #bounds: ReadonlyMap<string, number>;
   readonly #pending = new Map<string, DispatchRun[]>();
   #flushing = false;
+  /** The worker chains only single-event handlers' runs (LeaseEvent.chainOn): they pass through. */
+  readonly startAfter?: LeaseDispatch['startAfter'];
+  readonly withdraw?: LeaseDispatch['withdraw'];
 
   constructor(inner: LeaseDispatch, bounds: ReadonlyMap<string, number>) {
     this.#inner = inner;
     this.#bounds = bounds;
+    if (inner.startAfter !== undefined) this.startAfter = inner.startAfter.bind(inner);
+    if (inner.withdraw !== undefined) this.withdraw = inner.withdraw.bind(inner);
   }
 
   start(run: DispatchRun): void {

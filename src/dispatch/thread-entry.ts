@@ -19,7 +19,7 @@ import { createLogger } from '../observability/logger.js';
 import { CellMap } from '../runtime/cell-map.js';
 import { startTracing } from '../tracing/index.js';
 import { startHandlerRun } from './run-handler.js';
-import { RUN_FAILED, RUN_OK, RUN_PERMANENT, RUN_RUNNING, type ChannelMessage, type LinkMessage, type RunsMessage, type ThreadJob, type ThreadJobOutcome, type ThreadTask, type ThreadWorkerData } from './thread-protocol.js';
+import { RUN_FAILED, RUN_OK, RUN_PERMANENT, RUN_RUNNING, RUN_WAITING, type ChannelMessage, type LinkMessage, type RunsMessage, type ThreadJob, type ThreadJobOutcome, type ThreadTask, type ThreadWorkerData } from './thread-protocol.js';
 import type { DispatchOutcome, DispatchResult } from './types.js';
 
 const data = workerData as ThreadWorkerData;
@@ -113,8 +113,36 @@ function postOutcomes(): void {
   unsent = [];
 }
 
+/**
+ * Runs started here and not ended, and followers waiting for theirs, by task id: where a follower
+ * finds its leader (a subject's chain can wait here several deep).
+ */
+const leaders = new Map<number, ThreadRun>();
+/**
+ * Task ids of the runs that ended ok here lately, oldest first: a follower that comes after its
+ * leader ended (their messages crossed: the main thread chained a lease that arrived late) starts
+ * at once instead of a round trip through the main thread. Bounded: one older than that is missed.
+ */
+const recentlyOk = new Set<number>();
+const RECENTLY_OK_KEPT = 4_096;
+
 function startRuns({ jobs, states }: RunsMessage, handlers: Map<string, LoadedHandler>): void {
-  for (let i = 0; i < jobs.length; i++) new ThreadRun(jobs[i] as ThreadJob, states, i).start(handlers);
+  for (let i = 0; i < jobs.length; i++) {
+    const threadJob = jobs[i] as ThreadJob;
+    const run = new ThreadRun(threadJob, states, i, handlers);
+    if (threadJob.after === undefined) run.start();
+    else {
+      const leader = leaders.get(threadJob.after);
+      if (leader === undefined) {
+        // The leader ended before its follower came: ok lately, it may start; else the main thread decides.
+        if (recentlyOk.has(threadJob.after)) run.start();
+        else report({ taskId: threadJob.taskId, outcome: UNSTARTED, missed: true });
+      } else {
+        leader.follower = run;
+        leaders.set(threadJob.taskId, run);
+      }
+    }
+  }
 }
 
 /** One job, from its start to its reported outcome (the receiver of its handler run). */
@@ -123,23 +151,33 @@ class ThreadRun {
   /** Its state in shared memory (RUN_*), at `#index`. */
   readonly #states: Uint8Array;
   readonly #index: number;
-  readonly #startedAt = performance.now();
+  readonly #handlers: Map<string, LoadedHandler>;
+  #startedAt = 0;
+  /** The run to start when this one ends ok (the next event of its subject). */
+  follower: ThreadRun | undefined = undefined;
 
-  constructor(threadJob: ThreadJob, states: Uint8Array, index: number) {
+  constructor(threadJob: ThreadJob, states: Uint8Array, index: number, handlers: Map<string, LoadedHandler>) {
     this.#threadJob = threadJob;
     this.#states = states;
     this.#index = index;
+    this.#handlers = handlers;
   }
 
-  start(handlers: Map<string, LoadedHandler>): void {
+  start(): void {
     const { taskId, job } = this.#threadJob;
     // A run whose lease deadline passed on its way never starts: the lease requeues it.
-    if (Date.now() >= job.ctx.deadlineMs) return report({ taskId, outcome: UNSTARTED });
-    const handler = handlers.get(job.handler);
-    if (handler === undefined) return this.end({ status: 'failed', error: { message: `unknown handler ${job.handler} in worker thread` } });
+    if (Date.now() >= job.ctx.deadlineMs) return this.#unstarted();
     // Before the handler can run (and perhaps kill or block the thread): the main thread reads the
-    // states when outcomes do not come.
-    Atomics.store(this.#states, this.#index, RUN_RUNNING);
+    // states when outcomes do not come. A run it withdrew never starts, nor do the ones behind it
+    // (it withdraws them as it drops them).
+    if (Atomics.compareExchange(this.#states, this.#index, RUN_WAITING, RUN_RUNNING) !== RUN_WAITING) {
+      leaders.delete(taskId);
+      return;
+    }
+    this.#startedAt = performance.now();
+    leaders.set(taskId, this);
+    const handler = this.#handlers.get(job.handler);
+    if (handler === undefined) return this.end({ status: 'failed', error: { message: `unknown handler ${job.handler} in worker thread` } });
     const abortOn = (abort: (reason: unknown) => void) => {
       aborts.set(taskId, abort);
       return { cancel: () => aborts.delete(taskId) };
@@ -152,7 +190,32 @@ class ThreadRun {
     const ok = outcome.status === 'ok' && outcome.results === undefined;
     Atomics.store(this.#states, this.#index, ok ? RUN_OK : outcome.status === 'permanent' ? RUN_PERMANENT : RUN_FAILED);
     // Timed here: the main thread would count the trip to and from the thread as handler time.
-    report({ taskId: this.#threadJob.taskId, outcome: { ...outcome, durationMs: performance.now() - this.#startedAt } });
+    const taskId = this.#threadJob.taskId;
+    report({ taskId, outcome: { ...outcome, durationMs: performance.now() - this.#startedAt } });
+    leaders.delete(taskId);
+    if (ok) {
+      recentlyOk.add(taskId);
+      if (recentlyOk.size > RECENTLY_OK_KEPT) recentlyOk.delete(recentlyOk.values().next().value as number);
+    }
+    const follower = this.follower;
+    if (follower === undefined) return;
+    this.follower = undefined;
+    // Its state was stored above, before the follower's: a main thread that finds the follower
+    // started knows this run ended ok.
+    if (ok) follower.start();
+    else follower.#unstarted();
+  }
+
+  /**
+   * Never started (its deadline passed, or its leader did not end ok), nor will the ones chained
+   * behind it. A run the main thread withdrew is not reported (it ended there already).
+   */
+  #unstarted(): void {
+    leaders.delete(this.#threadJob.taskId);
+    if (Atomics.load(this.#states, this.#index) === RUN_WAITING) report({ taskId: this.#threadJob.taskId, outcome: UNSTARTED });
+    const follower = this.follower;
+    this.follower = undefined;
+    if (follower !== undefined) follower.#unstarted();
   }
 }
 

@@ -18,11 +18,14 @@ export class ThreadLink {
   readonly #port: MessagePort;
   /** Runs sent and not reported, by task id (a run the main thread gave up on stays until it reports). */
   readonly #runs = new Map<number, PooledRun>();
+  /** Where a follower goes when its thread could not chain it (missed): back to the pool. */
+  readonly #resend: (run: PooledRun) => void;
   #closed = false;
 
-  constructor(threadId: number, port: MessagePort) {
+  constructor(threadId: number, port: MessagePort, resend: (run: PooledRun) => void) {
     this.threadId = threadId;
     this.#port = port;
+    this.#resend = resend;
     port.on('message', (outcomes: ThreadJobOutcome[]) => this.#settle(outcomes));
     // Referenced only while runs are out (send): an idle link must not keep the process alive.
     port.unref();
@@ -47,17 +50,24 @@ export class ThreadLink {
       const taskId = firstTaskId + i;
       run.sent(this, taskId, states, i);
       this.#runs.set(taskId, run);
-      jobs[i] = { taskId, job: run.run.job };
+      jobs[i] = run.after === undefined ? { taskId, job: run.run.job } : { taskId, job: run.run.job, after: run.after.taskId };
     }
     this.#port.postMessage({ jobs, states } satisfies RunsMessage);
   }
 
+  /** A run withdrawn by the main thread: whatever the thread says of it later is ignored. */
+  forget(taskId: number): void {
+    this.#runs.delete(taskId);
+    if (this.#runs.size === 0 && !this.#closed) this.#port.unref();
+  }
+
   #settle(outcomes: readonly ThreadJobOutcome[]): void {
-    for (const { taskId, outcome } of outcomes) {
+    for (const { taskId, outcome, missed } of outcomes) {
       const run = this.#runs.get(taskId);
       if (run === undefined) continue;
       this.#runs.delete(taskId);
-      run.finish(outcome);
+      if (missed === true) run.followMissed(this.#resend);
+      else run.finish(outcome);
     }
     if (this.#runs.size === 0 && !this.#closed) this.#port.unref();
   }

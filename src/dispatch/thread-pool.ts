@@ -11,7 +11,7 @@ import { isLinkMessage, type ChannelMessage, type LinkMessage, type ThreadTask, 
 import { PooledLease, type PooledRun, type RunPool } from './thread-runs.js';
 import { ThreadSpanFlush } from './thread-span-flush.js';
 import { ThreadWatchdog } from './thread-watchdog.js';
-import type { Dispatcher, LeaseDispatch } from './types.js';
+import type { Dispatcher, DispatchRun, LeaseDispatch } from './types.js';
 
 /** Fewer runs than this in one turn go to one thread in one message (see flush). */
 const MIN_RUNS_PER_MESSAGE = 32;
@@ -124,13 +124,26 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
     return best ?? fallback;
   };
 
+  function sendRun(run: PooledRun): void {
+    pending.push(run);
+    scheduleFlush();
+  }
+  /** Runs given to the pool, for a follower to find the run it follows (startAfter). */
+  const pooledRuns = new WeakMap<DispatchRun, PooledRun>();
+
+  function scheduleFlush(): void {
+    if (flushScheduled) return;
+    flushScheduled = true;
+    setImmediate(flush);
+  }
+
   /**
    * Sends the runs started in this turn of the event loop as one message per thread instead of one
    * per run: the message (structured clone, the thread's wake-up) is the largest cost per event of
    * thread isolation (docs/benchmarks.md). A turn's runs are split over the threads only when each
    * share is worth a message.
    */
-  const flush = () => {
+  function flush(): void {
     flushScheduled = false;
     if (closed) {
       const runs = pending;
@@ -142,32 +155,56 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
     if (links.size === 0) return;
     const runs = pending;
     pending = [];
-    // A lease aborted in the same turn its runs started: they never reach a thread.
     const live: PooledRun[] = [];
+    const followers: PooledRun[] = [];
     for (const run of runs) {
+      // Withdrawn before it was sent.
+      if (run.settled) continue;
+      // A lease aborted in the same turn its runs started: they never reach a thread.
       if (run.lease.aborted) run.finish({ status: 'unstarted' });
+      else if (run.after !== undefined) followers.push(run);
       else live.push(run);
     }
-    if (live.length === 0) return;
     const shares = Math.max(1, Math.min(links.size, Math.floor(live.length / MIN_RUNS_PER_MESSAGE)));
-    for (let s = 0; s < shares; s++) {
+    for (let s = 0; s < shares && live.length > 0; s++) {
       const share = shares === 1 ? live : live.filter((_, i) => i % shares === s);
       (freestLink() as ThreadLink).send(share, nextTaskId);
       nextTaskId += share.length;
     }
-  };
-
-  const scheduleFlush = () => {
-    if (flushScheduled) return;
-    flushScheduled = true;
-    setImmediate(flush);
-  };
-
+    // Followers go to their leader's thread, after it (one link delivers in order); a chain several
+    // deep goes in one message, each follower after its leader. A leader that ended, or whose
+    // thread is gone, leaves the follower to the main thread (followMissed).
+    let byLink: Map<ThreadLink, PooledRun[]> | undefined;
+    let planned: Map<PooledRun, ThreadLink> | undefined;
+    for (const run of followers) {
+      const leader = run.after as PooledRun;
+      const leaderLink = leader.link ?? planned?.get(leader);
+      // Its leader is a follower still on its way: next turn.
+      if (leaderLink === undefined && !leader.settled) {
+        sendRun(run);
+        continue;
+      }
+      if (leaderLink === undefined || leaderLink.closed || leader.settled) {
+        run.followMissed(sendRun);
+        continue;
+      }
+      (planned ??= new Map()).set(run, leaderLink);
+      byLink ??= new Map();
+      const list = byLink.get(leaderLink);
+      if (list === undefined) byLink.set(leaderLink, [run]);
+      else list.push(run);
+    }
+    if (byLink === undefined) return;
+    for (const [link, list] of byLink) {
+      link.send(list, nextTaskId);
+      nextTaskId += list.length;
+    }
+  }
   /** A thread started (or replaced one that died) and sent its end of a link: runs can go there. */
   const attach = ({ threadId, port }: LinkMessage) => {
     const thread = pool.threads.find((t) => t.threadId === threadId);
     if (closed || thread === undefined) return port.close();
-    const link = new ThreadLink(threadId, port);
+    const link = new ThreadLink(threadId, port, sendRun);
     let crash: string | undefined;
     // An uncaught error in a handler ends its thread: the error comes first, then the exit.
     thread.on('error', (err: unknown) => (crash ??= err instanceof Error ? err.message : String(err)));
@@ -186,10 +223,9 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
     graceMs: options.graceMs ?? 1_000,
     defaultTimeoutMs: options.defaultTimeoutMs,
     handler: (name) => byName.get(name),
-    send(run) {
-      pending.push(run);
-      scheduleFlush();
-    },
+    send: sendRun,
+    pooled: (run) => pooledRuns.get(run),
+    remember: (run, pooled) => void pooledRuns.set(run, pooled),
     abort(taskIds, code) {
       channel.postMessage({ type: 'abort', taskIds, code } satisfies ChannelMessage);
     },

@@ -13,10 +13,15 @@ export interface ThreadWorkerData {
   otel: boolean;
 }
 
-/** One handler run sent to a thread; `taskId` names it in aborts and outcomes. */
+/**
+ * One handler run sent to a thread; `taskId` names it in aborts and outcomes. With `after`, the
+ * thread starts it only when the run `after` (sent to the same thread before it) ends ok
+ * (LeaseDispatch.startAfter), and reports it `unstarted` when that run ends otherwise.
+ */
 export interface ThreadJob {
   taskId: number;
   job: DispatchJob;
+  after?: number | undefined;
 }
 
 /**
@@ -29,19 +34,27 @@ export const RUN_RUNNING = 1;
 export const RUN_OK = 2;
 export const RUN_FAILED = 3;
 export const RUN_PERMANENT = 4;
+/** Set by the main thread instead of RUN_RUNNING: it gave up on a run that had not started, which now never will. */
+export const RUN_WITHDRAWN = 5;
 
-/** What a thread reports for one job. */
+/**
+ * What a thread reports for one job. `missed`: a job with `after` came when that run had already
+ * ended (their messages crossed); the main thread, which has that run's outcome by then (outcomes
+ * are posted in order), decides.
+ */
 export interface ThreadJobOutcome {
   taskId: number;
   outcome: DispatchResult;
+  missed?: true;
 }
 
 /**
  * Main thread -> thread, on the thread's link (thread-link.ts): the runs started in one turn of the
  * main thread's event loop. The thread starts them all at once and reports their outcomes on the
  * link as they finish, a turn's worth per message (an array of ThreadJobOutcome). `states[i]`, in
- * shared memory, is RUN_RUNNING once job i's handler is about to be called, then how it ended, set
- * before the outcome is posted.
+ * shared memory, is RUN_RUNNING once job i's handler is about to be called (set by compare-and-swap
+ * from RUN_WAITING: a job the main thread withdrew never starts), then how it ended, set before the
+ * outcome is posted.
  */
 export interface RunsMessage {
   jobs: ThreadJob[];

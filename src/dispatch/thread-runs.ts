@@ -4,7 +4,7 @@ import { atDeadline, whenAborted, type Watch } from '../runtime/abort-fanout.js'
 import { systemClock } from '../runtime/clock.js';
 import { effectiveDeadlineMs } from './run-handler.js';
 import type { ThreadLink } from './thread-link.js';
-import { RUN_FAILED, RUN_OK, RUN_PERMANENT, RUN_WAITING } from './thread-protocol.js';
+import { RUN_FAILED, RUN_OK, RUN_PERMANENT, RUN_WAITING, RUN_WITHDRAWN } from './thread-protocol.js';
 import type { DispatchResult, DispatchRun, LeaseDispatch } from './types.js';
 
 /** What the runs of a lease need from the pool (thread-pool.ts). */
@@ -13,12 +13,15 @@ export interface RunPool {
   readonly graceMs: number;
   readonly defaultTimeoutMs: number | undefined;
   handler(name: string): LoadedHandler | undefined;
-  /** Sends the run to a thread with the other runs started in this turn. */
+  /** Sends the run to a thread with the other runs started in this turn (a follower: to its leader's thread). */
   send(run: PooledRun): void;
   /** Tells the threads to abort these runs (one message for all of them). */
   abort(taskIds: number[], code: string | undefined): void;
   /** A run on this link missed its deadline plus grace: its thread may be blocked. */
   suspect(link: ThreadLink): void;
+  /** The pool's record of a run it was given (any lease): where a follower finds the run it follows. */
+  pooled(run: DispatchRun): PooledRun | undefined;
+  remember(run: DispatchRun, pooled: PooledRun): void;
 }
 
 const UNSTARTED: DispatchResult = Object.freeze({ status: 'unstarted' });
@@ -26,25 +29,40 @@ const UNSTARTED: DispatchResult = Object.freeze({ status: 'unstarted' });
 /**
  * One handler run handed to the thread pool, from `start` to its end: its thread's link once sent
  * (and its state in the shared memory of the message it went in), and the watch for a handler
- * timeout of its own. Its end goes to the worker's run object once, whichever comes first: the thread's outcome,
- * the thread's death, or the main thread giving up on it.
+ * timeout of its own. Its end goes to the worker's run object once, whichever comes first: the
+ * thread's outcome, the thread's death, or the main thread giving up on it.
+ *
+ * A follower (`after`, LeaseDispatch.startAfter) goes to the thread of the run it follows, which
+ * starts it when that run ends ok. Whoever gives up on a run that has not started, the main thread
+ * (withdraw, giveUp) or the thread (its start), does so by compare-and-swap on its state, so the two
+ * never disagree on whether it ran.
  */
 export class PooledRun {
   readonly run: DispatchRun;
   readonly lease: PooledLease;
   /** Set when sent: names it in the thread's outcomes and in aborts. */
   taskId = 0;
+  /** The run it starts after (a follower). */
+  after: PooledRun | undefined;
+  /** The follower waiting for this run to end, if any. */
+  follower: PooledRun | undefined = undefined;
   #link: ThreadLink | undefined = undefined;
   #states: Uint8Array | undefined = undefined;
   #index = -1;
   #settled = false;
+  /** How it ended, once settled. */
+  #result: DispatchResult | undefined = undefined;
   #ownTimeout: Watch | undefined = undefined;
 
-  constructor(run: DispatchRun, lease: PooledLease, handler: LoadedHandler, pool: RunPool) {
+  constructor(run: DispatchRun, lease: PooledLease, handler: LoadedHandler, pool: RunPool, after?: PooledRun) {
     this.run = run;
     this.lease = lease;
-    // A handler with a timeout shorter than the lease is watched from now: it starts as it reaches its thread.
-    const deadlineMs = effectiveDeadlineMs(handler, run.job, Date.now(), pool.defaultTimeoutMs);
+    this.after = after;
+    if (after !== undefined) after.follower = this;
+    // A handler with a timeout shorter than the lease is watched from now: it starts as it reaches its
+    // thread. Not a follower: it starts when its leader ends, however long that takes (its thread
+    // times it from then; a thread blocked meanwhile is found through the leader's watch).
+    const deadlineMs = after === undefined ? effectiveDeadlineMs(handler, run.job, Date.now(), pool.defaultTimeoutMs) : Number.POSITIVE_INFINITY;
     if (deadlineMs < run.job.ctx.deadlineMs) this.#ownTimeout = atDeadline(systemClock, deadlineMs + pool.graceMs, () => this.missedDeadline(pool));
   }
 
@@ -60,20 +78,35 @@ export class PooledRun {
     return this.#settled;
   }
 
+  get link(): ThreadLink | undefined {
+    return this.#link;
+  }
+
+  /** It ended ok where it ran (a follower may start after it). */
+  get endedOk(): boolean {
+    const result = this.#result;
+    return result !== undefined && result.status === 'ok' && result.results === undefined;
+  }
+
   finish(result: DispatchResult): void {
     if (this.#settled) return;
     this.#settled = true;
+    this.#result = result;
     this.#ownTimeout?.cancel();
     this.lease.runSettled();
     this.run.end(result);
   }
 
-  /** What its thread recorded of it when its outcome did not come: unstarted, or how it ended; undefined while it runs. */
+  /**
+   * What its thread recorded of it when its outcome did not come: unstarted (and then it never
+   * starts: withdrawn), or how it ended; undefined while it runs.
+   */
   recorded(): DispatchResult | undefined {
     if (this.#states === undefined) return UNSTARTED;
     const handler = this.run.job.handler;
-    switch (Atomics.load(this.#states, this.#index)) {
+    switch (Atomics.compareExchange(this.#states, this.#index, RUN_WAITING, RUN_WITHDRAWN)) {
       case RUN_WAITING:
+      case RUN_WITHDRAWN:
         return UNSTARTED;
       case RUN_OK:
         return { status: 'ok' };
@@ -86,9 +119,43 @@ export class PooledRun {
     }
   }
 
+  /**
+   * A follower that has not started never will: true (it ended `unstarted`, now or before); false
+   * when it has started or ended otherwise.
+   */
+  withdraw(): boolean {
+    if (this.#settled) return this.#result?.status === 'unstarted';
+    const recorded = this.recorded();
+    if (recorded?.status !== 'unstarted') return false;
+    this.#link?.forget(this.taskId);
+    this.finish(recorded);
+    return true;
+  }
+
+  /**
+   * Its thread got it after the run it follows had ended there (ThreadJobOutcome.missed), or that
+   * run's thread is gone. Settled, that run has told the main thread how it ended: after an ok this
+   * one runs as any run; else it never starts. Not settled, that run was itself sent again
+   * elsewhere (it had missed its own leader): this one follows it there.
+   */
+  followMissed(send: (run: PooledRun) => void): void {
+    if (this.#settled) return;
+    const after = this.after;
+    this.#link = undefined;
+    this.#states = undefined;
+    this.taskId = 0;
+    if (after !== undefined && !after.settled && after.link?.closed !== true) return send(this);
+    this.after = undefined;
+    if (after !== undefined && !after.endedOk) return this.finish(UNSTARTED);
+    send(this);
+  }
+
   /** The thread did not answer in time: what it recorded of the run stands; else the run fails and its thread is suspected. */
   giveUp(failure: DispatchResult, pool: RunPool): void {
     if (this.#settled) return;
+    // First: a follower not started never will, so the state read below decides for both (the
+    // thread records this run's end before it starts the follower).
+    this.follower?.withdraw();
     const recorded = this.recorded();
     if (recorded !== undefined) return this.finish(recorded);
     if (this.#link !== undefined) pool.suspect(this.#link);
@@ -126,6 +193,22 @@ export class PooledLease implements LeaseDispatch {
   }
 
   start(run: DispatchRun): void {
+    this.#start(run, undefined);
+  }
+
+  startAfter(run: DispatchRun, after: DispatchRun): void {
+    const leader = this.#pool.pooled(after);
+    // Not a run of this pool (the worker chains only on runs it gave this dispatcher): it never starts.
+    if (leader === undefined) return run.end(UNSTARTED);
+    this.#start(run, leader);
+  }
+
+  withdraw(run: DispatchRun): boolean {
+    const pooled = this.#pool.pooled(run);
+    return pooled === undefined || pooled.withdraw();
+  }
+
+  #start(run: DispatchRun, after: PooledRun | undefined): void {
     const pool = this.#pool;
     const handler = pool.handler(run.job.handler);
     if (handler === undefined) return run.end({ status: 'failed', error: { message: `unknown handler ${run.job.handler}` } });
@@ -135,7 +218,8 @@ export class PooledLease implements LeaseDispatch {
       this.#deadlineWatch = atDeadline(systemClock, run.job.ctx.deadlineMs + pool.graceMs, () => this.#each((r) => r.missedDeadline(pool)));
       this.#signalWatch = whenAborted(this.#signal, (reason) => this.#aborted(reason));
     }
-    const pooled = new PooledRun(run, this, handler, pool);
+    const pooled = new PooledRun(run, this, handler, pool, after);
+    pool.remember(run, pooled);
     this.#runs.push(pooled);
     this.#unsettled++;
     pool.send(pooled);

@@ -58,6 +58,18 @@ export interface DispatchRun {
 export interface LeaseDispatch {
   /** Runs `run.job` now; every failure, timeout, abort or crash becomes a result. */
   start(run: DispatchRun): void;
+  /**
+   * Offered by a dispatcher whose runs end away from the main thread (threads): runs `run` where
+   * `after` (a run started earlier, of any lease of this dispatcher) runs, the moment `after` ends
+   * ok there, so that a subject's next event starts without a round trip through the main thread.
+   * When `after` does not end ok, or `run`'s deadline passes first, `run` ends `unstarted`.
+   */
+  startAfter?(run: DispatchRun, after: DispatchRun): void;
+  /**
+   * For a run given to `startAfter`: true when it has not started and now never will (it ends
+   * `unstarted`, if it had not already); false when it has started (its end comes as usual).
+   */
+  withdraw?(run: DispatchRun): boolean;
   /** The lease is done with the dispatcher (its runs ended, or it stopped waiting for them). */
   close(): void;
 }

@@ -36,6 +36,8 @@ export class HandlerRun implements DispatchRun {
   /** Its process span (a no-op with tracing off); the job carries its context to the handler. */
   readonly #trace: RunTrace;
   #startedMs = 0;
+  /** Handed to the dispatcher (its claim was new). */
+  #dispatched = false;
 
   constructor(event: LeaseEvent, handler: string, k: number) {
     this.#event = event;
@@ -48,6 +50,28 @@ export class HandlerRun implements DispatchRun {
 
   get handler(): string {
     return this.job.handler;
+  }
+
+  /** Handed to the dispatcher and not ended: a follower may be chained on it. */
+  get dispatched(): boolean {
+    return this.#dispatched;
+  }
+
+  /**
+   * The next event of a subject, chained on the run before it (LeaseDispatch.startAfter): its claim
+   * is new (the caller checked), and it starts where `after` runs the moment that ends ok.
+   */
+  startAfter(after: HandlerRun): void {
+    const dispatch = this.#event.lease.dispatch;
+    this.#startedMs = performance.now();
+    this.#dispatched = true;
+    (dispatch.startAfter as NonNullable<typeof dispatch.startAfter>)(this, after);
+  }
+
+  /** A chained run that has not started never will: true; false when it has started. */
+  withdraw(): boolean {
+    const dispatch = this.#event.lease.dispatch;
+    return (dispatch.withdraw as NonNullable<typeof dispatch.withdraw>)(this);
   }
 
   start(): void {
@@ -68,6 +92,7 @@ export class HandlerRun implements DispatchRun {
 
   /** The dispatcher's report (DispatchRun). Never throws into the dispatcher. */
   end(result: DispatchResult): void {
+    this.#dispatched = false;
     let recorded: RunOutcome | Promise<RunOutcome>;
     try {
       recorded = this.#record(result);
@@ -87,6 +112,7 @@ export class HandlerRun implements DispatchRun {
 
   #dispatch(): void {
     this.#startedMs = performance.now();
+    this.#dispatched = true;
     this.#event.lease.dispatch.start(this);
   }
 

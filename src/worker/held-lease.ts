@@ -45,6 +45,8 @@ export interface LeaseContext {
 export interface LeaseOwner {
   /** An event of the lease ended (`wasRunning`: it had started). */
   eventEnded(event: LeaseEvent, end: EventEnd, wasRunning: boolean): void;
+  /** A chained event being dropped had started already where its run was chained: it counts as running. */
+  chainedStarted(event: LeaseEvent): void;
   /** The lease's ack is about to be sent: its events leave the window as the platform serves it. */
   ackSending(lease: HeldLease): void;
   /** The lease's ack was answered (or given up): its workerId is free. */

@@ -10,6 +10,8 @@ export type EventEnd = 'settled' | 'failed' | 'unstarted';
 const WAITING = 0;
 const RUNNING = 1;
 const ENDED = 2;
+/** Not started as far as the scheduler knows, but its run is chained on the previous event's (chainOn). */
+const CHAINED = 3;
 
 /**
  * One event of a held lease: its place in its subject's chain (SubjectOrder), its handler runs (one
@@ -30,6 +32,10 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent> {
   #failed = false;
   /** Positions (in the lease's keys) of its runs that ended unstarted, once one did. */
   #unstarted: number[] | undefined = undefined;
+  /** Its one run, while it is handed to the dispatcher (a follower may chain on it), or chained itself. */
+  #soleRun: HandlerRun | undefined = undefined;
+  /** How its chained run ended before the scheduler took it as started (CHAINED). */
+  #chainedEnd: RunOutcome | undefined = undefined;
 
   constructor(lease: HeldLease, event: CloudEvent, index: number) {
     this.lease = lease;
@@ -45,6 +51,10 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent> {
     return this.event.id;
   }
 
+  get sequence(): string {
+    return this.event.sequence;
+  }
+
   /** Its lease: a fence it sets lifts after that lease's ack (SubjectOrder). */
   get holder(): HeldLease {
     return this.lease;
@@ -52,6 +62,11 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent> {
 
   get running(): boolean {
     return this.#state === RUNNING;
+  }
+
+  /** Its run is chained on the previous event's (chainOn); the scheduler takes it as started when that one settles. */
+  get isChained(): boolean {
+    return this.#state === CHAINED;
   }
 
   get ended(): boolean {
@@ -76,11 +91,55 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent> {
       return this.#finish('settled');
     }
     this.#handlersLeft = route.length;
+    if (route.length === 1) {
+      const run = new HandlerRun(this, (route[0] as LoadedHandler).name, first);
+      this.#soleRun = run;
+      return run.start();
+    }
     for (let j = 0; j < route.length; j++) new HandlerRun(this, (route[j] as LoadedHandler).name, first + j).start();
+  }
+
+  /**
+   * Chains its run on `previous`'s, the event before it in its subject, running or chained itself:
+   * where the dispatcher offers it (threads), it starts the moment that one ends ok, without a
+   * round trip through the main thread (docs/architecture.md, "Processes and threads"). Only for
+   * one single-event handler whose claim is new, in a lease that may start events, with tracing off
+   * (a process span measures the handler's run, not its wait); false when it does not chain.
+   */
+  chainOn(previous: LeaseEvent): boolean {
+    const lease = this.lease;
+    const leader = previous.#soleRun;
+    if (this.#state !== WAITING || (previous.#state !== RUNNING && previous.#state !== CHAINED) || leader === undefined || !leader.dispatched) return false;
+    if (!lease.claimed || lease.stopped || lease.dispatch.startAfter === undefined || lease.context.tracer?.enabled === true || Date.now() >= lease.deadlineMs) return false;
+    const route = lease.routes[this.index] ?? [];
+    const k = lease.keyStart[this.index] as number;
+    if (route.length !== 1 || (route[0] as LoadedHandler).batch !== undefined || lease.claims[k] !== 'new') return false;
+    const run = new HandlerRun(this, (route[0] as LoadedHandler).name, k);
+    this.#state = CHAINED;
+    this.#soleRun = run;
+    run.startAfter(leader);
+    return true;
+  }
+
+  /**
+   * The scheduler takes a chained event as started: its previous event settled (its run most likely
+   * started already, where that one ran), or it could not be withdrawn. Ends at once when its run
+   * has ended already.
+   */
+  takeChained(): void {
+    if (this.#state !== CHAINED) return;
+    this.#state = RUNNING;
+    this.#handlersLeft = 1;
+    const ended = this.#chainedEnd;
+    if (ended !== undefined) this.handlerEnded(this.lease.keyStart[this.index] as number, ended);
   }
 
   /** One of its runs ended (HandlerRun). */
   handlerEnded(k: number, outcome: RunOutcome): void {
+    if (this.#state === CHAINED) {
+      this.#chainedEnd = outcome;
+      return;
+    }
     if (this.#state !== RUNNING) return;
     if (outcome === 'unstarted') (this.#unstarted ??= []).push(k);
     else if (outcome === 'failed') this.#failed = true;
@@ -95,8 +154,19 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent> {
     this.#finish(allUnstarted ? 'unstarted' : 'failed');
   }
 
-  /** Ends it without running it (drain, deadline, an earlier event of its subject failed, a fenced subject). */
+  /**
+   * Ends it without running it (drain, deadline, an earlier event of its subject failed, a fenced
+   * subject). A chained run that has started already cannot be: the event runs (`owner.chainedStarted`).
+   */
   drop(): void {
+    if (this.#state === CHAINED) {
+      const end = this.#chainedEnd;
+      if (end === 'unstarted' || (end === undefined && (this.#soleRun as HandlerRun).withdraw())) {
+        this.#state = WAITING;
+        return this.#finish('unstarted');
+      }
+      return this.lease.owner.chainedStarted(this);
+    }
     if (this.#state !== WAITING) return;
     this.#finish('unstarted');
   }
@@ -108,6 +178,7 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent> {
   }
 
   #finish(end: EventEnd): void {
+    this.#soleRun = undefined;
     const wasRunning = this.#state === RUNNING;
     this.#state = ENDED;
     this.#end = end;

@@ -85,6 +85,8 @@ export class PullController {
   #errorStreak = 0;
   /** Pulls sent so far; each cycle knows its own number. */
   #pullsSent = 0;
+  /** Numbers of the pulls in flight (a few: at most one per workerId). */
+  readonly #outstanding = new Set<number>();
   /** The number of the last pull answered 204, and `#pullsSent` when work last showed up (a lease, an ack's answer). */
   #caughtUpPull = 0;
   #workSeenAtPull = 0;
@@ -152,6 +154,7 @@ export class PullController {
     const o = this.#o;
     const sentAtMs = Date.now();
     const pull = ++this.#pullsSent;
+    this.#outstanding.add(pull);
     let result: PullResult;
     try {
       await o.api.ensureCredential(o.forceSignal);
@@ -159,12 +162,12 @@ export class PullController {
       // Not the drain signal: a pull aborted mid-flight could leave a lease behind on the server.
       result = await o.api.pull(o.destination, { limit: o.limit, visibilitySeconds: o.visibilitySeconds, workerId: slot.id }, o.forceSignal);
     } catch (err) {
-      this.#settled();
+      this.#settled(pull);
       o.ids.release(slot);
       if (!o.forceSignal.aborted && !isAbortError(err)) this.#failed(slot, err, sentAtMs);
       return this.maybePull();
     }
-    this.#settled();
+    this.#settled(pull);
     try {
       this.#take(slot, result, sentAtMs, pull);
     } catch (err) {
@@ -174,7 +177,8 @@ export class PullController {
   }
 
   /** A pull was answered (or failed): it is no longer in flight. */
-  #settled(): void {
+  #settled(pull: number): void {
+    this.#outstanding.delete(pull);
     this.#pulling--;
     if (this.#stopped && this.#pulling === 0) this.#onStopped?.();
   }
@@ -207,7 +211,9 @@ export class PullController {
         o.onIdle(false);
         const batch = result.batch;
         o.events.emit('batch:pulled', { workerId: slot.id, leaseId: batch.leaseId, generation: batch.generation, attempt: batch.attempt, events: batch.events });
-        o.scheduler.accept(new HeldLease(o.leaseContext, o.scheduler, batch, slot, sentAtMs), sentAtMs);
+        let earlierPullsAnswered = true;
+        for (const other of this.#outstanding) if (other < pull) earlierPullsAnswered = false;
+        o.scheduler.accept(new HeldLease(o.leaseContext, o.scheduler, batch, slot, sentAtMs), sentAtMs, earlierPullsAnswered);
         break;
       }
       case 204:

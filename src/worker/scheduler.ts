@@ -62,19 +62,23 @@ export class Scheduler implements LeaseOwner {
     return this.#running;
   }
 
-  /** Takes a lease just pulled (`pullSentAtMs`: when its pull was sent). */
-  accept(lease: HeldLease, pullSentAtMs: number): void {
+  /**
+   * Takes a lease just pulled (`pullSentAtMs`: when its pull was sent; `earlierPullsAnswered`: no
+   * pull sent before it is still on its way).
+   */
+  accept(lease: HeldLease, pullSentAtMs: number, earlierPullsAnswered = true): void {
     this.#leases.push(lease);
     const count = lease.events.length;
     this.#unstarted += count;
     this.#unacked += count;
-    lease.start(() => this.pump());
+    lease.start(() => this.#claimed(lease));
     if (this.#draining) lease.stop(undefined);
     else {
       const order = this.#order;
       if (order.fenced > 0) {
         const ids = new Set(lease.events.map((event) => event.eventId));
-        order.admitLease((id) => ids.has(id), pullSentAtMs);
+        const newWorkPulledAtMs = lease.batch.attempt === 1 && earlierPullsAnswered ? pullSentAtMs : undefined;
+        order.admitLease((id) => ids.has(id), newWorkPulledAtMs, Date.now() - lease.context.visibilitySeconds * 1_000);
       }
       for (const event of lease.events) {
         const entry = order.enter(event);
@@ -86,6 +90,17 @@ export class Scheduler implements LeaseOwner {
       }
     }
     this.#listener.leaseArrived();
+    this.pump();
+  }
+
+  /** A lease's claims are stored: its events whose previous event runs chain on it, then what may start starts. */
+  #claimed(lease: HeldLease): void {
+    if (!this.#draining && !lease.stopped) {
+      for (const event of lease.events) {
+        const previous = event.prevInSubject;
+        if (previous !== undefined && (previous.running || previous.isChained)) event.chainOn(previous);
+      }
+    }
     this.pump();
   }
 
@@ -141,8 +156,32 @@ export class Scheduler implements LeaseOwner {
       started++;
       this.#inFlight.add(1);
       event.start();
+      this.#chainBehind(event);
     }
     return started;
+  }
+
+  /**
+   * Chains the held events of its subject behind `event` (running), as far as each may be
+   * (LeaseEvent.chainOn): past those chained already, up to the first that cannot be.
+   */
+  #chainBehind(event: LeaseEvent): void {
+    for (let previous = event, next = event.nextInSubject; next !== undefined && (next.isChained || next.chainOn(previous)); previous = next, next = next.nextInSubject);
+  }
+
+  /** Counts a chained event as started (its run started where it was chained), and chains the one after it. */
+  #takeChained(event: LeaseEvent): void {
+    this.#running++;
+    this.#unstarted--;
+    this.#inFlight.add(1);
+    this.#listener.eventsStarted(1);
+    event.takeChained();
+    // Most of its chain was chained already; what could not be then (its lease was not claimed) may be now.
+    if (event.running && !this.#draining) this.#chainBehind(event);
+  }
+
+  chainedStarted(event: LeaseEvent): void {
+    this.#takeChained(event);
   }
 
   eventEnded(event: LeaseEvent, end: EventEnd, wasRunning: boolean): void {
@@ -154,7 +193,11 @@ export class Scheduler implements LeaseOwner {
       event.chained = false;
       if (end === 'settled') {
         const next = this.#order.settled(event);
-        if (next !== undefined) next.lease.ready.push(next);
+        // A chained one takes the slot this one frees: the budget holds.
+        if (next !== undefined) {
+          if (next.isChained) this.#takeChained(next);
+          else next.lease.ready.push(next);
+        }
       } else {
         // The events of its subject behind it must not overtake it: they end unstarted (and their
         // leases are acked failed). A drain needs no fence: nothing is pulled after it.

@@ -1,4 +1,5 @@
 import { CellMap } from '../runtime/cell-map.js';
+import { compareSequences } from '../runtime/sequence.js';
 
 /**
  * An event in its subject's chain: the events of one subject the process holds, in arrival order,
@@ -7,15 +8,20 @@ import { CellMap } from '../runtime/cell-map.js';
 export interface ChainedEvent<E> {
   readonly subject: string;
   readonly eventId: string;
+  /** Its place in the stream (decimal string). */
+  readonly sequence: string;
   /** What acks the event (its lease): a fence set by the event lifts after that ack. */
   readonly holder: unknown;
   prevInSubject: E | undefined;
   nextInSubject: E | undefined;
 }
 
-/** A subject whose events must not run until the failed event `eventId` can run first again. */
-interface Fence {
-  eventId: string;
+/**
+ * An event of a fenced subject that this process let go without running it (failed, or left
+ * unstarted): its lease is acked `failed`, so it comes back, here or to another worker.
+ */
+interface Missing {
+  sequence: string;
   holder: unknown;
   /** When the holder's ack was answered (or, when it got none, its lease expires): undefined until then. */
   releaseAtMs: number | undefined;
@@ -28,21 +34,33 @@ export type Entry = 'ready' | 'waiting' | 'fenced';
  * Subject order across every lease the process holds (CONTRACT --concurrency: events with the same
  * subject stay in order). An event waits behind every earlier-arrived event of its subject; when
  * one ends without settling (failed, or left unstarted), the events behind it do not run, and the
- * subject is fenced: events of it that arrive later do not run either, until
+ * subject is fenced: it keeps the events it let go (**missing**: they come back, their leases acked
+ * `failed`), and an arriving event of the subject runs only when no missing event comes before it
+ * in the stream; one that does not is let go too (it becomes missing). A missing event stops being
+ * missing when
  *
- * - a lease arrives that holds the failed event again (its redelivery: it runs first), or
- * - a lease arrives from a pull sent after the failed event's lease was acked (after it expired, when
- *   the ack got no answer): the spec redelivers failed and expired leases before new work, so a pull
- *   sent then that did not bring it back means another worker has it.
+ * - a lease arrives that holds it again (its redelivery: it runs in order), or
+ * - a lease of new work (first attempt) arrives from a pull sent after its lease was acked (after it
+ *   expired, when the ack got no answer), every earlier pull answered: the spec redelivers failed
+ *   and expired leases before new work, so new work handed out then, with no earlier answer still
+ *   on its way, means its lease was handed out, and not to us: another worker has it. A redelivered
+ *   lease proves nothing (the process holds several leases, requeued together: a later one can
+ *   come back first), nor does new work while an earlier pull, which may bring it back, is
+ *   unanswered; or
+ * - its lease was released longer ago than a lease lasts (`--visibility`): pulled since by this
+ *   process or another, it was handed out by now. This keeps a subject from being fenced for good
+ *   when no new work comes and the event went elsewhere (each process letting the other's events go).
  *
  * So a later update of an entry never overtakes an earlier one that is being retried (with one
- * replica). Index-free and callback-free: the caller links its own event objects; this keeps the
- * chains' tails and the fences. See docs/architecture.md, "Subject order across leases".
+ * replica), even when several leases of it were requeued. Index-free and callback-free: the caller
+ * links its own event objects; this keeps the chains' tails and the fences. See
+ * docs/architecture.md, "Subject order across leases".
  */
 export class SubjectOrder<E extends ChainedEvent<E>> {
   /** Subject -> the last event of its chain. Cells: subjects come and go with every event. */
   readonly #tails = new CellMap<string, E>();
-  readonly #fences = new Map<string, Fence>();
+  /** Fenced subject -> its missing events, by id. */
+  readonly #fences = new Map<string, Map<string, Missing>>();
 
   /** Subjects fenced now (for tests and the summary). */
   get fenced(): number {
@@ -50,25 +68,45 @@ export class SubjectOrder<E extends ChainedEvent<E>> {
   }
 
   /**
-   * Before a lease's events enter: lifts the fences it resolves (it holds the failed event again,
-   * or its pull was sent after the failed event's lease was released).
+   * Before a lease's events enter: what it holds is no longer missing, nor, for new work pulled
+   * after their leases were released with every earlier pull answered (`newWorkPulledAtMs`,
+   * undefined for any other lease), is what went to another worker, nor what was released before
+   * `releasedBeforeMs` (a lease's length ago). A subject with nothing missing is no longer fenced.
    */
-  admitLease(holds: (eventId: string) => boolean, pullSentAtMs: number): void {
+  admitLease(holds: (eventId: string) => boolean, newWorkPulledAtMs: number | undefined, releasedBeforeMs = Number.NEGATIVE_INFINITY): void {
     if (this.#fences.size === 0) return;
-    for (const [subject, fence] of this.#fences) {
-      if (holds(fence.eventId) || (fence.releaseAtMs !== undefined && pullSentAtMs > fence.releaseAtMs)) this.#fences.delete(subject);
+    for (const [subject, missing] of this.#fences) {
+      for (const [eventId, m] of missing) {
+        const released = m.releaseAtMs;
+        if (holds(eventId) || (released !== undefined && ((newWorkPulledAtMs !== undefined && newWorkPulledAtMs > released) || released < releasedBeforeMs))) missing.delete(eventId);
+      }
+      if (missing.size === 0) this.#fences.delete(subject);
     }
   }
 
-  /** Enters an event at the end of its subject's chain. A fenced event is not linked: it must end unstarted. */
+  /**
+   * Enters an event at the end of its subject's chain. In a fenced subject, an event that a missing
+   * one comes before is not linked: it must end unstarted, and it is missing from then on.
+   */
   enter(event: E): Entry {
-    if (this.#fences.size > 0 && this.#fences.has(event.subject)) return 'fenced';
+    if (this.#fences.size > 0) {
+      const missing = this.#fences.get(event.subject);
+      if (missing !== undefined && this.#missesEarlier(missing, event.sequence)) {
+        missing.set(event.eventId, { sequence: event.sequence, holder: event.holder, releaseAtMs: undefined });
+        return 'fenced';
+      }
+    }
     const tail = this.#tails.get(event.subject);
     this.#tails.set(event.subject, event);
     if (tail === undefined) return 'ready';
     tail.nextInSubject = event;
     event.prevInSubject = tail;
     return 'waiting';
+  }
+
+  #missesEarlier(missing: Map<string, Missing>, sequence: string): boolean {
+    for (const m of missing.values()) if (compareSequences(m.sequence, sequence) < 0) return true;
+    return false;
   }
 
   /** The first event of a chain settled: returns the next one, now first (it may run). */
@@ -83,9 +121,8 @@ export class SubjectOrder<E extends ChainedEvent<E>> {
   /**
    * An event ended without settling (failed, or left unstarted). The events behind it must not run:
    * they are unlinked and returned, for the caller to end unstarted (`broken` is not called for
-   * them). With `fence`, the subject is fenced at this event (a drain needs no fence: nothing is
-   * pulled after it). A new fence replaces an older one: the event is earlier, as every event of
-   * the subject still linked arrived before the older fence was set.
+   * them). With `fence`, the subject is fenced with all of them missing (a drain needs no fence:
+   * nothing is pulled after it).
    */
   broken(event: E, fence: boolean): E[] {
     const dropped: E[] = [];
@@ -101,13 +138,17 @@ export class SubjectOrder<E extends ChainedEvent<E>> {
       prev.nextInSubject = undefined;
       this.#tails.set(event.subject, prev);
     } else this.#tails.delete(event.subject);
-    if (fence) this.#fences.set(event.subject, { eventId: event.eventId, holder: event.holder, releaseAtMs: undefined });
+    if (fence) {
+      let missing = this.#fences.get(event.subject);
+      if (missing === undefined) this.#fences.set(event.subject, (missing = new Map()));
+      for (const e of [event, ...dropped]) missing.set(e.eventId, { sequence: e.sequence, holder: e.holder, releaseAtMs: undefined });
+    }
     return dropped;
   }
 
-  /** The ack of `holder` was answered (or its lease expires) at `atMs`: its fences lift with the next pull sent after it. */
+  /** The ack of `holder` was answered (or its lease expires) at `atMs`: its missing events may be found elsewhere by a pull sent after it. */
   released(holder: unknown, atMs: number): void {
     if (this.#fences.size === 0) return;
-    for (const fence of this.#fences.values()) if (fence.holder === holder) fence.releaseAtMs = atMs;
+    for (const missing of this.#fences.values()) for (const m of missing.values()) if (m.holder === holder) m.releaseAtMs = atMs;
   }
 }

@@ -44,8 +44,9 @@ describe('flow control', () => {
     expect(state.committed).toBe(state.head);
   });
 
-  for (const failing of [false, true]) {
-    it(`subject order across two leases of one process: the later lease's event of a subject waits for the earlier one${failing ? ", and for its retry when it fails" : ''}`, async () => {
+  // With threads, the later event is chained on the earlier one where it runs (chained-runs.test.ts).
+  for (const [failing, isolation] of [[false, 'none'], [true, 'none'], [false, 'thread'], [true, 'thread']] as const) {
+    it(`subject order across two leases of one process: the later lease's event of a subject waits for the earlier one${failing ? ", and for its retry when it fails" : ''} (${isolation})`, async () => {
       const dir = tempDir('order-leases');
       const record = join(dir, 'effects.log');
       const gateFile = join(dir, 'gate');
@@ -58,7 +59,7 @@ describe('flow control', () => {
         (i) => (i === 0 ? gate : { record }),
         (i) => (i === 0 || i === 5 ? 'a' : `s-${i}`),
       );
-      const worker = await startWorker(workerConfig(t.emulator, destination, dir, { workers: 1, limit: 5, visibilitySeconds: 60, maxAttempts: 3, exitWhenIdle: true }), { logger: silent, timings: FAST });
+      const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation, workers: 1, limit: 5, visibilitySeconds: 60, maxAttempts: 3, exitWhenIdle: true }), { logger: silent, timings: FAST });
       t.running.push(worker);
 
       // The second lease is in hand and its other events ran: only the event behind `a`'s first waits.

@@ -4,8 +4,9 @@ import { SubjectOrder, type ChainedEvent } from '../../src/worker/subject-order.
 type Lease = { name: string };
 interface Ev extends ChainedEvent<Ev> {}
 
+/** Ids are `e<sequence>`: e1 comes before e2 in the stream. */
 function event(holder: Lease, subject: string, eventId: string): Ev {
-  return { subject, eventId, holder, prevInSubject: undefined, nextInSubject: undefined };
+  return { subject, eventId, sequence: eventId.slice(1), holder, prevInSubject: undefined, nextInSubject: undefined };
 }
 
 describe('SubjectOrder', () => {
@@ -44,6 +45,42 @@ describe('SubjectOrder', () => {
     expect(order.settled(other)).toBeUndefined();
   });
 
+  it('keeps a subject fenced until every event it let go came back, whatever order their leases come back in', () => {
+    const order = new SubjectOrder<Ev>();
+    const c: Lease = { name: 'c' };
+    const failed = event(a, 's', 'e1');
+    const behind = event(b, 's', 'e2');
+    order.enter(failed);
+    order.enter(behind);
+    order.broken(failed, true);
+    order.released(b, 1_000);
+    order.released(a, 2_000);
+    // b's lease comes back first (a redelivery: no evidence of anything): e2 must wait, and is let go again.
+    order.admitLease((id) => id === 'e2', undefined);
+    expect(order.enter(event(b, 's', 'e2'))).toBe('fenced');
+    // New work pulled before a's release: e1 may still come back here.
+    order.admitLease(() => false, 1_500);
+    expect(order.enter(event(c, 's', 'e3'))).toBe('fenced');
+    // e1 comes back: it runs; e2 and e3, let go, are still missing, so a later event waits for them.
+    order.admitLease((id) => id === 'e1', undefined);
+    expect(order.enter(event(a, 's', 'e1'))).toBe('ready');
+    expect(order.enter(event(c, 's', 'e4'))).toBe('fenced');
+    order.admitLease((id) => id === 'e2' || id === 'e3' || id === 'e4', undefined);
+    expect(order.fenced).toBe(0);
+  });
+
+  it('lifts a fence once the missing events were released longer ago than a lease lasts, whatever arrives', () => {
+    const order = new SubjectOrder<Ev>();
+    const failed = event(a, 's', 'e1');
+    order.enter(failed);
+    order.broken(failed, true);
+    order.released(a, 1_000);
+    order.admitLease(() => false, undefined, 1_000);
+    expect(order.fenced).toBe(1);
+    order.admitLease(() => false, undefined, 1_001);
+    expect(order.fenced).toBe(0);
+  });
+
   it('lifts a fence when the failed event comes back, which then runs first', () => {
     const order = new SubjectOrder<Ev>();
     const failed = event(a, 's', 'e1');
@@ -57,7 +94,7 @@ describe('SubjectOrder', () => {
     expect([order.enter(again), order.enter(later)]).toEqual(['ready', 'waiting']);
   });
 
-  it('lifts a fence for a lease pulled after the failed lease was released (another worker has the retry)', () => {
+  it('lifts a fence for new work pulled after the failed lease was released (another worker has the retry)', () => {
     const order = new SubjectOrder<Ev>();
     const failed = event(a, 's', 'e1');
     order.enter(failed);
@@ -68,6 +105,9 @@ describe('SubjectOrder', () => {
     order.released(a, 1_000);
     // A pull sent before the release could not have brought the retry back.
     order.admitLease(() => false, 1_000);
+    expect(order.fenced).toBe(1);
+    // A redelivered lease, or new work with an earlier pull unanswered, tells nothing (the scheduler passes no time).
+    order.admitLease(() => false, undefined);
     expect(order.fenced).toBe(1);
     order.admitLease(() => false, 1_001);
     expect(order.fenced).toBe(0);
