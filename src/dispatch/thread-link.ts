@@ -8,7 +8,7 @@ import type { PooledRun } from './thread-runs.js';
  * and that both keep for the thread's life (thread-entry.ts). Runs go out on it, a turn's worth per
  * message; outcomes come back on it, a turn's worth per message. A piscina task per message cost a
  * MessageChannel, a task record and a detour through piscina's queue for every few events
- * (docs/benchmarks.md, "Thread links").
+ * (docs/benchmarks.md, "Thread links and chained runs").
  *
  * The link knows its runs until each has reported, or until its thread is gone: then each ends as the
  * thread recorded it in shared memory, or as a crash.

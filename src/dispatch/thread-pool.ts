@@ -171,14 +171,20 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
       (freestLink() as ThreadLink).send(share, nextTaskId);
       nextTaskId += share.length;
     }
-    // Followers go to their leader's thread, after it (one link delivers in order); a chain several
-    // deep goes in one message, each follower after its leader. A leader that ended, or whose
-    // thread is gone, leaves the follower to the main thread (followMissed).
-    let byLink: Map<ThreadLink, PooledRun[]> | undefined;
-    let planned: Map<PooledRun, ThreadLink> | undefined;
+    if (followers.length > 0) sendFollowers(followers);
+  }
+
+  /**
+   * Followers go to their leader's thread, after it (one link delivers in order); a chain several
+   * deep goes in one message, each follower after its leader. A leader that ended, or whose thread
+   * is gone, leaves the follower to the main thread (followMissed).
+   */
+  function sendFollowers(followers: readonly PooledRun[]): void {
+    const byLink = new Map<ThreadLink, PooledRun[]>();
+    const planned = new Map<PooledRun, ThreadLink>();
     for (const run of followers) {
       const leader = run.after as PooledRun;
-      const leaderLink = leader.link ?? planned?.get(leader);
+      const leaderLink = leader.link ?? planned.get(leader);
       // Its leader is a follower still on its way: next turn.
       if (leaderLink === undefined && !leader.settled) {
         sendRun(run);
@@ -188,18 +194,17 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
         run.followMissed(sendRun);
         continue;
       }
-      (planned ??= new Map()).set(run, leaderLink);
-      byLink ??= new Map();
+      planned.set(run, leaderLink);
       const list = byLink.get(leaderLink);
       if (list === undefined) byLink.set(leaderLink, [run]);
       else list.push(run);
     }
-    if (byLink === undefined) return;
     for (const [link, list] of byLink) {
       link.send(list, nextTaskId);
       nextTaskId += list.length;
     }
   }
+
   /** A thread started (or replaced one that died) and sent its end of a link: runs can go there. */
   const attach = ({ threadId, port }: LinkMessage) => {
     const thread = pool.threads.find((t) => t.threadId === threadId);

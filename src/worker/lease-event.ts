@@ -25,7 +25,7 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent> {
   prevInSubject: LeaseEvent | undefined = undefined;
   nextInSubject: LeaseEvent | undefined = undefined;
   /** Linked into its subject's chain (SubjectOrder.enter said ready or waiting, and it is still there). */
-  chained = false;
+  linked = false;
   #state = WAITING;
   #end: EventEnd | undefined = undefined;
   #handlersLeft = 0;
@@ -91,12 +91,12 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent> {
       return this.#finish('settled');
     }
     this.#handlersLeft = route.length;
-    if (route.length === 1) {
-      const run = new HandlerRun(this, (route[0] as LoadedHandler).name, first);
-      this.#soleRun = run;
-      return run.start();
+    for (let j = 0; j < route.length; j++) {
+      const run = new HandlerRun(this, (route[j] as LoadedHandler).name, first + j);
+      // The next event of its subject may be chained on a sole run (chainOn).
+      if (route.length === 1) this.#soleRun = run;
+      run.start();
     }
-    for (let j = 0; j < route.length; j++) new HandlerRun(this, (route[j] as LoadedHandler).name, first + j).start();
   }
 
   /**

@@ -84,7 +84,7 @@ export class Scheduler implements LeaseOwner {
         const entry = order.enter(event);
         if (entry === 'fenced') event.drop();
         else {
-          event.chained = true;
+          event.linked = true;
           if (entry === 'ready') lease.ready.push(event);
         }
       }
@@ -169,8 +169,11 @@ export class Scheduler implements LeaseOwner {
     for (let previous = event, next = event.nextInSubject; next !== undefined && (next.isChained || next.chainOn(previous)); previous = next, next = next.nextInSubject);
   }
 
-  /** Counts a chained event as started (its run started where it was chained), and chains the one after it. */
-  #takeChained(event: LeaseEvent): void {
+  /**
+   * Counts a chained event as started (its run started where it was chained: the one before it
+   * settled, or it could not be withdrawn), and chains what follows it that could not be chained yet.
+   */
+  chainedStarted(event: LeaseEvent): void {
     this.#running++;
     this.#unstarted--;
     this.#inFlight.add(1);
@@ -180,29 +183,25 @@ export class Scheduler implements LeaseOwner {
     if (event.running && !this.#draining) this.#chainBehind(event);
   }
 
-  chainedStarted(event: LeaseEvent): void {
-    this.#takeChained(event);
-  }
-
   eventEnded(event: LeaseEvent, end: EventEnd, wasRunning: boolean): void {
     if (wasRunning) {
       this.#running--;
       this.#inFlight.add(-1);
     } else this.#unstarted--;
-    if (event.chained) {
-      event.chained = false;
+    if (event.linked) {
+      event.linked = false;
       if (end === 'settled') {
         const next = this.#order.settled(event);
         // A chained one takes the slot this one frees: the budget holds.
         if (next !== undefined) {
-          if (next.isChained) this.#takeChained(next);
+          if (next.isChained) this.chainedStarted(next);
           else next.lease.ready.push(next);
         }
       } else {
         // The events of its subject behind it must not overtake it: they end unstarted (and their
         // leases are acked failed). A drain needs no fence: nothing is pulled after it.
         for (const dropped of this.#order.broken(event, !this.#draining)) {
-          dropped.chained = false;
+          dropped.linked = false;
           dropped.drop();
         }
       }
