@@ -8,15 +8,21 @@
  * enough events buffered to cover two pull round trips at the rate events start, plus a budget's worth.
  */
 
-/** Events (or anything) per second, an exponentially weighted moving average with time constant `tauMs`. */
+/**
+ * Events (or anything) per second, an exponentially weighted moving average that may follow a rise
+ * faster than a fall: time constant `riseTauMs` while the samples are above it, `fallTauMs` (by
+ * default the same) while they are below.
+ */
 export class RateAverage {
-  readonly #tauMs: number;
+  readonly #riseTauMs: number;
+  readonly #fallTauMs: number;
   #perSecond = 0;
   #pending = 0;
   #sinceMs: number | undefined = undefined;
 
-  constructor(tauMs: number) {
-    this.#tauMs = tauMs;
+  constructor(riseTauMs: number, fallTauMs: number = riseTauMs) {
+    this.#riseTauMs = riseTauMs;
+    this.#fallTauMs = fallTauMs;
   }
 
   add(count: number, nowMs: number): void {
@@ -37,8 +43,9 @@ export class RateAverage {
     }
     const spanMs = nowMs - this.#sinceMs;
     if (spanMs < MIN_SAMPLE_MS) return;
-    const weight = 1 - Math.exp(-spanMs / this.#tauMs);
-    this.#perSecond += weight * ((this.#pending * 1_000) / spanMs - this.#perSecond);
+    const sample = (this.#pending * 1_000) / spanMs;
+    const tauMs = sample > this.#perSecond ? this.#riseTauMs : this.#fallTauMs;
+    this.#perSecond += (1 - Math.exp(-spanMs / tauMs)) * (sample - this.#perSecond);
     this.#pending = 0;
     this.#sinceMs = nowMs;
   }
@@ -46,11 +53,15 @@ export class RateAverage {
 
 const MIN_SAMPLE_MS = 10;
 /**
- * How fast the start rate follows a change: a quarter of a second, so that a fresh process's buffer
- * grows within its first second (the first 20,000 events of a burst take about that), while one slow
- * turn of the event loop does not empty it.
+ * How fast the start rate follows a rise: within about one pull round trip to a distant platform, so
+ * that the buffer (two round trips at that rate) doubles per round trip while it runs dry, as slow
+ * start intends. Followed over a quarter of a second instead, a fresh process 50 ms from the
+ * platform starved for most of its first ~0.3 s: each pull went out late, sized by a rate that lagged
+ * the one its events could start at (docs/benchmarks.md, "The start rate's rise").
  */
-const START_RATE_TAU_MS = 250;
+const START_RATE_RISE_TAU_MS = 50;
+/** How fast it follows a fall: over a quarter of a second, so that one slow turn of the event loop does not empty the buffer. */
+const START_RATE_FALL_TAU_MS = 250;
 /** Weight of the newest pull round trip in its average. */
 const PULL_RTT_WEIGHT = 0.2;
 
@@ -86,7 +97,7 @@ export type HoldBack = 'ceiling' | 'window' | 'deadline' | 'enough';
 
 export class FlowModel {
   readonly limits: FlowLimits;
-  readonly #startRate = new RateAverage(START_RATE_TAU_MS);
+  readonly #startRate = new RateAverage(START_RATE_RISE_TAU_MS, START_RATE_FALL_TAU_MS);
   #pullRttMs: number | undefined = undefined;
 
   constructor(limits: FlowLimits) {

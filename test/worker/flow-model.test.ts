@@ -19,6 +19,16 @@ describe('RateAverage', () => {
     expect(average.perSecond(2_000)).toBeCloseTo(1_000, -1);
     expect(average.perSecond(4_000)).toBeLessThan(1);
   });
+
+  it('follows a rise within its rise time and a fall over its fall time', () => {
+    const average = new RateAverage(50, 250);
+    for (let t = 0; t <= 100; t += 10) average.add(10, t);
+    // Two rise times of 1,000 events/s: 86 % of it (a 250 ms time constant would give 33 %).
+    expect(average.perSecond(100)).toBeGreaterThan(800);
+    // Nothing for one fall time: 37 % of it is left (a 50 ms time constant would leave 1 %).
+    expect(average.perSecond(350)).toBeGreaterThan(250);
+    expect(average.perSecond(350)).toBeLessThan(400);
+  });
 });
 
 describe('FlowModel', () => {
@@ -39,6 +49,14 @@ describe('FlowModel', () => {
     expect(model.holdBack({ ...held, unstarted: 1_100 }, now)).toBe('enough');
     // Pulls on their way count as buffered, --limit each.
     expect(model.holdBack({ ...held, unstarted: 500, pulling: 6 }, now)).toBe('enough');
+  });
+
+  it("grows a fresh process's buffer within a pull round trip of its events starting faster", () => {
+    const model = new FlowModel(limits);
+    for (let i = 0; i < 5; i++) model.pullAnswered(50);
+    // 100 ms of 10,000 events/s, from nothing: the buffer wanted is most of two round trips' worth already.
+    for (let t = 0; t <= 100; t += 10) model.eventsStarted(100, t);
+    expect(model.targetBuffered(100)).toBeGreaterThan(0.8 * 2 * 10_000 * 0.05 + 64);
   });
 
   it('never lets leased and unacknowledged events pass the window, pulls on their way included', () => {
