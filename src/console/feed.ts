@@ -1,6 +1,7 @@
 import type { WorkerEmitter, WorkerEventMap } from '../worker/events.js';
 import type { ReplayResult } from '../dead-letter/replay.js';
 import { EventRecord } from './event-record.js';
+import { compareSequences } from '../runtime/sequence.js';
 import type { RawLogLine } from './log-lines.js';
 import type { EventDetail, EventSummary, StreamMessages } from './protocol.js';
 
@@ -192,10 +193,4 @@ export class ConsoleFeed {
     if (changed.length === 0 && dropped.length === 0) return;
     for (const listener of this.#listeners) listener.changed(changed, dropped);
   }
-}
-
-/** Sequences are decimal strings without leading zeros, possibly beyond 2^53: longer is larger. */
-export function compareSequences(a: string, b: string): number {
-  if (a.length !== b.length) return a.length - b.length;
-  return a < b ? -1 : a > b ? 1 : 0;
 }

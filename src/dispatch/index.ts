@@ -28,10 +28,10 @@ export async function createDispatcher(options: CreateDispatcherOptions): Promis
   if (options.isolation === 'none') {
     return withBatchHandlers(createInProcessDispatcher({ handlers: options.handlers, logger: options.logger, defaultTimeoutMs: options.defaultTimeoutMs }), options.handlers);
   }
-  const { threads, tasksPerThread } = poolSize(options.maxInProgress);
+  const threads = poolSize(options.maxInProgress);
   // The young generation bounded on a big host (src/dispatch/thread-heap.ts).
   const resourceLimits = handlerThreadResourceLimits();
-  options.logger.debug({ threads, tasksPerThread, resourceLimits }, 'starting worker thread pool');
+  options.logger.debug({ threads, resourceLimits }, 'starting worker thread pool');
   const dispatcher = createThreadDispatcher({ ...options, threads, resourceLimits });
   try {
     await dispatcher.warmUp();

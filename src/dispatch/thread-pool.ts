@@ -42,13 +42,12 @@ export interface ThreadDispatcherOptions {
  * handler until the blocked thread is found and replaced (deadline + grace + ping, seconds); and never
  * more than the events that can run at once (`--max-in-progress`). Handlers are mostly I/O-bound, so
  * one thread runs several at once instead of the pool growing to one thread per event (a thread costs
- * a V8 heap, 25-60 MB under load, and a module load). Threads = min(budget, max(2, cores - 1)); runs
- * per thread = ceil(budget / threads).
+ * a V8 heap and a module load; docs/benchmarks.md, phase d): threads = min(budget, max(2, cores - 1)).
+ * The runs spread over them by load (thread-pool's freestLink), with no cap per thread.
  */
-export function poolSize(maxInProgress: number, cores: number = availableParallelism()): { threads: number; tasksPerThread: number } {
+export function poolSize(maxInProgress: number, cores: number = availableParallelism()): number {
   const budget = Math.max(1, maxInProgress);
-  const threads = Math.max(1, Math.min(budget, Math.max(2, cores - 1)));
-  return { threads, tasksPerThread: Math.ceil(budget / threads) };
+  return Math.max(1, Math.min(budget, Math.max(2, cores - 1)));
 }
 
 /**

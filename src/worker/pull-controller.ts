@@ -75,7 +75,6 @@ type Wait = 'idle' | 'paused' | 'throttled' | 'error' | 'config';
  */
 export class PullController {
   readonly #o: PullControllerOptions;
-  #pulling = 0;
   #stopped = false;
   #wait: Wait | undefined = undefined;
   #waitTimer: unknown = undefined;
@@ -101,7 +100,7 @@ export class PullController {
 
   /** Pulls in flight. */
   get pulling(): number {
-    return this.#pulling;
+    return this.#outstanding.size;
   }
 
   /** Sends the pulls the flow model wants now (called on every change that may make room). */
@@ -113,15 +112,16 @@ export class PullController {
       const idle = this.#wait === 'idle';
       // Caught up: one poll at a time, after the idle wait; but the ids not pulled with yet go
       // together, at once (a restart gets back every lease it held). After a back-off: one probe.
-      if (idle && (this.#waitTimer !== undefined || this.#pulling >= Math.max(1, ids.notPulled))) return;
-      if (this.#probing && this.#pulling >= 1) return;
-      const hold = model.holdBack({ held: scheduler.held, pulling: this.#pulling, unstarted: scheduler.unstarted, unacked: scheduler.unacked }, now);
+      if (idle && (this.#waitTimer !== undefined || this.pulling >= Math.max(1, ids.notPulled))) return;
+      if (this.#probing && this.pulling >= 1) return;
+      const hold = model.holdBack({ held: scheduler.held, pulling: this.pulling, unstarted: scheduler.unstarted, unacked: scheduler.unacked }, now);
       // A poll must go out to find work: only the ceiling and the window hold it back.
       if (hold !== undefined && (!idle || hold === 'ceiling' || hold === 'window')) return;
       const slot = ids.take(now);
       if (slot === undefined) return;
-      this.#pulling++;
-      void this.#cycle(slot);
+      const pull = ++this.#pullsSent;
+      this.#outstanding.add(pull);
+      void this.#cycle(slot, pull);
     }
   }
 
@@ -137,7 +137,7 @@ export class PullController {
   stop(): Promise<void> {
     this.#stopped = true;
     this.#clearWait();
-    if (this.#pulling === 0) return Promise.resolve();
+    if (this.pulling === 0) return Promise.resolve();
     return new Promise((resolve) => (this.#onStopped = resolve));
   }
 
@@ -147,14 +147,13 @@ export class PullController {
    * nothing is held or on its way, and every workerId was pulled with since start.
    */
   get idle(): boolean {
-    return this.#caughtUpPull > this.#workSeenAtPull && this.#pulling === 0 && this.#o.scheduler.held === 0 && this.#o.ids.allPulled;
+    return this.#caughtUpPull > this.#workSeenAtPull && this.pulling === 0 && this.#o.scheduler.held === 0 && this.#o.ids.allPulled;
   }
 
-  async #cycle(slot: WorkerSlot): Promise<void> {
+  /** Pull number `pull` (counted in flight already) with `slot`'s workerId, and what its answer says. */
+  async #cycle(slot: WorkerSlot, pull: number): Promise<void> {
     const o = this.#o;
     const sentAtMs = Date.now();
-    const pull = ++this.#pullsSent;
-    this.#outstanding.add(pull);
     let result: PullResult;
     try {
       await o.api.ensureCredential(o.forceSignal);
@@ -179,8 +178,7 @@ export class PullController {
   /** A pull was answered (or failed): it is no longer in flight. */
   #settled(pull: number): void {
     this.#outstanding.delete(pull);
-    this.#pulling--;
-    if (this.#stopped && this.#pulling === 0) this.#onStopped?.();
+    if (this.#stopped && this.pulling === 0) this.#onStopped?.();
   }
 
   #take(slot: WorkerSlot, result: PullResult, sentAtMs: number, pull: number): void {

@@ -75,11 +75,11 @@ export class SubjectOrder<E extends ChainedEvent<E>> {
    */
   admitLease(holds: (eventId: string) => boolean, newWorkPulledAtMs: number | undefined, releasedBeforeMs = Number.NEGATIVE_INFINITY): void {
     if (this.#fences.size === 0) return;
+    /** Released, and since handed out elsewhere: new work came after it, or a lease's length passed. */
+    const goneElsewhere = (releasedAtMs: number | undefined) =>
+      releasedAtMs !== undefined && ((newWorkPulledAtMs !== undefined && newWorkPulledAtMs > releasedAtMs) || releasedAtMs < releasedBeforeMs);
     for (const [subject, missing] of this.#fences) {
-      for (const [eventId, m] of missing) {
-        const released = m.releaseAtMs;
-        if (holds(eventId) || (released !== undefined && ((newWorkPulledAtMs !== undefined && newWorkPulledAtMs > released) || released < releasedBeforeMs))) missing.delete(eventId);
-      }
+      for (const [eventId, m] of missing) if (holds(eventId) || goneElsewhere(m.releaseAtMs)) missing.delete(eventId);
       if (missing.size === 0) this.#fences.delete(subject);
     }
   }
