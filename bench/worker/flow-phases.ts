@@ -10,8 +10,14 @@
  * g) one process on a long run: the rate of each window of --window-events, the first against the
  *    median of the later ones
  * h) no-op handler: share of the raw pull+ack ceiling (the raw loops in a fresh process too)
+ *
+ * Beside f's naive loops, the handler's own ceiling: the same handler alone in a fresh process, every
+ * subject's events in turn, no framework and no platform (handler-ceiling-child.mjs).
  */
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { countEffects } from './effects.mjs';
 import type { EmulatorChild } from './emulator.js';
 import { runLoops } from './loops.js';
@@ -57,12 +63,24 @@ async function freshWorker(options: FlowPhaseOptions, name: string, isolation: '
   return { ...phase, repeatedEffects: handler === 'noop' ? 0 : checkEffects(effectsFile, events, `${name} worker`) };
 }
 
-/** f: fresh processes at each added latency, the naive loops beside them. */
+/** The handler alone on `events` events over SUBJECTS, in a fresh process: events/s. */
+async function handlerCeiling(options: FlowPhaseOptions, events: number): Promise<number> {
+  const effectsFile = options.workers.path(`effects-ceiling-${randomUUID().slice(0, 6)}.txt`);
+  const child = fileURLToPath(new URL('./handler-ceiling-child.mjs', import.meta.url));
+  const { stdout } = await promisify(execFile)(process.execPath, [child, String(events), String(SUBJECTS)], {
+    env: { ...process.env, BENCH_HANDLER_DELAY_MS: HANDLER_DELAY_MS, BENCH_EFFECTS_FILE: effectsFile },
+  });
+  checkEffects(effectsFile, events, 'handler ceiling');
+  return (JSON.parse(stdout) as { eventsPerSecond: number }).eventsPerSecond;
+}
+
+/** f: fresh processes at each added latency, the naive loops and the handler's own ceiling beside them. */
 export async function latencyPhase(options: FlowPhaseOptions): Promise<void> {
   const { em, workers } = options;
   const rounds: Record<string, number>[] = [];
   for (let r = 0; r < options.repeat; r++) {
     const round: Record<string, number> = {};
+    round.handlerCeiling = await handlerCeiling(options, options.freshEvents);
     try {
       for (const latencyMs of options.latenciesMs) {
         await em.setLatency(latencyMs);
@@ -71,11 +89,13 @@ export async function latencyPhase(options: FlowPhaseOptions): Promise<void> {
         const naive = await runLoops(em.url, { loops: 4, limit: 100, handlerDelayMs: Number(HANDLER_DELAY_MS), expected: options.naiveEvents, effectsFile: naiveEffects });
         checkEffects(naiveEffects, options.naiveEvents, 'naive loops');
         round[`naive${latencyMs}ms`] = naive.eventsPerSecond;
+        if (latencyMs === options.latenciesMs[0]) round.handlerCeilingSpeedup = round.handlerCeiling / naive.eventsPerSecond;
         for (const isolation of ISOLATIONS) {
           const run = await freshWorker(options, `f${latencyMs}-${isolation}`, isolation, options.freshEvents, '2ms');
           round[`${isolation}${latencyMs}ms`] = run.eventsPerSecond;
           round[`${isolation}${latencyMs}msSpeedup`] = run.eventsPerSecond / naive.eventsPerSecond;
           round[`${isolation}${latencyMs}msShareOf0ms`] = run.eventsPerSecond / (round[`${isolation}${options.latenciesMs[0]}ms`] as number);
+          round[`${isolation}${latencyMs}msShareOfCeiling`] = run.eventsPerSecond / round.handlerCeiling;
           round[`${isolation}${latencyMs}msRepeatedEffects`] = run.repeatedEffects;
         }
       }

@@ -13,7 +13,8 @@
  * e) two worker processes sharing Redis vs one process (REDIS_URL): the scaling factor
  * f-h) fresh worker processes, subjects cycling over 50, the memory store (bench/worker/flow-phases.ts):
  *    f) 2 ms handler that appends each event id to a file vs naive loops doing the same, at 0, 20 and
- *       50 ms added to every pull and ack                     target >= 8x at 0 ms, >= 85 % of it at 20 and 50
+ *       50 ms added to every pull and ack                     target >= 8x at 0 ms, >= 85 % of it at 20 and 50;
+ *       beside them the handler alone, its own ceiling (bench/worker/handler-ceiling-child.mjs)
  *    g) the first and the later --window-events windows of a long run  target first >= 80 % of later
  *    h) no-op handler: share of the raw pull+ack ceiling     target >= 60 % none, >= 45 % thread
  *
