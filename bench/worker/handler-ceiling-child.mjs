@@ -1,4 +1,4 @@
-// The handler's own ceiling for phases f-h: the benchmark's handler alone, in a fresh process with no
+// The handler's own ceiling for phase f: the benchmark's handler alone, in a fresh process with no
 // framework and no platform, on `events` synthetic events whose subjects cycle over `subjects`, each
 // subject's events one after another (as the worker must run them). Prints one JSON line.
 //   node handler-ceiling-child.mjs <events> <subjects>   (env as the worker's: BENCH_HANDLER_DELAY_MS, BENCH_EFFECTS_FILE)

@@ -77,7 +77,7 @@ describe('durable-worker run: kill and restart', () => {
     const dir = tempDir('sigterm');
     const effects = join(dir, 'effects.log');
     const destination = await createConsumer(emulator, 'sigterm');
-    const ids = appendEffectEvents(emulator, 1_500);
+    const { ids } = appendEffectEvents(emulator, 1_500);
     const args = runArgs(emulator, destination, dir, {
       workers: 2,
       limit: 50,
@@ -108,7 +108,7 @@ describe('durable-worker run: kill and restart', () => {
     const dir = tempDir('sigkill');
     const effects = join(dir, 'effects.log');
     const destination = await createConsumer(emulator, 'sigkill');
-    const ids = appendEffectEvents(emulator, 3_000);
+    const { ids } = appendEffectEvents(emulator, 3_000);
     const workers = 2;
     const limit = 50;
     const args = runArgs(emulator, destination, dir, {
@@ -196,7 +196,7 @@ describe('durable-worker run: kill and restart', () => {
     const dir = tempDir('hung-ack');
     const effects = join(dir, 'effects.log');
     const destination = await createConsumer(emulator, 'hung-ack');
-    const ids = appendEffectEvents(emulator, 20);
+    const { ids } = appendEffectEvents(emulator, 20);
     const args = runArgs(emulator, destination, dir, {
       workers: 1,
       limit: 20,

@@ -45,18 +45,22 @@ export function summarize(effects: readonly Effect[], expectedIds: readonly stri
   return { missing: expectedIds.filter((id) => !byId.has(id)), duplicated, extraEffects };
 }
 
-/** Appends `count` events (subjects spread over 50 chains) and returns their ids. */
-export function appendEffectEvents(emulator: RunningEmulator, count: number, data: (i: number) => Record<string, unknown> = () => ({})): string[] {
+/** Appends `count` events (subjects spread over 50 chains): their ids in order, and each one's stream sequence. */
+export function appendEffectEvents(emulator: RunningEmulator, count: number, data: (i: number) => Record<string, unknown> = () => ({})): { ids: string[]; sequenceOf: Map<string, bigint> } {
   const ids: string[] = [];
+  const sequenceOf = new Map<string, bigint>();
   for (let start = 0; start < count; start += 1_000) {
     const chunk = Array.from({ length: Math.min(1_000, count - start) }, (_, j) => ({
       type: 'effects.test',
       subject: `s-${(start + j) % 50}`,
       data: data(start + j),
     }));
-    for (const event of emulator.appendEvents(TENANT, chunk)) ids.push(event.id);
+    for (const event of emulator.appendEvents(TENANT, chunk)) {
+      ids.push(event.id);
+      sequenceOf.set(event.id, BigInt(event.sequence));
+    }
   }
-  return ids;
+  return { ids, sequenceOf };
 }
 
 /** Common `durable-worker run` arguments against the in-process emulator with the dev client. */

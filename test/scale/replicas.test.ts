@@ -87,11 +87,7 @@ for (const store of STORES) {
       await Promise.all([waitReady(a), waitReady(b)]);
       // Every 150th event outlives the lease on its first delivery: cut at the deadline, acked
       // `failed`, redelivered (attempt 2) to whichever worker pulls first.
-      const headBefore = consumerState(emulator, destination).head;
-      const ids = appendEffectEvents(emulator, EVENTS, (i) => (i % 150 === 7 ? { slowMs: VISIBILITY_SECONDS * 2_000 } : {}));
-      // Sequences increase by 1 per tenant stream (CONTRACT), and the in-process emulator appends them in one go.
-      const firstSequence = headBefore === null ? 1n : BigInt(headBefore) + 1n;
-      const sequenceOf = new Map(ids.map((id, i) => [id, firstSequence + BigInt(i)]));
+      const { ids, sequenceOf } = appendEffectEvents(emulator, EVENTS, (i) => (i % 150 === 7 ? { slowMs: VISIBILITY_SECONDS * 2_000 } : {}));
 
       await waitFor(
         'both replicas recording effects',
@@ -136,11 +132,10 @@ for (const store of STORES) {
       const summary = summarize(all, ids);
       expect(summary.missing).toEqual([]);
       // Extra effects come only from the kill: the killed replica wrote the effect, its done mark
-      // never reached the store, and a survivor ran the event again. Such an event is one of a lease
-      // the killed replica held, not acked: a run that had started, or one that had ended while its
-      // done mark was on its way (marks are written a turn's worth at a time, and a chained run
-      // starts in its thread before the main thread has stored the mark of the run before it), so
-      // not bounded by the busy slots, but by what the killed replica held.
+      // never reached the store, and a survivor ran the event again. That is a run that had started,
+      // or one that had ended with its mark still on its way (a chained run starts in its thread
+      // before the main thread has stored the previous run's mark): not bounded by the busy slots,
+      // but always an event of a lease the killed replica held and had not acked.
       for (const [eventId, pids] of summary.duplicated) {
         expect({ eventId, first: pids[0], count: pids.length }).toEqual({ eventId, first: a.child.pid, count: 2 });
         expect([b.child.pid, replacement.child.pid]).toContain(pids[1]);
