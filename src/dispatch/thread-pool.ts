@@ -13,9 +13,6 @@ import { ThreadSpanFlush } from './thread-span-flush.js';
 import { ThreadWatchdog } from './thread-watchdog.js';
 import type { Dispatcher, DispatchRun, LeaseDispatch } from './types.js';
 
-/** Fewer runs than this in one turn go to one thread in one message (see flush). */
-const MIN_RUNS_PER_MESSAGE = 32;
-
 export interface ThreadDispatcherOptions {
   /** The main thread's copy of the handler set (names and timeouts; the threads load their own). */
   handlers: readonly LoadedHandler[];
@@ -43,7 +40,7 @@ export interface ThreadDispatcherOptions {
  * more than the events that can run at once (`--max-in-progress`). Handlers are mostly I/O-bound, so
  * one thread runs several at once instead of the pool growing to one thread per event (a thread costs
  * a V8 heap and a module load; docs/benchmarks.md, phase d): threads = min(budget, max(2, cores - 1)).
- * The runs spread over them by load (thread-pool's freestLink), with no cap per thread.
+ * The runs spread over them by load (thread-pool's sendBalanced), with no cap per thread.
  */
 export function poolSize(maxInProgress: number, cores: number = availableParallelism()): number {
   const budget = Math.max(1, maxInProgress);
@@ -111,16 +108,11 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
   /** Runs started since the last flush (or waiting for a thread, when none is up). */
   let pending: PooledRun[] = [];
   let flushScheduled = false;
-  /** Where new runs go: the live link with the fewest runs, not suspected of being blocked. */
-  const freestLink = (): ThreadLink | undefined => {
-    let best: ThreadLink | undefined;
-    let fallback: ThreadLink | undefined;
-    for (const link of links.values()) {
-      fallback ??= link;
-      if (watchdog.isSuspect(link.threadId)) continue;
-      if (best === undefined || link.load < best.load) best = link;
-    }
-    return best ?? fallback;
+  /** Where new runs may go: the live links not suspected of being blocked (all of them, if every one is). */
+  const usableLinks = (): ThreadLink[] => {
+    const all = [...links.values()];
+    const usable = all.filter((link) => !watchdog.isSuspect(link.threadId));
+    return usable.length > 0 ? usable : all;
   };
 
   function sendRun(run: PooledRun): void {
@@ -139,8 +131,7 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
   /**
    * Sends the runs started in this turn of the event loop as one message per thread instead of one
    * per run: the message (structured clone, the thread's wake-up) is the largest cost per event of
-   * thread isolation (docs/benchmarks.md). A turn's runs are split over the threads only when each
-   * share is worth a message.
+   * thread isolation (docs/benchmarks.md).
    */
   function flush(): void {
     flushScheduled = false;
@@ -164,13 +155,33 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
       else if (run.after !== undefined) followers.push(run);
       else live.push(run);
     }
-    const shares = Math.max(1, Math.min(links.size, Math.floor(live.length / MIN_RUNS_PER_MESSAGE)));
-    for (let s = 0; s < shares && live.length > 0; s++) {
-      const share = shares === 1 ? live : live.filter((_, i) => i % shares === s);
-      (freestLink() as ThreadLink).send(share, nextTaskId);
-      nextTaskId += share.length;
-    }
+    if (live.length > 0) sendBalanced(live);
     if (followers.length > 0) sendFollowers(followers);
+  }
+
+  /**
+   * Each run to the thread with the fewest runs, counting those planned in this turn. Balanced per
+   * run, not per message: a subject's later events follow its first to the same thread (chained), so
+   * where a turn's first runs go is where their subjects stay. Sent all to the freest thread in one
+   * message, 50 subjects' first events kept a CPU-bound handler on one of two threads for good
+   * (half the throughput; docs/benchmarks.md, "Chains spread over the threads").
+   */
+  function sendBalanced(runs: readonly PooledRun[]): void {
+    const targets = usableLinks();
+    const loads = targets.map((link) => link.load);
+    const shares: PooledRun[][] = targets.map(() => []);
+    for (const run of runs) {
+      let freest = 0;
+      for (let i = 1; i < targets.length; i++) if (loads[i]! < loads[freest]!) freest = i;
+      shares[freest]!.push(run);
+      loads[freest]!++;
+    }
+    targets.forEach((link, i) => {
+      const share = shares[i]!;
+      if (share.length === 0) return;
+      link.send(share, nextTaskId);
+      nextTaskId += share.length;
+    });
   }
 
   /**

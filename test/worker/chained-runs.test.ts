@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { poolSize } from '../../src/dispatch/thread-pool.js';
 import { startWorker } from '../../src/worker/start.js';
 import { startedRuns } from '../fixtures/spans.js';
 import { appendBehave, consumerState, createConsumer, emulatorForFile, FAST, records, silent, tempDir, untilCommitted, waitFor, workerConfig } from './harness.js';
@@ -68,6 +69,30 @@ describe('chained runs (--isolation thread)', () => {
     const lines = records(record);
     expect(lines.length).toBe(160);
     expect(new Set(lines.map((l) => l.eventId)).size).toBe(160);
+    for (const [subject, ids] of idsBySubject(record)) {
+      expect(ids, subject).toEqual(events.filter((e) => e.subject === subject).map((e) => e.id));
+    }
+  });
+
+  it("spreads the subjects' chains over the threads: a CPU-bound handler's subjects do not all stay on the thread of the first message", async () => {
+    const dir = tempDir('chain-spread');
+    const record = join(dir, 'effects.log');
+    const threadsFile = join(dir, 'threads.log');
+    const destination = await createConsumer(t.emulator);
+    // One lease of 40 events over 8 subjects, each blocking its thread for 20 ms: the 8 first events
+    // start in one turn, the 32 others chain behind them, wherever those went.
+    const subjects = 8;
+    const events = appendBehave(t.emulator, 40, () => ({ behaviour: 'block', sleepMs: 20, record, threadsFile }), (i) => `entry-${i % subjects}`);
+    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'thread', limit: 40, concurrency: 8, maxInProgress: 8, exitWhenIdle: true }), { logger: silent, timings: FAST });
+    t.running.push(worker);
+
+    expect((await worker.done).reason).toBe('idle');
+    const runs = readFileSync(threadsFile, 'utf8').trim().split('\n').map((line) => line.split(' '));
+    expect(runs.length).toBe(40);
+    // Every thread of the pool got subjects (a balanced split gives each the same number).
+    const threads = new Set(runs.map(([thread]) => thread));
+    expect(threads.size).toBe(Math.min(poolSize(8), subjects));
+    expect(threads.has('0')).toBe(false);
     for (const [subject, ids] of idsBySubject(record)) {
       expect(ids, subject).toEqual(events.filter((e) => e.subject === subject).map((e) => e.id));
     }
