@@ -10,6 +10,9 @@
  * g) one process on a long run: the rate of each window of --window-events, the first against the
  *    median of the later ones
  * h) no-op handler: share of the raw pull+ack ceiling (the raw loops in a fresh process too)
+ * i) a CPU-bound handler (1 ms of CPU per event, no timer) with `thread` on --cpu-events events:
+ *    subjects over 50 against a subject per event. A subject's events chain in one thread, so this is
+ *    whether the chains spread over the threads: the 50-subject rate as a share of the other
  *
  * Beside f's naive loops, the handler's own ceiling: the same handler alone in a fresh process, every
  * subject's events in turn, no framework and no platform (handler-ceiling-child.mjs).
@@ -34,6 +37,8 @@ export interface FlowPhaseOptions {
   naiveEvents: number;
   /** Added latencies of f, ms; the first is the base of the shares (0). */
   latenciesMs: number[];
+  /** Events of each run of i (its handler takes 1 ms of CPU per event). */
+  cpuEvents: number;
   /** Events of g's run and of each of its windows. */
   longEvents: number;
   windowEvents: number;
@@ -139,4 +144,22 @@ export async function freshNoopPhase(options: FlowPhaseOptions): Promise<void> {
     rounds.push(noopShares(raw, none, thread));
   }
   options.log('h_fresh_noop_handler', options.summarize(rounds, { fractionOfRawNone: 2, fractionOfRawThread: 2, cpuRawClientLoop: 1, cpuFrameworkNone: 1, cpuFrameworkThread: 1 }));
+}
+
+const SPIN_MS = '1';
+
+/** i: a CPU-bound handler, subjects chained or not, `thread` (the only isolation with more than one core for handlers). */
+export async function cpuBoundPhase(options: FlowPhaseOptions): Promise<void> {
+  const { em, workers } = options;
+  const rounds: Record<string, number>[] = [];
+  for (let r = 0; r < options.repeat; r++) {
+    const rates: Record<string, number> = {};
+    for (const [name, subjects] of [['subjects50', SUBJECTS], ['subjectPerEvent', 0]] as const) {
+      const config = workers.config(em.url, `i-${name}`, { isolation: 'thread', idempotencyUrl: 'memory' });
+      const phase = await workers.run(em, [config], options.cpuEvents, { env: { BENCH_HANDLER_SPIN_MS: SPIN_MS }, warmUp: 0, subjects });
+      rates[name] = phase.eventsPerSecond;
+    }
+    rounds.push({ ...rates, subjects50ShareOfSubjectPerEvent: (rates.subjects50 as number) / (rates.subjectPerEvent as number) });
+  }
+  options.log('i_cpu_bound_handler_thread', options.summarize(rounds, { subjects50: 0, subjectPerEvent: 0, subjects50ShareOfSubjectPerEvent: 2 }));
 }

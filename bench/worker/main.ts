@@ -1,7 +1,7 @@
 /**
  * Worker throughput, overhead and memory against one emulator (a child process), in one run:
  *
- *   npm run bench:worker -- [--only a,b,c,d,e,f,g,h] [--events 60000] [--noop-events 180000] [--naive-events 8000] [--rss-events 500000] [--store sqlite|memory] [--repeat 3] [--warm-up 400000] [--emulator-warm-up 300000]
+ *   npm run bench:worker -- [--only a,b,c,d,e,f,g,h,i] [--events 60000] [--noop-events 180000] [--naive-events 8000] [--rss-events 500000] [--store sqlite|memory] [--repeat 3] [--warm-up 400000] [--emulator-warm-up 300000]
  *                           [--fresh-events 20000] [--latencies 0,20,50] [--long-events 120000] [--window-events 20000]
  *
  * a) events/s with a 2 ms async handler (4 workers, limit 100, concurrency 16) vs a naive loop
@@ -11,12 +11,14 @@
  * c) framework CPU per event (µs) with a no-op handler, --isolation none and thread
  * d) RSS of a worker process every 50,000 events up to 500,000 target < 200 MB and flat
  * e) two worker processes sharing Redis vs one process (REDIS_URL): the scaling factor
- * f-h) fresh worker processes, subjects cycling over 50, the memory store (bench/worker/flow-phases.ts):
+ * f-i) fresh worker processes, subjects cycling over 50, the memory store (bench/worker/flow-phases.ts):
  *    f) 2 ms handler that appends each event id to a file vs naive loops doing the same, at 0, 20 and
  *       50 ms added to every pull and ack                     target >= 8x at 0 ms, >= 85 % of it at 20 and 50;
  *       beside them the handler alone, its own ceiling (bench/worker/handler-ceiling-child.mjs)
  *    g) the first and the later --window-events windows of a long run  target first >= 80 % of later
  *    h) no-op handler: share of the raw pull+ack ceiling     target >= 60 % none, >= 45 % thread
+ *    i) a handler taking 1 ms of CPU, `thread`: 50 subjects against a subject per event (the chains
+ *       of 50 subjects spread over the threads)            no target; ~1 when they do, ~0.5 on two threads when not
  *
  * The worker processes run the compiled code in dist/ (`npm run bench:worker` builds first).
  * In phases a-e every measured process (worker or raw loops) first handles --warm-up events unmeasured, and the
@@ -33,14 +35,14 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { WorkerConfig } from '../../src/config/types.js';
 import { EmulatorChild } from './emulator.js';
-import { freshNoopPhase, latencyPhase, windowsPhase, type FlowPhaseOptions } from './flow-phases.js';
+import { cpuBoundPhase, freshNoopPhase, latencyPhase, windowsPhase, type FlowPhaseOptions } from './flow-phases.js';
 import { runLoops, type LoopRun } from './loops.js';
 import { memoryCgroup } from './memory-cgroup.js';
 import { BenchWorkers, noopShares, type Phase } from './workers.js';
 
 const { values } = parseArgs({
   options: {
-    only: { type: 'string', default: 'a,b,c,d,e,f,g,h' },
+    only: { type: 'string', default: 'a,b,c,d,e,f,g,h,i' },
     events: { type: 'string', default: '60000' },
     // Phases b and c: the raw loops take a third of a second for 60,000 events, and a window that
     // short measured them 10 % slower and far more unevenly than 180,000 do (docs/benchmarks.md).
@@ -56,6 +58,8 @@ const { values } = parseArgs({
     latencies: { type: 'string', default: '0,20,50' },
     'long-events': { type: 'string', default: '120000' },
     'window-events': { type: 'string', default: '20000' },
+    // Phase i: a handler taking 1 ms of CPU per event; two threads make ~2,000 events/s on two cores.
+    'cpu-events': { type: 'string', default: '3000' },
   },
 });
 if (!existsSync(fileURLToPath(new URL('../../dist/worker/start.js', import.meta.url)))) {
@@ -200,12 +204,14 @@ try {
     latenciesMs: values.latencies!.split(',').map(Number),
     longEvents: Number(values['long-events']),
     windowEvents: Number(values['window-events']),
+    cpuEvents: Number(values['cpu-events']),
     log,
     summarize,
   };
   if (only.has('f')) await latencyPhase(flow);
   if (only.has('g')) await windowsPhase(flow);
   if (only.has('h')) await freshNoopPhase(flow);
+  if (only.has('i')) await cpuBoundPhase(flow);
 } finally {
   await em.stop();
   rmSync(dir, { recursive: true, force: true });
