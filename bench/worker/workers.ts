@@ -109,8 +109,9 @@ export class BenchWorkers {
     const rssEvery = options.rssEvery ?? 0;
     const entry = fileURLToPath(new URL('./worker-child.mjs', import.meta.url));
     const children = configs.map((config) => {
-      // BENCH_PROFILE_DIR=dir writes a CPU profile of each worker process there.
-      const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : [];
+      // BENCH_PROFILE_DIR=dir writes a CPU profile of each worker process there, sampled every
+      // BENCH_PROFILE_INTERVAL µs (Node's default 1000: too coarse for one fresh 20,000-event run).
+      const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-interval', process.env.BENCH_PROFILE_INTERVAL ?? '1000', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : [];
       const argv = [...profile, entry, JSON.stringify(config)];
       const [command, args] = this.#cgroupProcs === undefined ? [process.execPath, argv] : inCgroup(this.#cgroupProcs, process.execPath, argv);
       const child = spawn(command, args, {
