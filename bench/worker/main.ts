@@ -2,7 +2,7 @@
  * Worker throughput, overhead and memory against one emulator (a child process), in one run:
  *
  *   npm run bench:worker -- [--only a,b,c,d,e,f,g,h,i] [--events 60000] [--noop-events 180000] [--naive-events 8000] [--rss-events 500000] [--store sqlite|memory] [--repeat 3] [--warm-up 400000] [--emulator-warm-up 300000]
- *                           [--fresh-events 20000] [--latencies 0,20,50] [--long-events 120000] [--window-events 20000]
+ *                           [--fresh-events 20000] [--latencies 0,20,50] [--long-events 120000] [--window-events 20000] [--cpu-events 3000]
  *
  * a) events/s with a 2 ms async handler (4 workers, limit 100, concurrency 16) vs a naive loop
  *    (pull, await each event in turn, ack; 4 such loops)      target >= 8x
