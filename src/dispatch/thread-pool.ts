@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { Piscina } from 'piscina';
 import { ErrorCodes } from '../errors.js';
 import type { LoadedHandler } from '../handlers/loader.js';
+import { waitUntil } from '../runtime/wait-until.js';
 import { ThreadLifeCycle } from './thread-life-cycle.js';
 import { ThreadLink } from './thread-link.js';
 import { isLinkMessage, type ChannelMessage, type LinkMessage, type ThreadTask, type ThreadWorkerData } from './thread-protocol.js';
@@ -67,9 +68,19 @@ function threadEntry(): string {
  * them); runs travel on one link per thread (thread-link.ts).
  */
 export interface ThreadDispatcher extends Dispatcher {
-  /** Resolves once a thread has loaded the handler set; rejects with the thread's load error. */
+  /**
+   * Resolves once a thread has loaded the handler set and every thread has sent its link (or
+   * LINKS_WAIT_MS later); rejects with the thread's load error.
+   */
   warmUp(): Promise<void>;
 }
+
+/**
+ * How long the warm-up waits for the other threads' links once one thread has loaded the handlers.
+ * They are sent as a thread starts, so they come within milliseconds; the bound only keeps a thread
+ * that cannot start from holding up the worker (its runs go to the threads that are up).
+ */
+const LINKS_WAIT_MS = 2_000;
 
 export function createThreadDispatcher(options: ThreadDispatcherOptions): ThreadDispatcher {
   const logger = options.logger;
@@ -103,6 +114,9 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
 
   /** The live threads' links, by thread id. */
   const links = new Map<number, ThreadLink>();
+  /** Resolved once every thread of the pool has sent its link. */
+  let allLinked: () => void = () => {};
+  const linked = new Promise<void>((resolve) => (allLinked = resolve));
   let nextTaskId = 1;
   let closed = false;
   /** Runs started since the last flush (or waiting for a thread, when none is up). */
@@ -228,6 +242,7 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
       link.threadExited(crash ?? `worker exited with code: ${code}`);
     });
     links.set(threadId, link);
+    if (links.size >= options.threads) allLinked();
     if (pending.length > 0) scheduleFlush();
   };
   pool.on('message', (message: unknown) => {
@@ -255,6 +270,9 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
     },
     async warmUp() {
       await pool.run({ warmUp: true } satisfies ThreadTask);
+      // The first runs are balanced over the threads that are up, and their subjects stay there
+      // while their events keep coming (sendBalanced): the first pull waits for every thread.
+      await waitUntil(linked, LINKS_WAIT_MS);
     },
     // Without a setup anywhere there is nothing to wait for (the threads report anyway).
     setUp: (setUpOptions) => (options.handlers.some((h) => h.setup !== undefined) ? lifeCycle.setUp(setUpOptions) : Promise.resolve()),

@@ -10,6 +10,7 @@ import { idempotencyKey } from '../idempotency/key.js';
 import type { ClaimState, IdempotencyStore } from '../idempotency/store.js';
 import { atDeadline, whenAborted, type Watch } from '../runtime/abort-fanout.js';
 import { systemClock } from '../runtime/clock.js';
+import { waitUntil } from '../runtime/wait-until.js';
 import { NOOP_TRACER, type LeaseTrace, type RunTracer } from '../tracing/run-tracer.js';
 import type { AckStatus, LeaseBatch } from '../types.js';
 import { DoneMarkWriter } from './done-marks.js';
@@ -282,10 +283,4 @@ export class HeldLease {
       `${what}: raise --visibility, or lower --limit, or raise --max-in-progress`,
     );
   }
-}
-
-async function waitUntil(promise: Promise<unknown>, timeoutMs: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, timeoutMs))))]);
-  clearTimeout(timer);
 }
