@@ -176,9 +176,9 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
   /**
    * Each run to the thread with the fewest runs, counting those planned in this turn. Balanced per
    * run, not per message: a subject's later events follow its first to the same thread (chained), so
-   * where a turn's first runs go is where their subjects stay. Sent all to the freest thread in one
-   * message, 50 subjects' first events kept a CPU-bound handler on one of two threads for good
-   * (half the throughput; docs/benchmarks.md, "Chains spread over the threads").
+   * where a turn's first runs go is where their subjects stay. When a whole turn went to the freest
+   * thread in one message, the first events of 50 subjects kept a CPU-bound handler on one of two
+   * threads for good (half the throughput; docs/benchmarks.md, "Chains spread over the threads").
    */
   function sendBalanced(runs: readonly PooledRun[]): void {
     const targets = usableLinks();
