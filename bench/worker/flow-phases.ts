@@ -49,6 +49,8 @@ export interface FlowPhaseOptions {
 /** Subjects of every measured event of these phases. */
 export const SUBJECTS = 50;
 const HANDLER_DELAY_MS = '2';
+/** Phase i's handler: this much CPU per event, no timer. */
+const SPIN_MS = '1';
 const ISOLATIONS = ['none', 'thread'] as const;
 
 /** Fails the phase when an event's effect is missing: a figure of a run that lost work means nothing. */
@@ -146,7 +148,6 @@ export async function freshNoopPhase(options: FlowPhaseOptions): Promise<void> {
   options.log('h_fresh_noop_handler', options.summarize(rounds, { fractionOfRawNone: 2, fractionOfRawThread: 2, cpuRawClientLoop: 1, cpuFrameworkNone: 1, cpuFrameworkThread: 1 }));
 }
 
-const SPIN_MS = '1';
 
 /** i: a CPU-bound handler, subjects chained or not, `thread` (the only isolation with more than one core for handlers). */
 export async function cpuBoundPhase(options: FlowPhaseOptions): Promise<void> {

@@ -58,7 +58,7 @@ const { values } = parseArgs({
     latencies: { type: 'string', default: '0,20,50' },
     'long-events': { type: 'string', default: '120000' },
     'window-events': { type: 'string', default: '20000' },
-    // Phase i: a handler taking 1 ms of CPU per event; two threads make ~2,000 events/s on two cores.
+    // Phase i: a handler taking 1 ms of CPU per event, so a run of a few seconds per configuration.
     'cpu-events': { type: 'string', default: '3000' },
   },
 });
