@@ -22,25 +22,30 @@ async function probeNewSpaceMiB(cap: number | 'thread' | 'none'): Promise<number
 
 interface OldGenerationProbe {
   oldSpaceMiB: number;
+  fullCollections: number;
   heapLimitMiB: number;
   growingPercent?: number;
 }
 
 /** The largest old space of a process that keeps a rolling set of objects alive (see the probe). */
-async function probeOldGeneration(mode: 'default' | 'sized' | 'user-flag'): Promise<OldGenerationProbe> {
+async function probeOldGeneration(mode: 'four-times' | 'sized' | 'user-flag'): Promise<OldGenerationProbe> {
   const { stdout } = await promisify(execFile)(process.execPath, ['--import', TSX, OLD_GENERATION_PROBE, mode], { cwd: REPO_ROOT });
   return JSON.parse(stdout) as OldGenerationProbe;
 }
 
 describe('heap sizing of `durable-worker run` (docs/benchmarks.md, phase d)', () => {
   it('lets old generations grow to twice their live size, not V8\'s 4x, where the heap limit is 2 GiB or more', async () => {
-    const [own, sized, userFlag] = await Promise.all([probeOldGeneration('default'), probeOldGeneration('sized'), probeOldGeneration('user-flag')]);
+    const [fourTimes, sized, userFlag] = await Promise.all([probeOldGeneration('four-times'), probeOldGeneration('sized'), probeOldGeneration('user-flag')]);
     // The user's --heap-growing-percent wins.
     expect(userFlag.growingPercent).toBeUndefined();
-    if (own.heapLimitMiB >= 2048) {
+    if (fourTimes.heapLimitMiB >= 2048) {
       expect(sized.growingPercent).toBe(OLD_GENERATION_GROWING_PERCENT);
-      // Measured: ~122 MiB against 222–238 with V8's own factor.
-      expect(sized.oldSpaceMiB).toBeLessThan(own.oldSpaceMiB * 0.75);
+      // Against V8's largest factor, set outright: V8's own choice up to it varies with the machine's
+      // load (a CI run saw 159 MiB where an idle host sees 190–230). Measured on an idle host: 6–7
+      // full collections and 105–124 MiB, against 3 and 188–222 MiB; once 159 MiB under load. The
+      // count is what holds apart under load; the largest old space only has to be smaller.
+      expect(sized.fullCollections).toBeGreaterThan(fourTimes.fullCollections);
+      expect(sized.oldSpaceMiB).toBeLessThan(fourTimes.oldSpaceMiB);
     } else {
       // A small host or a container: V8's factor is 2x or less already.
       expect(sized.growingPercent).toBeUndefined();
