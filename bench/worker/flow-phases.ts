@@ -148,7 +148,6 @@ export async function freshNoopPhase(options: FlowPhaseOptions): Promise<void> {
   options.log('h_fresh_noop_handler', options.summarize(rounds, { fractionOfRawNone: 2, fractionOfRawThread: 2, cpuRawClientLoop: 1, cpuFrameworkNone: 1, cpuFrameworkThread: 1 }));
 }
 
-
 /** i: a CPU-bound handler, subjects chained or not, `thread` (the only isolation with more than one core for handlers). */
 export async function cpuBoundPhase(options: FlowPhaseOptions): Promise<void> {
   const { em, workers } = options;

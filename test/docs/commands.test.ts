@@ -186,6 +186,12 @@ async function runDev(command: string, env: Record<string, string> = {}): Promis
   }
 }
 
+// The commands of examples/sync-to-postgres need PostgreSQL: outside CI without DATABASE_URL they
+// are skipped, saying what to export; under CI they run (and fail without it).
+const databaseUrl = process.env.DATABASE_URL;
+const withoutDatabase = databaseUrl === undefined && !underCi();
+const skipWithoutDatabase = (command: string) => it.skip(`SKIPPED: ${command} needs DATABASE_URL (export DATABASE_URL=postgres://app:app@127.0.0.1:5432/app)`, () => {});
+
 describe('every documented command is covered', () => {
   const documented = allDocCommands();
 
@@ -226,20 +232,18 @@ describe('README tour', () => {
     }
   });
 
-  // `check --setup` of examples/sync-to-postgres runs its setup against PostgreSQL, as dev --demo of it
-  // does below: outside CI without DATABASE_URL it is skipped, saying why, like that one.
+  // `check --setup` of examples/sync-to-postgres runs its setup against PostgreSQL.
   const checkCommands = allDocCommands().filter((c) => c.command.startsWith('npx durable-worker check'));
-  const needsDatabase = (command: string) => command.includes('--setup') && command.includes('sync-to-postgres');
-  const checkSkipped = process.env.DATABASE_URL === undefined && !underCi() ? checkCommands.filter((c) => needsDatabase(c.command)) : [];
-  for (const { command } of checkSkipped) it.skip(`SKIPPED: ${command} needs DATABASE_URL (export DATABASE_URL=postgres://app:app@127.0.0.1:5432/app)`, () => {});
+  const checkSkipped = withoutDatabase ? checkCommands.filter((c) => c.command.includes('--setup') && c.command.includes('sync-to-postgres')) : [];
+  for (const { command } of checkSkipped) skipWithoutDatabase(command);
   it.each(checkCommands.filter((c) => !checkSkipped.includes(c)))('$command prints the routing table and exits 0', async ({ command }) => {
     // `check --setup` of examples/sync-to-postgres creates its table: one of this test's own, dropped after.
     const table = `check_doc_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
     const check = shell(command, { SYNC_TABLE: table });
     const code = await check.exited;
-    if (command.includes('--setup') && process.env.DATABASE_URL !== undefined) {
+    if (command.includes('--setup') && databaseUrl !== undefined) {
       const pg = (await import('pg')).default;
-      const db = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 1 });
+      const db = new pg.Pool({ connectionString: databaseUrl, max: 1 });
       await db.query(`DROP TABLE IF EXISTS ${table}`).finally(() => db.end());
     }
     expect(code, check.stderr).toBe(0);
@@ -343,11 +347,9 @@ describe('examples READMEs', () => {
     }
   });
 
-  const databaseUrl = process.env.DATABASE_URL;
   const syncCommand = 'npx durable-worker dev --demo --handlers examples/sync-to-postgres/handlers';
-  if (databaseUrl === undefined && !underCi()) {
-    it.skip(`SKIPPED: ${syncCommand} needs DATABASE_URL (export DATABASE_URL=postgres://app:app@127.0.0.1:5432/app)`, () => {});
-  } else {
+  if (withoutDatabase) skipWithoutDatabase(syncCommand);
+  else {
     it('sync-to-postgres: dev --demo fills the table', async () => {
       expect(databaseUrl, 'DATABASE_URL must be set in CI').toBeDefined();
       const table = `sync_doc_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
