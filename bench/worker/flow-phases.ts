@@ -145,7 +145,7 @@ export async function freshNoopPhase(options: FlowPhaseOptions): Promise<void> {
     const thread = await freshWorker(options, 'h-thread', 'thread', options.freshEvents, 'noop');
     rounds.push(noopShares(raw, none, thread));
   }
-  options.log('h_fresh_noop_handler', options.summarize(rounds, { fractionOfRawNone: 2, fractionOfRawThread: 2, cpuRawClientLoop: 1, cpuFrameworkNone: 1, cpuFrameworkThread: 1 }));
+  options.log('h_fresh_noop_handler', options.summarize(rounds, { fractionOfRawNone: 2, fractionOfRawThread: 2, cpuRawClientLoop: 1, cpuFrameworkNone: 1, cpuFrameworkThread: 1, cpuMainThreadNone: 1, cpuMainThreadThread: 1, cpuV8HelpersNone: 1, cpuV8HelpersThread: 1 }));
 }
 
 /** i: a CPU-bound handler, subjects chained or not, `thread` (the only isolation with more than one core for handlers). */

@@ -7,8 +7,11 @@
  * <events> <epoch ms>` each time BENCH_WINDOW_EVENTS more events are done, `RESET` after
  * SIGUSR2 (the parent's warm-up is over: counting restarts), and on SIGTERM, after a clean close,
  * `STATS <json>`: events done, the wall-clock span from its first leased batch to its last committed
- * ack, and the process CPU time (all threads) from that first batch to the SIGTERM.
+ * ack, and the process CPU time (all threads) from that first batch to the SIGTERM; on Node 24 also
+ * the main thread's own (`process.threadCpuUsage`), the one that pulls, dispatches and acks; on Linux
+ * also the CPU time of V8's helper threads (`V8Worker`: compilation and GC) from /proc/self/task.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import v8 from 'node:v8';
 import pino from 'pino';
 import { sizeRunHeaps } from '../../dist/cli/heap-sizing.js';
@@ -58,10 +61,42 @@ let firstPullMs;
 let lastAckMs;
 /** @type {NodeJS.CpuUsage | undefined} */
 let cpuAtFirst;
+/** The main thread's CPU time alone, where Node has it (`process.threadCpuUsage`: Node 24, not 20). */
+const mainThreadCpu = typeof process.threadCpuUsage === 'function' ? () => process.threadCpuUsage() : undefined;
+/** @type {NodeJS.CpuUsage | undefined} */
+let mainCpuAtFirst;
+
+/**
+ * CPU time (µs) of this process's V8 helper threads, which compile optimised code and help the
+ * collector: in a fresh process about as much as the main thread. Linux, where Node names them
+ * (24 does, 20 does not); undefined elsewhere.
+ */
+function v8HelperCpuUs() {
+  try {
+    let ticks = 0;
+    let found = false;
+    for (const task of readdirSync('/proc/self/task')) {
+      const stat = readFileSync(`/proc/self/task/${task}/stat`, 'utf8');
+      if (!stat.includes('(V8Worker)')) continue;
+      found = true;
+      // Fields after the name: utime and stime are the 12th and 13th (clock ticks, 100 per second).
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    }
+    // Node 20 leaves its threads unnamed: nothing to tell them apart by.
+    return found ? ticks * 10_000 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+/** @type {number | undefined} */
+let helperCpuAtFirst;
 worker.events.on('batch:pulled', () => {
   if (firstPullMs !== undefined) return;
   firstPullMs = Date.now();
   cpuAtFirst = process.cpuUsage();
+  mainCpuAtFirst = mainThreadCpu?.();
+  helperCpuAtFirst = v8HelperCpuUs();
 });
 worker.events.on('event:done', (e) => {
   if (e.outcome !== 'ok' && e.outcome !== 'duplicate') return;
@@ -84,6 +119,8 @@ process.on('SIGUSR2', () => {
   firstPullMs = undefined;
   lastAckMs = undefined;
   cpuAtFirst = undefined;
+  mainCpuAtFirst = undefined;
+  helperCpuAtFirst = undefined;
   collections?.reset();
   process.stdout.write('RESET\n');
 });
@@ -92,8 +129,12 @@ process.on('SIGTERM', () => {
   // CPU from the first batch to now: the run plus the few idle pulls until the parent saw the drain.
   const used = process.cpuUsage(cpuAtFirst);
   const cpuUs = used.user + used.system;
+  const mainUsed = mainThreadCpu === undefined ? undefined : process.threadCpuUsage(mainCpuAtFirst);
+  const mainCpuUs = mainUsed === undefined ? undefined : mainUsed.user + mainUsed.system;
+  const helpersNow = v8HelperCpuUs();
+  const v8HelperCpuUsUsed = helpersNow === undefined || helperCpuAtFirst === undefined ? undefined : helpersNow - helperCpuAtFirst;
   void Promise.all(reports).then(() => worker.close()).then(() => {
-    const stats = { events, firstPullMs, lastAckMs, cpuUs, rssMiB: Number((process.memoryUsage().rss / 1048576).toFixed(1)) };
+    const stats = { events, firstPullMs, lastAckMs, cpuUs, mainCpuUs, v8HelperCpuUs: v8HelperCpuUsUsed, rssMiB: Number((process.memoryUsage().rss / 1048576).toFixed(1)) };
     process.stdout.write(`STATS ${JSON.stringify(stats)}\n`, () => process.exit(0));
   });
 });

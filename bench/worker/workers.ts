@@ -15,6 +15,10 @@ export interface WorkerStats {
   firstPullMs?: number;
   lastAckMs?: number;
   cpuUs: number;
+  /** The main thread's share of cpuUs (Node 24; undefined where Node cannot tell threads apart). */
+  mainCpuUs?: number;
+  /** V8's helper threads' share of cpuUs (compilation, GC; Linux). */
+  v8HelperCpuUs?: number;
   rssMiB: number;
 }
 
@@ -23,10 +27,25 @@ export interface Phase {
   seconds: number;
   eventsPerSecond: number;
   cpuUsPerEvent: number;
+  /** The main threads' CPU per event, where every process reported it. */
+  mainCpuUsPerEvent: number | undefined;
+  /** V8's helper threads' CPU per event (compilation and GC), where every process reported it. */
+  v8HelperCpuUsPerEvent: number | undefined;
   processes: WorkerStats[];
   rssSamples: string[];
   /** With `windowEvents`: events/s of each window of that many events, the first from the first leased batch. */
   windowRates: number[];
+}
+
+/** A per-process figure summed over the processes, per event done; undefined unless every process reported it. */
+function perEvent(stats: readonly WorkerStats[], done: number, figure: (s: WorkerStats) => number | undefined): number | undefined {
+  let sum = 0;
+  for (const s of stats) {
+    const value = figure(s);
+    if (value === undefined) return undefined;
+    sum += value;
+  }
+  return sum / done;
 }
 
 /** A no-op phase's figures: both isolations' rates, their shares of the raw pull+ack ceiling, and CPU per event. */
@@ -40,6 +59,10 @@ export function noopShares(raw: Pick<Phase, 'eventsPerSecond' | 'cpuUsPerEvent'>
     cpuRawClientLoop: raw.cpuUsPerEvent,
     cpuFrameworkNone: none.cpuUsPerEvent,
     cpuFrameworkThread: thread.cpuUsPerEvent,
+    // The main thread alone (Node 24): with `thread` the one that bounds a no-op run.
+    ...(none.mainCpuUsPerEvent === undefined || thread.mainCpuUsPerEvent === undefined ? {} : { cpuMainThreadNone: none.mainCpuUsPerEvent, cpuMainThreadThread: thread.mainCpuUsPerEvent }),
+    // V8's compiler and GC helper threads: in a fresh process about as busy as the main thread.
+    ...(none.v8HelperCpuUsPerEvent === undefined || thread.v8HelperCpuUsPerEvent === undefined ? {} : { cpuV8HelpersNone: none.v8HelperCpuUsPerEvent, cpuV8HelpersThread: thread.v8HelperCpuUsPerEvent }),
   };
 }
 
@@ -163,6 +186,8 @@ export class BenchWorkers {
       seconds,
       eventsPerSecond: done / seconds,
       cpuUsPerEvent: stats.reduce((sum, s) => sum + s.cpuUs, 0) / done,
+      mainCpuUsPerEvent: perEvent(stats, done, (s) => s.mainCpuUs),
+      v8HelperCpuUsPerEvent: perEvent(stats, done, (s) => s.v8HelperCpuUs),
       processes: stats,
       rssSamples: children.flatMap((c) => [
         ...[...c.output().matchAll(/READY (.+)/g)].map((m) => `ready: ${m[1]}`),

@@ -45,5 +45,5 @@ export async function createDispatcher(options: CreateDispatcherOptions): Promis
 /** One run on its own, as a promise: for a caller outside a lease (a dead-letter replay). */
 export function dispatchOnce(dispatcher: Dispatcher, job: DispatchJob, signal: AbortSignal): Promise<DispatchResult> {
   const runs = dispatcher.open(signal);
-  return new Promise<DispatchResult>((resolve) => runs.start({ job, end: resolve })).finally(() => runs.close());
+  return new Promise<DispatchResult>((resolve) => runs.start({ job, end: resolve, dispatcherRecord: undefined })).finally(() => runs.close());
 }

@@ -12,7 +12,7 @@ import { isLinkMessage, type ChannelMessage, type LinkMessage, type ThreadTask, 
 import { PooledLease, type PooledRun, type RunPool } from './thread-runs.js';
 import { ThreadSpanFlush } from './thread-span-flush.js';
 import { ThreadWatchdog } from './thread-watchdog.js';
-import type { Dispatcher, DispatchRun, LeaseDispatch } from './types.js';
+import type { Dispatcher, LeaseDispatch } from './types.js';
 
 export interface ThreadDispatcherOptions {
   /** The main thread's copy of the handler set (names and timeouts; the threads load their own). */
@@ -133,8 +133,6 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
     pending.push(run);
     scheduleFlush();
   }
-  /** Runs given to the pool, for a follower to find the run it follows (startAfter). */
-  const pooledRuns = new WeakMap<DispatchRun, PooledRun>();
 
   function scheduleFlush(): void {
     if (flushScheduled) return;
@@ -254,8 +252,6 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
     defaultTimeoutMs: options.defaultTimeoutMs,
     handler: (name) => byName.get(name),
     send: sendRun,
-    pooled: (run) => pooledRuns.get(run),
-    remember: (run, pooled) => void pooledRuns.set(run, pooled),
     abort(taskIds, code) {
       channel.postMessage({ type: 'abort', taskIds, code } satisfies ChannelMessage);
     },

@@ -19,9 +19,6 @@ export interface RunPool {
   abort(taskIds: number[], code: string | undefined): void;
   /** A run on this link missed its deadline plus grace: its thread may be blocked. */
   suspect(link: ThreadLink): void;
-  /** The pool's record of a run it was given (any lease): where a follower finds the run it follows. */
-  pooled(run: DispatchRun): PooledRun | undefined;
-  remember(run: DispatchRun, pooled: PooledRun): void;
 }
 
 const UNSTARTED: DispatchResult = Object.freeze({ status: 'unstarted' });
@@ -197,15 +194,21 @@ export class PooledLease implements LeaseDispatch {
   }
 
   startAfter(run: DispatchRun, after: DispatchRun): void {
-    const leader = this.#pool.pooled(after);
+    const leader = this.#recordOf(after);
     // Not a run of this pool (the worker chains only on runs it gave this dispatcher): it never starts.
     if (leader === undefined) return run.end(UNSTARTED);
     this.#start(run, leader);
   }
 
   withdraw(run: DispatchRun): boolean {
-    const pooled = this.#pool.pooled(run);
+    const pooled = this.#recordOf(run);
     return pooled === undefined || pooled.withdraw();
+  }
+
+  /** The pool's record of a run it was given (any of its leases): where a follower finds the run it follows. */
+  #recordOf(run: DispatchRun): PooledRun | undefined {
+    const record = run.dispatcherRecord;
+    return record instanceof PooledRun && record.lease.#pool === this.#pool ? record : undefined;
   }
 
   #start(run: DispatchRun, after: PooledRun | undefined): void {
@@ -219,7 +222,7 @@ export class PooledLease implements LeaseDispatch {
       this.#signalWatch = whenAborted(this.#signal, (reason) => this.#aborted(reason));
     }
     const pooled = new PooledRun(run, this, handler, pool, after);
-    pool.remember(run, pooled);
+    run.dispatcherRecord = pooled;
     this.#runs.push(pooled);
     this.#unsettled++;
     pool.send(pooled);

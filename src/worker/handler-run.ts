@@ -38,6 +38,7 @@ export class HandlerRun implements DispatchRun {
   #startedMs = 0;
   /** Handed to the dispatcher (its claim was new). */
   #dispatched = false;
+  dispatcherRecord: unknown = undefined;
 
   constructor(event: LeaseEvent, handler: string, k: number) {
     this.#event = event;
