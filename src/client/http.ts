@@ -31,8 +31,9 @@ export interface RawResponse {
 
 /**
  * What aborts one exchange: the caller's signal or our deadline. An EventEmitter, which undici takes
- * as a request signal as well as an AbortSignal (its documented `signal` option): Node 20 spends
- * ~2.4 µs creating an AbortController, and a worker makes two exchanges per batch.
+ * as a request signal as well as an AbortSignal (its documented `signal` option): creating an
+ * AbortController costs more than the rest of this function, and a worker makes two exchanges per
+ * batch (docs/benchmarks.md, "No AbortController per HTTP exchange").
  */
 class ExchangeAborter extends EventEmitter {
   aborted = false;
@@ -52,7 +53,7 @@ export async function exchange(dispatcher: HttpDispatcher, init: RawExchange): P
   callerSignal?.throwIfAborted();
   // The caller's signal is watched through the shared fan-out and unwatched in `finally`: a
   // long-lived worker signal gets one listener, not one per request (adding and removing an
-  // AbortSignal listener costs ~1 µs each).
+  // AbortSignal listener is not cheap either: same section of docs/benchmarks.md).
   const aborter = new ExchangeAborter();
   let timedOut = false;
   const callerWatch = callerSignal === undefined ? undefined : whenAborted(callerSignal, (reason) => aborter.abort(reason));

@@ -45,10 +45,10 @@ const FOREGROUND_AUTOCHECKPOINT_PAGES = 10_000;
 const FALLBACK_AUTOCHECKPOINT_PAGES = 100_000;
 
 /**
- * Expired rows one cleanup transaction deletes at most. With random keys each costs ~10 µs (its own
- * page, like a done mark): 10,000 in one transaction held the event loop ~90-130 ms on a file of
- * 500,000 marks. Now ~10 ms per sweep, and up to SWEEPS_PER_TICK sweeps per cleanup tick, each in a
- * turn of its own, so the cleanup keeps up with 100,000 expiries a minute (was 10,000).
+ * Expired rows one cleanup transaction deletes at most. With random keys each row costs about what
+ * a done mark does (its own page), so a sweep is kept to what holds the event loop for about as
+ * long as a batch's writes; up to SWEEPS_PER_TICK sweeps per cleanup tick, each in a turn of its
+ * own, let the cleanup keep up with 100,000 expiries a minute (docs/stores.md, "sqlite:PATH").
  */
 const SWEEP_ROWS = 1_000;
 const SWEEPS_PER_TICK = 100;

@@ -2,9 +2,10 @@ import type { Counter, Registry } from 'prom-client';
 
 /**
  * Metrics written once per handler run. prom-client validates and hashes the label object on every
- * `inc` and `observe`, even through a `labels()` child: 0.72 µs per event for the two metrics here,
- * against 0.04 now (docs/benchmarks.md). Here a label set's series is looked up once and kept, and
- * observing it is plain arithmetic.
+ * `inc` and `observe`, even through a `labels()` child, which made these two metrics a visible cost
+ * of every event (docs/benchmarks.md, "Worker: `bench/worker`", `events_total` and
+ * `handler_duration_seconds`). Here a label set's series is looked up once and kept, and observing
+ * it is plain arithmetic.
  */
 
 /** Counts of one label set, added to the prom-client counter when it is read. */
