@@ -61,8 +61,8 @@ let firstPullMs;
 let lastAckMs;
 /** @type {NodeJS.CpuUsage | undefined} */
 let cpuAtFirst;
-/** The main thread's CPU time alone, where Node has it (`process.threadCpuUsage`: Node 24, not 20). */
-const mainThreadCpu = typeof process.threadCpuUsage === 'function' ? () => process.threadCpuUsage() : undefined;
+/** Whether Node can give the main thread's CPU time alone (`process.threadCpuUsage`: Node 24, not 20). */
+const hasThreadCpu = typeof process.threadCpuUsage === 'function';
 /** @type {NodeJS.CpuUsage | undefined} */
 let mainCpuAtFirst;
 
@@ -95,7 +95,7 @@ worker.events.on('batch:pulled', () => {
   if (firstPullMs !== undefined) return;
   firstPullMs = Date.now();
   cpuAtFirst = process.cpuUsage();
-  mainCpuAtFirst = mainThreadCpu?.();
+  if (hasThreadCpu) mainCpuAtFirst = process.threadCpuUsage();
   helperCpuAtFirst = v8HelperCpuUs();
 });
 worker.events.on('event:done', (e) => {
@@ -129,7 +129,7 @@ process.on('SIGTERM', () => {
   // CPU from the first batch to now: the run plus the few idle pulls until the parent saw the drain.
   const used = process.cpuUsage(cpuAtFirst);
   const cpuUs = used.user + used.system;
-  const mainUsed = mainThreadCpu === undefined ? undefined : process.threadCpuUsage(mainCpuAtFirst);
+  const mainUsed = hasThreadCpu ? process.threadCpuUsage(mainCpuAtFirst) : undefined;
   const mainCpuUs = mainUsed === undefined ? undefined : mainUsed.user + mainUsed.system;
   const helpersNow = v8HelperCpuUs();
   const v8HelperCpuUsUsed = helpersNow === undefined || helperCpuAtFirst === undefined ? undefined : helpersNow - helperCpuAtFirst;

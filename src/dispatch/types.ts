@@ -56,7 +56,8 @@ export interface DispatchRun {
    * The dispatcher's own record of the run, kept here by the dispatcher it was started on (the
    * thread pool's, where `startAfter` and `withdraw` find it). Undefined until then; nothing else
    * reads or writes it. A field rather than a WeakMap in the dispatcher: an entry per run showed in
-   * the main thread's profile and in its scavenges (docs/benchmarks.md, "The pool's record of a run").
+   * the main thread's profile, and dropping it lowered CPU per event (docs/benchmarks.md, "The pool's
+   * record of a run").
    */
   dispatcherRecord: unknown;
 }

@@ -46,9 +46,10 @@ const FALLBACK_AUTOCHECKPOINT_PAGES = 100_000;
 
 /**
  * Expired rows one cleanup transaction deletes at most. With random keys each row costs about what
- * a done mark does (its own page), so a sweep is kept to what holds the event loop for about as
- * long as a batch's writes; up to SWEEPS_PER_TICK sweeps per cleanup tick, each in a turn of its
- * own, let the cleanup keep up with 100,000 expiries a minute (docs/stores.md, "sqlite:PATH").
+ * a done mark does (its own page), so a sweep is kept small: one of ten times this size held the
+ * event loop long enough to delay batches. Up to SWEEPS_PER_TICK sweeps per cleanup tick, each in a
+ * turn of its own, let the cleanup keep up with 100,000 expiries a minute (figures: docs/stores.md,
+ * "sqlite:PATH").
  */
 const SWEEP_ROWS = 1_000;
 const SWEEPS_PER_TICK = 100;

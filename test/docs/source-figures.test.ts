@@ -15,11 +15,9 @@ import { ROOT } from './doc-commands.js';
 const FIGURE = /\d(?:[\d.,]*\d)?(?:\s*[-–]\s*\d[\d.,]*)?\s*(?:µs|us)\b/u;
 
 function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(path);
-    return /\.(?:ts|mts|mjs|js)$/.test(entry.name) ? [path] : [];
-  });
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((path) => /\.(?:ts|mts|mjs|js)$/.test(path))
+    .map((path) => join(dir, path));
 }
 
 describe('source comments', () => {
