@@ -135,15 +135,24 @@ export async function windowsPhase(options: FlowPhaseOptions): Promise<void> {
   }
 }
 
+/**
+ * BENCH_H_WINDOW_EVENTS=1000: phase h also prints, per round, how many ms each window of that many
+ * events took, from the first leased batch: how long a fresh process runs slower than it ends.
+ */
+const H_WINDOW_EVENTS = Number(process.env.BENCH_H_WINDOW_EVENTS ?? 0);
+
+const windowMs = (phase: Phase, windowEvents: number) => phase.windowRates.map((rate) => Math.round((windowEvents * 1_000) / rate));
+
 /** h: no-op handler, fresh processes on both sides of the ratio. */
 export async function freshNoopPhase(options: FlowPhaseOptions): Promise<void> {
   const { em, workers } = options;
   const rounds: Record<string, number>[] = [];
   for (let r = 0; r < options.repeat; r++) {
     const raw = await workers.runRawLoops(em, options.freshEvents, 0, SUBJECTS);
-    const none = await freshWorker(options, 'h-none', 'none', options.freshEvents, 'noop');
-    const thread = await freshWorker(options, 'h-thread', 'thread', options.freshEvents, 'noop');
+    const none = await freshWorker(options, 'h-none', 'none', options.freshEvents, 'noop', H_WINDOW_EVENTS);
+    const thread = await freshWorker(options, 'h-thread', 'thread', options.freshEvents, 'noop', H_WINDOW_EVENTS);
     rounds.push(noopShares(raw, none, thread));
+    if (H_WINDOW_EVENTS > 0) options.log(`h_window_ms_round${r + 1}`, { windowEvents: H_WINDOW_EVENTS, none: windowMs(none, H_WINDOW_EVENTS), thread: windowMs(thread, H_WINDOW_EVENTS) });
   }
   options.log('h_fresh_noop_handler', options.summarize(rounds, { fractionOfRawNone: 2, fractionOfRawThread: 2, cpuRawClientLoop: 1, cpuFrameworkNone: 1, cpuFrameworkThread: 1, cpuMainThreadNone: 1, cpuMainThreadThread: 1, cpuV8HelpersNone: 1, cpuV8HelpersThread: 1 }));
 }

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { WorkerConfig } from '../../src/config/types.js';
@@ -146,11 +147,15 @@ export class BenchWorkers {
           BENCH_RSS_EVERY: String(rssEvery),
           BENCH_WINDOW_EVENTS: String(options.windowEvents ?? 0),
           ...(process.env.BENCH_WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_WORKER_NODE_OPTIONS } : {}),
+          // BENCH_WORKER_COMPILE_CACHE=dir: Node's compile cache for the worker processes (docs/benchmarks.md, "Two saturated cores").
+          ...(process.env.BENCH_WORKER_COMPILE_CACHE ? { NODE_COMPILE_CACHE: process.env.BENCH_WORKER_COMPILE_CACHE } : {}),
         },
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       let output = '';
       child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+      // BENCH_CHILD_DUMP=dir: each worker process's whole stdout kept there (with BENCH_V8_FLAGS=--trace-opt, V8's compile log).
+      if (process.env.BENCH_CHILD_DUMP) child.on('close', () => writeFileSync(join(process.env.BENCH_CHILD_DUMP as string, `child-${child.pid}.out`), output));
       // 'close', not 'exit': the last stdout chunk (STATS) can arrive after the process exited.
       return { child, exited: once(child, 'close'), output: () => output };
     });
