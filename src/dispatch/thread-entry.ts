@@ -19,8 +19,24 @@ import { createLogger } from '../observability/logger.js';
 import { CellMap } from '../runtime/cell-map.js';
 import { startTracing } from '../tracing/index.js';
 import { startHandlerRun } from './run-handler.js';
-import { RUN_FAILED, RUN_OK, RUN_PERMANENT, RUN_RUNNING, RUN_WAITING, type ChannelMessage, type LinkMessage, type RunsMessage, type ThreadJob, type ThreadJobOutcome, type ThreadTask, type ThreadWorkerData } from './thread-protocol.js';
-import type { DispatchOutcome, DispatchResult } from './types.js';
+import type { CloudEvent } from '../types.js';
+import {
+  NO_LEADER,
+  NOT_OK_DURATION,
+  RUN_FAILED,
+  RUN_OK,
+  RUN_PERMANENT,
+  RUN_RUNNING,
+  RUN_WAITING,
+  type ChannelMessage,
+  type LinkMessage,
+  type OutcomesMessage,
+  type RunsMessage,
+  type ThreadOutcome,
+  type ThreadTask,
+  type ThreadWorkerData,
+} from './thread-protocol.js';
+import type { DispatchJob, DispatchOutcome, DispatchResult, JobContext } from './types.js';
 
 const data = workerData as ThreadWorkerData;
 
@@ -97,20 +113,34 @@ link.port1.on('message', (message: RunsMessage) => {
 // Piscina owns the thread's lifetime: the link must not keep an idle thread alive.
 link.port1.unref();
 
-let unsent: ThreadJobOutcome[] = [];
+/** Outcomes not posted yet, in the order their runs ended (OutcomesMessage). */
+let unsentTaskIds: number[] = [];
+let unsentOkDurationsMs: number[] = [];
+let unsentOthers: ThreadOutcome[] = [];
 let postScheduled: NodeJS.Immediate | undefined;
 
-function report(outcome: ThreadJobOutcome): void {
-  unsent.push(outcome);
+/** A run ended ok with nothing more to say: two numbers. */
+function reportOk(taskId: number, durationMs: number): void {
+  unsentTaskIds.push(taskId);
+  unsentOkDurationsMs.push(durationMs);
+  postScheduled ??= setImmediate(postOutcomes);
+}
+
+function report(taskId: number, other: ThreadOutcome): void {
+  unsentTaskIds.push(taskId);
+  unsentOkDurationsMs.push(NOT_OK_DURATION);
+  unsentOthers.push(other);
   postScheduled ??= setImmediate(postOutcomes);
 }
 
 function postOutcomes(): void {
   if (postScheduled !== undefined) clearImmediate(postScheduled);
   postScheduled = undefined;
-  if (unsent.length === 0) return;
-  link.port1.postMessage(unsent);
-  unsent = [];
+  if (unsentTaskIds.length === 0) return;
+  link.port1.postMessage({ taskIds: unsentTaskIds, okDurationsMs: unsentOkDurationsMs, others: unsentOthers } satisfies OutcomesMessage);
+  unsentTaskIds = [];
+  unsentOkDurationsMs = [];
+  unsentOthers = [];
 }
 
 /**
@@ -126,20 +156,27 @@ const leaders = new Map<number, ThreadRun>();
 const recentlyOk = new Set<number>();
 const RECENTLY_OK_KEPT = 4_096;
 
-function startRuns({ jobs, states }: RunsMessage, handlers: Map<string, LoadedHandler>): void {
-  for (let i = 0; i < jobs.length; i++) {
-    const threadJob = jobs[i] as ThreadJob;
-    const run = new ThreadRun(threadJob, states, i, handlers);
-    if (threadJob.after === undefined) run.start();
+function startRuns(message: RunsMessage, handlers: Map<string, LoadedHandler>): void {
+  const { firstTaskId, events, contexts, batches, traces, after, states } = message;
+  for (let i = 0; i < events.length; i++) {
+    const job: DispatchJob = { handler: message.handlers[i] as string, event: events[i] as CloudEvent, ctx: contexts[i] as JobContext };
+    const batch = batches?.[i];
+    if (batch !== undefined) job.events = batch;
+    const trace = traces?.[i];
+    if (trace !== undefined) job.trace = trace;
+    const taskId = firstTaskId + i;
+    const run = new ThreadRun(taskId, job, states, i, handlers);
+    const leaderId = after === undefined ? NO_LEADER : (after[i] as number);
+    if (leaderId === NO_LEADER) run.start();
     else {
-      const leader = leaders.get(threadJob.after);
+      const leader = leaders.get(leaderId);
       if (leader === undefined) {
         // The leader ended before its follower came: ok lately, it may start; else the main thread decides.
-        if (recentlyOk.has(threadJob.after)) run.start();
-        else report({ taskId: threadJob.taskId, outcome: UNSTARTED, missed: true });
+        if (recentlyOk.has(leaderId)) run.start();
+        else report(taskId, { outcome: UNSTARTED, missed: true });
       } else {
         leader.follower = run;
-        leaders.set(threadJob.taskId, run);
+        leaders.set(taskId, run);
       }
     }
   }
@@ -147,7 +184,8 @@ function startRuns({ jobs, states }: RunsMessage, handlers: Map<string, LoadedHa
 
 /** One job, from its start to its reported outcome (the receiver of its handler run). */
 class ThreadRun {
-  readonly #threadJob: ThreadJob;
+  readonly #taskId: number;
+  readonly #job: DispatchJob;
   /** Its state in shared memory (RUN_*), at `#index`. */
   readonly #states: Uint8Array;
   readonly #index: number;
@@ -156,15 +194,17 @@ class ThreadRun {
   /** The run to start when this one ends ok (the next event of its subject). */
   follower: ThreadRun | undefined = undefined;
 
-  constructor(threadJob: ThreadJob, states: Uint8Array, index: number, handlers: Map<string, LoadedHandler>) {
-    this.#threadJob = threadJob;
+  constructor(taskId: number, job: DispatchJob, states: Uint8Array, index: number, handlers: Map<string, LoadedHandler>) {
+    this.#taskId = taskId;
+    this.#job = job;
     this.#states = states;
     this.#index = index;
     this.#handlers = handlers;
   }
 
   start(): void {
-    const { taskId, job } = this.#threadJob;
+    const taskId = this.#taskId;
+    const job = this.#job;
     // A run whose lease deadline passed on its way never starts: the lease requeues it.
     if (Date.now() >= job.ctx.deadlineMs) return this.#unstarted();
     // Before the handler can run (and perhaps kill or block the thread): the main thread reads the
@@ -190,8 +230,10 @@ class ThreadRun {
     const ok = outcome.status === 'ok' && outcome.results === undefined;
     Atomics.store(this.#states, this.#index, ok ? RUN_OK : outcome.status === 'permanent' ? RUN_PERMANENT : RUN_FAILED);
     // Timed here: the main thread would count the trip to and from the thread as handler time.
-    const taskId = this.#threadJob.taskId;
-    report({ taskId, outcome: { ...outcome, durationMs: performance.now() - this.#startedAt } });
+    const taskId = this.#taskId;
+    const durationMs = performance.now() - this.#startedAt;
+    if (ok) reportOk(taskId, durationMs);
+    else report(taskId, { outcome: { ...outcome, durationMs } });
     leaders.delete(taskId);
     if (ok) {
       recentlyOk.add(taskId);
@@ -211,8 +253,8 @@ class ThreadRun {
    * behind it. A run the main thread withdrew is not reported (it ended there already).
    */
   #unstarted(): void {
-    leaders.delete(this.#threadJob.taskId);
-    if (Atomics.load(this.#states, this.#index) === RUN_WAITING) report({ taskId: this.#threadJob.taskId, outcome: UNSTARTED });
+    leaders.delete(this.#taskId);
+    if (Atomics.load(this.#states, this.#index) === RUN_WAITING) report(this.#taskId, { outcome: UNSTARTED });
     const follower = this.follower;
     this.follower = undefined;
     if (follower !== undefined) follower.#unstarted();

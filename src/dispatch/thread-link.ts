@@ -1,6 +1,8 @@
 import type { MessagePort } from 'node:worker_threads';
 import { ErrorCodes } from '../errors.js';
-import type { RunsMessage, ThreadJob, ThreadJobOutcome } from './thread-protocol.js';
+import type { CloudEvent } from '../types.js';
+import { NO_LEADER, NOT_OK_DURATION, type OutcomesMessage, type RunsMessage, type ThreadOutcome } from './thread-protocol.js';
+import type { JobContext } from './types.js';
 import type { PooledRun } from './thread-runs.js';
 
 /**
@@ -26,7 +28,7 @@ export class ThreadLink {
     this.threadId = threadId;
     this.#port = port;
     this.#resend = resend;
-    port.on('message', (outcomes: ThreadJobOutcome[]) => this.#settle(outcomes));
+    port.on('message', (outcomes: OutcomesMessage) => this.#settle(outcomes));
     // Referenced only while runs are out (send): an idle link must not keep the process alive.
     port.unref();
   }
@@ -42,17 +44,28 @@ export class ThreadLink {
 
   /** Sends `runs` (task ids from `firstTaskId` on) in one message; their states share one buffer. */
   send(runs: readonly PooledRun[], firstTaskId: number): void {
-    const states = new Uint8Array(new SharedArrayBuffer(runs.length));
-    const jobs: ThreadJob[] = new Array(runs.length);
+    const count = runs.length;
+    const states = new Uint8Array(new SharedArrayBuffer(count));
+    const handlers: string[] = new Array(count);
+    const events: CloudEvent[] = new Array(count);
+    const contexts: JobContext[] = new Array(count);
+    const message: RunsMessage = { firstTaskId, handlers, events, contexts, states };
     if (this.#runs.size === 0) this.#port.ref();
-    for (let i = 0; i < runs.length; i++) {
+    for (let i = 0; i < count; i++) {
       const run = runs[i] as PooledRun;
       const taskId = firstTaskId + i;
       run.sent(this, taskId, states, i);
       this.#runs.set(taskId, run);
-      jobs[i] = run.after === undefined ? { taskId, job: run.run.job } : { taskId, job: run.run.job, after: run.after.taskId };
+      const job = run.run.job;
+      handlers[i] = job.handler;
+      events[i] = job.event;
+      contexts[i] = job.ctx;
+      // The rare columns are made when a run first needs them.
+      if (job.events !== undefined) (message.batches ??= new Array(count))[i] = job.events;
+      if (job.trace !== undefined) (message.traces ??= new Array(count))[i] = job.trace;
+      if (run.after !== undefined) (message.after ??= new Array<number>(count).fill(NO_LEADER))[i] = run.after.taskId;
     }
-    this.#port.postMessage({ jobs, states } satisfies RunsMessage);
+    this.#port.postMessage(message);
   }
 
   /** A run withdrawn by the main thread: whatever the thread says of it later is ignored. */
@@ -61,13 +74,18 @@ export class ThreadLink {
     if (this.#runs.size === 0 && !this.#closed) this.#port.unref();
   }
 
-  #settle(outcomes: readonly ThreadJobOutcome[]): void {
-    for (const { taskId, outcome, missed } of outcomes) {
+  #settle({ taskIds, okDurationsMs, others }: OutcomesMessage): void {
+    let other = 0;
+    for (let i = 0; i < taskIds.length; i++) {
+      const durationMs = okDurationsMs[i] as number;
+      const reported = durationMs === NOT_OK_DURATION ? (others[other++] as ThreadOutcome) : undefined;
+      const taskId = taskIds[i] as number;
       const run = this.#runs.get(taskId);
       if (run === undefined) continue;
       this.#runs.delete(taskId);
-      if (missed === true) run.followMissed(this.#resend);
-      else run.finish(outcome);
+      if (reported === undefined) run.finish({ status: 'ok', durationMs });
+      else if (reported.missed === true) run.followMissed(this.#resend);
+      else run.finish(reported.outcome);
     }
     if (this.#runs.size === 0 && !this.#closed) this.#port.unref();
   }

@@ -1,5 +1,7 @@
 import type { MessagePort } from 'node:worker_threads';
-import type { DispatchJob, DispatchResult } from './types.js';
+import type { TraceCarrier } from '../tracing/trace-context.js';
+import type { CloudEvent } from '../types.js';
+import type { DispatchResult, JobContext } from './types.js';
 
 /** `workerData` of every thread of the pool. */
 export interface ThreadWorkerData {
@@ -11,17 +13,6 @@ export interface ThreadWorkerData {
   defaultTimeoutMs: number | undefined;
   /** `--otel`: the thread starts its own OpenTelemetry SDK. */
   otel: boolean;
-}
-
-/**
- * One handler run sent to a thread; `taskId` names it in aborts and outcomes. With `after`, the
- * thread starts it only when the run `after` (sent to the same thread before it) ends ok
- * (LeaseDispatch.startAfter), and reports it `unstarted` when that run ends otherwise.
- */
-export interface ThreadJob {
-  taskId: number;
-  job: DispatchJob;
-  after?: number | undefined;
 }
 
 /**
@@ -38,28 +29,74 @@ export const RUN_PERMANENT = 4;
 export const RUN_WITHDRAWN = 5;
 
 /**
- * What a thread reports for one job. `missed`: a job with `after` came when that run had already
- * ended (their messages crossed); the main thread, which has that run's outcome by then (outcomes
- * are posted in order), decides.
+ * Main thread -> thread, on the thread's link (thread-link.ts): the runs started in one turn of the
+ * main thread's event loop, column by column. Run i has the task id `firstTaskId + i`, which names
+ * it in aborts and outcomes. The thread starts them all at once and reports their outcomes on the
+ * link as they finish, a turn's worth per message (an OutcomesMessage).
+ *
+ * Columns rather than an object per run: the structured clone spends more on each object it copies
+ * (its keys, its shape rebuilt in the thread) than on plain values, and an object per run plus one
+ * for its job cost more than the event they carried (docs/benchmarks.md, "Runs and outcomes in
+ * columns").
  */
-export interface ThreadJobOutcome {
-  taskId: number;
+export interface RunsMessage {
+  firstTaskId: number;
+  /** Run i's handler name. */
+  handlers: string[];
+  /** Run i's event (a batch handler's call: the first of its events). */
+  events: CloudEvent[];
+  /** Run i's ctx. The runs of one lease share one object, which the clone copies once. */
+  contexts: JobContext[];
+  /** A batch handler's call at i: all its events. Absent when no run of the message is one. */
+  batches?: (CloudEvent[] | undefined)[];
+  /** Tracing on: run i's process span. Absent when no run of the message has one. */
+  traces?: (TraceCarrier | undefined)[];
+  /**
+   * The task id of the run that run i follows (LeaseDispatch.startAfter), or NO_LEADER. The thread
+   * starts run i only when that run (sent to the same thread before it) ends ok, and reports it
+   * `unstarted` when that run ends otherwise. Absent when no run of the message follows one.
+   */
+  after?: number[];
+  /**
+   * In shared memory: `states[i]` is RUN_RUNNING once run i's handler is about to be called (set by
+   * compare-and-swap from RUN_WAITING: a run the main thread withdrew never starts), then how it
+   * ended, set before its outcome is posted.
+   */
+  states: Uint8Array;
+}
+
+/** RunsMessage.after of a run that follows none (task ids start at 1). */
+export const NO_LEADER = -1;
+
+/**
+ * What a thread reports of a run that did not simply end ok: failed, permanent, unstarted, or ok
+ * with per-event results (a batch call). `missed`: a run with a leader came when that run had
+ * already ended (their messages crossed); the main thread, which has that run's outcome by then
+ * (outcomes are posted in the order the runs ended), decides.
+ */
+export interface ThreadOutcome {
   outcome: DispatchResult;
   missed?: true;
 }
 
 /**
- * Main thread -> thread, on the thread's link (thread-link.ts): the runs started in one turn of the
- * main thread's event loop. The thread starts them all at once and reports their outcomes on the
- * link as they finish, a turn's worth per message (an array of ThreadJobOutcome). `states[i]`, in
- * shared memory, is RUN_RUNNING once job i's handler is about to be called (set by compare-and-swap
- * from RUN_WAITING: a job the main thread withdrew never starts), then how it ended, set before the
- * outcome is posted.
+ * Thread -> main thread, on the link: the runs that ended in one turn of the thread's event loop,
+ * in the order they ended. Most ended ok, and for those a task id and a duration say it all: they
+ * travel as two numbers (RunsMessage says why).
  */
-export interface RunsMessage {
-  jobs: ThreadJob[];
-  states: Uint8Array;
+export interface OutcomesMessage {
+  /** The runs reported, in the order they ended. */
+  taskIds: number[];
+  /**
+   * For each: how long its handler ran (ms) when it ended ok with nothing more to say; else
+   * NOT_OK_DURATION, and its outcome is the next one in `others`.
+   */
+  okDurationsMs: number[];
+  others: ThreadOutcome[];
 }
+
+/** OutcomesMessage.okDurationsMs of a run whose outcome is in `others` (a run that ended ran 0 ms or more). */
+export const NOT_OK_DURATION = -1;
 
 /**
  * Thread -> pool, on piscina's `message` event (the thread's parentPort), once when the thread
