@@ -1,5 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import { ErrorCodes } from '../errors.js';
+import type { TraceCarrier } from '../tracing/trace-context.js';
 import type { CloudEvent } from '../types.js';
 import { NO_LEADER, NOT_OK_DURATION, type OutcomesMessage, type RunsMessage, type ThreadOutcome } from './thread-protocol.js';
 import type { JobContext } from './types.js';
@@ -46,10 +47,14 @@ export class ThreadLink {
   send(runs: readonly PooledRun[], firstTaskId: number): void {
     const count = runs.length;
     const states = new Uint8Array(new SharedArrayBuffer(count));
-    const handlers: string[] = new Array(count);
-    const events: CloudEvent[] = new Array(count);
-    const contexts: JobContext[] = new Array(count);
-    const message: RunsMessage = { firstTaskId, handlers, events, contexts, states };
+    // Filled by push, never `new Array(count)`: the clone copies an array with holes element by
+    // element with its index, and one without as a dense list (V8's ValueSerializer).
+    const handlers: string[] = [];
+    const events: CloudEvent[] = [];
+    const contexts: JobContext[] = [];
+    let batches: (CloudEvent[] | undefined)[] | undefined;
+    let traces: (TraceCarrier | undefined)[] | undefined;
+    let after: number[] | undefined;
     if (this.#runs.size === 0) this.#port.ref();
     for (let i = 0; i < count; i++) {
       const run = runs[i] as PooledRun;
@@ -57,14 +62,21 @@ export class ThreadLink {
       run.sent(this, taskId, states, i);
       this.#runs.set(taskId, run);
       const job = run.run.job;
-      handlers[i] = job.handler;
-      events[i] = job.event;
-      contexts[i] = job.ctx;
-      // The rare columns are made when a run first needs them.
-      if (job.events !== undefined) (message.batches ??= new Array(count))[i] = job.events;
-      if (job.trace !== undefined) (message.traces ??= new Array(count))[i] = job.trace;
-      if (run.after !== undefined) (message.after ??= new Array<number>(count).fill(NO_LEADER))[i] = run.after.taskId;
+      handlers.push(job.handler);
+      events.push(job.event);
+      contexts.push(job.ctx);
+      // The rare columns begin with the first run that needs them.
+      if (job.events !== undefined) batches ??= filled(i, undefined);
+      batches?.push(job.events);
+      if (job.trace !== undefined) traces ??= filled(i, undefined);
+      traces?.push(job.trace);
+      if (run.after !== undefined) after ??= filled(i, NO_LEADER);
+      after?.push(run.after === undefined ? NO_LEADER : run.after.taskId);
     }
+    const message: RunsMessage = { firstTaskId, handlers, events, contexts, states };
+    if (batches !== undefined) message.batches = batches;
+    if (traces !== undefined) message.traces = traces;
+    if (after !== undefined) message.after = after;
     this.#port.postMessage(message);
   }
 
@@ -103,4 +115,11 @@ export class ThreadLink {
     this.#runs.clear();
     this.#port.close();
   }
+}
+
+/** `count` times `value`, pushed (an array without holes). */
+function filled<T>(count: number, value: T): T[] {
+  const array: T[] = [];
+  for (let i = 0; i < count; i++) array.push(value);
+  return array;
 }
