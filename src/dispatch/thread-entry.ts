@@ -19,10 +19,11 @@ import { createLogger } from '../observability/logger.js';
 import { CellMap } from '../runtime/cell-map.js';
 import { startTracing } from '../tracing/index.js';
 import { startHandlerRun } from './run-handler.js';
-import type { CloudEvent } from '../types.js';
 import {
+  jobAt,
+  leaderAt,
   NO_LEADER,
-  NOT_OK_DURATION,
+  OutcomesWriter,
   RUN_FAILED,
   RUN_OK,
   RUN_PERMANENT,
@@ -30,13 +31,12 @@ import {
   RUN_WAITING,
   type ChannelMessage,
   type LinkMessage,
-  type OutcomesMessage,
   type RunsMessage,
   type ThreadOutcome,
   type ThreadTask,
   type ThreadWorkerData,
 } from './thread-protocol.js';
-import type { DispatchJob, DispatchOutcome, DispatchResult, JobContext } from './types.js';
+import type { DispatchJob, DispatchOutcome, DispatchResult } from './types.js';
 
 const data = workerData as ThreadWorkerData;
 
@@ -113,34 +113,25 @@ link.port1.on('message', (message: RunsMessage) => {
 // Piscina owns the thread's lifetime: the link must not keep an idle thread alive.
 link.port1.unref();
 
-/** Outcomes not posted yet, in the order their runs ended (OutcomesMessage). */
-let unsentTaskIds: number[] = [];
-let unsentOkDurationsMs: number[] = [];
-let unsentOthers: ThreadOutcome[] = [];
+/** Outcomes not posted yet; posted a turn's worth at a time. */
+const unsent = new OutcomesWriter();
 let postScheduled: NodeJS.Immediate | undefined;
 
-/** A run ended ok with nothing more to say: two numbers. */
+/** A run ended ok with nothing more to say. */
 function reportOk(taskId: number, durationMs: number): void {
-  unsentTaskIds.push(taskId);
-  unsentOkDurationsMs.push(durationMs);
+  unsent.ok(taskId, durationMs);
   postScheduled ??= setImmediate(postOutcomes);
 }
 
-function report(taskId: number, other: ThreadOutcome): void {
-  unsentTaskIds.push(taskId);
-  unsentOkDurationsMs.push(NOT_OK_DURATION);
-  unsentOthers.push(other);
+function report(taskId: number, reported: ThreadOutcome): void {
+  unsent.other(taskId, reported);
   postScheduled ??= setImmediate(postOutcomes);
 }
 
 function postOutcomes(): void {
   if (postScheduled !== undefined) clearImmediate(postScheduled);
   postScheduled = undefined;
-  if (unsentTaskIds.length === 0) return;
-  link.port1.postMessage({ taskIds: unsentTaskIds, okDurationsMs: unsentOkDurationsMs, others: unsentOthers } satisfies OutcomesMessage);
-  unsentTaskIds = [];
-  unsentOkDurationsMs = [];
-  unsentOthers = [];
+  if (!unsent.empty) link.port1.postMessage(unsent.take());
 }
 
 /**
@@ -157,16 +148,10 @@ const recentlyOk = new Set<number>();
 const RECENTLY_OK_KEPT = 4_096;
 
 function startRuns(message: RunsMessage, handlers: Map<string, LoadedHandler>): void {
-  const { firstTaskId, events, contexts, batches, traces, after, states } = message;
-  for (let i = 0; i < events.length; i++) {
-    const job: DispatchJob = { handler: message.handlers[i] as string, event: events[i] as CloudEvent, ctx: contexts[i] as JobContext };
-    const batch = batches?.[i];
-    if (batch !== undefined) job.events = batch;
-    const trace = traces?.[i];
-    if (trace !== undefined) job.trace = trace;
-    const taskId = firstTaskId + i;
-    const run = new ThreadRun(taskId, job, states, i, handlers);
-    const leaderId = after === undefined ? NO_LEADER : (after[i] as number);
+  for (let i = 0; i < message.events.length; i++) {
+    const taskId = message.firstTaskId + i;
+    const run = new ThreadRun(taskId, jobAt(message, i), message.states, i, handlers);
+    const leaderId = leaderAt(message, i);
     if (leaderId === NO_LEADER) run.start();
     else {
       const leader = leaders.get(leaderId);

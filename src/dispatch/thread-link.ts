@@ -1,9 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import { ErrorCodes } from '../errors.js';
-import type { TraceCarrier } from '../tracing/trace-context.js';
-import type { CloudEvent } from '../types.js';
-import { NO_LEADER, NOT_OK_DURATION, type OutcomesMessage, type RunsMessage, type ThreadOutcome } from './thread-protocol.js';
-import type { JobContext } from './types.js';
+import { readOutcomes, RunsWriter, type OutcomesMessage } from './thread-protocol.js';
 import type { PooledRun } from './thread-runs.js';
 
 /**
@@ -45,39 +42,16 @@ export class ThreadLink {
 
   /** Sends `runs` (task ids from `firstTaskId` on) in one message; their states share one buffer. */
   send(runs: readonly PooledRun[], firstTaskId: number): void {
-    const count = runs.length;
-    const states = new Uint8Array(new SharedArrayBuffer(count));
-    // Filled by push, never `new Array(count)`: the clone copies an array with holes element by
-    // element with its index, and one without as a dense list (V8's ValueSerializer).
-    const handlers: string[] = [];
-    const events: CloudEvent[] = [];
-    const contexts: JobContext[] = [];
-    let batches: (CloudEvent[] | undefined)[] | undefined;
-    let traces: (TraceCarrier | undefined)[] | undefined;
-    let after: number[] | undefined;
+    const writer = new RunsWriter(firstTaskId, new Uint8Array(new SharedArrayBuffer(runs.length)));
     if (this.#runs.size === 0) this.#port.ref();
-    for (let i = 0; i < count; i++) {
+    for (let i = 0; i < runs.length; i++) {
       const run = runs[i] as PooledRun;
       const taskId = firstTaskId + i;
-      run.sent(this, taskId, states, i);
+      run.sent(this, taskId, writer.message.states, i);
       this.#runs.set(taskId, run);
-      const job = run.run.job;
-      handlers.push(job.handler);
-      events.push(job.event);
-      contexts.push(job.ctx);
-      // The rare columns begin with the first run that needs them.
-      if (job.events !== undefined) batches ??= filled(i, undefined);
-      batches?.push(job.events);
-      if (job.trace !== undefined) traces ??= filled(i, undefined);
-      traces?.push(job.trace);
-      if (run.after !== undefined) after ??= filled(i, NO_LEADER);
-      after?.push(run.after === undefined ? NO_LEADER : run.after.taskId);
+      writer.add(run.run.job, run.after?.taskId);
     }
-    const message: RunsMessage = { firstTaskId, handlers, events, contexts, states };
-    if (batches !== undefined) message.batches = batches;
-    if (traces !== undefined) message.traces = traces;
-    if (after !== undefined) message.after = after;
-    this.#port.postMessage(message);
+    this.#port.postMessage(writer.message);
   }
 
   /** A run withdrawn by the main thread: whatever the thread says of it later is ignored. */
@@ -86,19 +60,14 @@ export class ThreadLink {
     if (this.#runs.size === 0 && !this.#closed) this.#port.unref();
   }
 
-  #settle({ taskIds, okDurationsMs, others }: OutcomesMessage): void {
-    let other = 0;
-    for (let i = 0; i < taskIds.length; i++) {
-      const durationMs = okDurationsMs[i] as number;
-      const reported = durationMs === NOT_OK_DURATION ? (others[other++] as ThreadOutcome) : undefined;
-      const taskId = taskIds[i] as number;
+  #settle(outcomes: OutcomesMessage): void {
+    readOutcomes(outcomes, (taskId, outcome, missed) => {
       const run = this.#runs.get(taskId);
-      if (run === undefined) continue;
+      if (run === undefined) return;
       this.#runs.delete(taskId);
-      if (reported === undefined) run.finish({ status: 'ok', durationMs });
-      else if (reported.missed === true) run.followMissed(this.#resend);
-      else run.finish(reported.outcome);
-    }
+      if (missed) run.followMissed(this.#resend);
+      else run.finish(outcome);
+    });
     if (this.#runs.size === 0 && !this.#closed) this.#port.unref();
   }
 
@@ -117,9 +86,3 @@ export class ThreadLink {
   }
 }
 
-/** `count` times `value`, pushed (an array without holes). */
-function filled<T>(count: number, value: T): T[] {
-  const array: T[] = [];
-  for (let i = 0; i < count; i++) array.push(value);
-  return array;
-}

@@ -1,7 +1,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { TraceCarrier } from '../tracing/trace-context.js';
 import type { CloudEvent } from '../types.js';
-import type { DispatchResult, JobContext } from './types.js';
+import type { DispatchJob, DispatchResult, JobContext } from './types.js';
 
 /** `workerData` of every thread of the pool. */
 export interface ThreadWorkerData {
@@ -69,6 +69,59 @@ export interface RunsMessage {
 export const NO_LEADER = -1;
 
 /**
+ * Writes a RunsMessage run by run (the main thread's side, thread-link.ts); the thread reads each
+ * run back with {@link jobAt} and {@link leaderAt}. Every column is filled by push, never from
+ * `new Array(count)`: the clone copies an array with holes element by element with its index, and
+ * one without as a dense list (V8's ValueSerializer).
+ */
+export class RunsWriter {
+  readonly message: RunsMessage;
+  #count = 0;
+
+  constructor(firstTaskId: number, states: Uint8Array) {
+    this.message = { firstTaskId, handlers: [], events: [], contexts: [], states };
+  }
+
+  /** The next run: its job, and the task id of the run it follows, if any. */
+  add(job: DispatchJob, leaderTaskId: number | undefined): void {
+    const message = this.message;
+    const index = this.#count++;
+    message.handlers.push(job.handler);
+    message.events.push(job.event);
+    message.contexts.push(job.ctx);
+    // The rare columns begin with the first run that needs them.
+    if (job.events !== undefined) message.batches ??= filled(index, undefined);
+    message.batches?.push(job.events);
+    if (job.trace !== undefined) message.traces ??= filled(index, undefined);
+    message.traces?.push(job.trace);
+    if (leaderTaskId !== undefined) message.after ??= filled(index, NO_LEADER);
+    message.after?.push(leaderTaskId ?? NO_LEADER);
+  }
+}
+
+/** Run i of `message` as the job it was written from. */
+export function jobAt(message: RunsMessage, i: number): DispatchJob {
+  const job: DispatchJob = { handler: message.handlers[i] as string, event: message.events[i] as CloudEvent, ctx: message.contexts[i] as JobContext };
+  const batch = message.batches?.[i];
+  if (batch !== undefined) job.events = batch;
+  const trace = message.traces?.[i];
+  if (trace !== undefined) job.trace = trace;
+  return job;
+}
+
+/** The task id of the run that run i of `message` follows, or NO_LEADER. */
+export function leaderAt(message: RunsMessage, i: number): number {
+  return message.after === undefined ? NO_LEADER : (message.after[i] as number);
+}
+
+/** `count` times `value`, pushed (an array without holes). */
+function filled<T>(count: number, value: T): T[] {
+  const array: T[] = [];
+  for (let i = 0; i < count; i++) array.push(value);
+  return array;
+}
+
+/**
  * What a thread reports of a run that did not simply end ok: failed, permanent, unstarted, or ok
  * with per-event results (a batch call). `missed`: a run with a leader came when that run had
  * already ended (their messages crossed); the main thread, which has that run's outcome by then
@@ -97,6 +150,57 @@ export interface OutcomesMessage {
 
 /** OutcomesMessage.okDurationsMs of a run whose outcome is in `others` (a run that ended ran 0 ms or more). */
 export const NOT_OK_DURATION = -1;
+
+/**
+ * The outcomes a thread has not posted yet, in the order their runs ended (the thread's side,
+ * thread-entry.ts); the main thread reads them back with {@link readOutcomes}.
+ */
+export class OutcomesWriter {
+  #taskIds: number[] = [];
+  #okDurationsMs: number[] = [];
+  #others: ThreadOutcome[] = [];
+
+  get empty(): boolean {
+    return this.#taskIds.length === 0;
+  }
+
+  /** A run that ended ok with nothing more to say: two numbers. */
+  ok(taskId: number, durationMs: number): void {
+    this.#taskIds.push(taskId);
+    this.#okDurationsMs.push(durationMs);
+  }
+
+  /** Any other outcome: an object, in its place in the order. */
+  other(taskId: number, reported: ThreadOutcome): void {
+    this.#taskIds.push(taskId);
+    this.#okDurationsMs.push(NOT_OK_DURATION);
+    this.#others.push(reported);
+  }
+
+  /** The message of all written so far; the writer starts empty again. */
+  take(): OutcomesMessage {
+    const message: OutcomesMessage = { taskIds: this.#taskIds, okDurationsMs: this.#okDurationsMs, others: this.#others };
+    this.#taskIds = [];
+    this.#okDurationsMs = [];
+    this.#others = [];
+    return message;
+  }
+}
+
+/** Calls `settle` for each run of `message`, in the order the runs ended; a plain ok comes back as `{ status: 'ok', durationMs }`. */
+export function readOutcomes(message: OutcomesMessage, settle: (taskId: number, outcome: DispatchResult, missed: boolean) => void): void {
+  const { taskIds, okDurationsMs, others } = message;
+  let other = 0;
+  for (let i = 0; i < taskIds.length; i++) {
+    const durationMs = okDurationsMs[i] as number;
+    const taskId = taskIds[i] as number;
+    if (durationMs !== NOT_OK_DURATION) settle(taskId, { status: 'ok', durationMs }, false);
+    else {
+      const reported = others[other++] as ThreadOutcome;
+      settle(taskId, reported.outcome, reported.missed === true);
+    }
+  }
+}
 
 /**
  * Thread -> pool, on piscina's `message` event (the thread's parentPort), once when the thread
