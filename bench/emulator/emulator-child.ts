@@ -66,6 +66,9 @@ if (process.env.BENCH_CONTROL === '1') {
     const head = em.state().tenants.find((t) => t.id === 'dev-tenant')!.head;
     process.stdout.write(`APPENDED ${count} ${head}\n`);
   });
+  // The benchmark gone (stdin closed): leave too, also when started in a session of its own
+  // (BENCH_EMULATOR_OWN_GROUP), where a Ctrl-C of the benchmark does not reach this process.
+  process.stdin.on('end', () => process.exit(0));
 }
 
 let cpuAtMark = process.cpuUsage();

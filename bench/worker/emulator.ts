@@ -22,6 +22,10 @@ export class EmulatorChild {
     const child = spawn(process.execPath, ['--import', 'tsx', entry], {
       env: { ...process.env, BENCH_PREFILL_EVENTS: '0', BENCH_CONTROL: '1' },
       stdio: ['pipe', 'pipe', 'inherit'],
+      // BENCH_EMULATOR_OWN_GROUP=1: the platform in a session of its own, so that Linux's autogroup
+      // scheduler shares the cores between it and the rest as between two terminals, instead of
+      // thread by thread with the worker's (docs/benchmarks.md, "The platform in a scheduling group of its own").
+      detached: process.env.BENCH_EMULATOR_OWN_GROUP === '1',
     });
     const em = new EmulatorChild(child);
     em.url = (await em.#waitFor(/READY (\S+)/))[1]!;
