@@ -85,4 +85,3 @@ export class ThreadLink {
     this.#port.close();
   }
 }
-

@@ -76,7 +76,6 @@ export const NO_LEADER = -1;
  */
 export class RunsWriter {
   readonly message: RunsMessage;
-  #count = 0;
 
   constructor(firstTaskId: number, states: Uint8Array) {
     this.message = { firstTaskId, handlers: [], events: [], contexts: [], states };
@@ -85,7 +84,8 @@ export class RunsWriter {
   /** The next run: its job, and the task id of the run it follows, if any. */
   add(job: DispatchJob, leaderTaskId: number | undefined): void {
     const message = this.message;
-    const index = this.#count++;
+    // Runs written before this one: the length a rare column starting here is filled to.
+    const index = message.handlers.length;
     message.handlers.push(job.handler);
     message.events.push(job.event);
     message.contexts.push(job.ctx);
