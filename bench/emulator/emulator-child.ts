@@ -10,6 +10,7 @@
  */
 import { createInterface } from 'node:readline';
 import { startEmulator } from '../../src/emulator/index.js';
+import { eventData } from './event-data.mjs';
 
 const prefillEvents = Number(process.env.BENCH_PREFILL_EVENTS ?? 1_000_000);
 const topUpEnabled = process.env.BENCH_TOP_UP === '1';
@@ -19,19 +20,7 @@ const em = await startEmulator({ port: 0 });
  * BENCH_EVENT_DATA=entry: each event's data is an entry update as the platform sends them (the entry
  * before and after, ~1 KB of JSON) instead of a counter and 64 characters.
  */
-const entryData = process.env.BENCH_EVENT_DATA === 'entry';
-function dataOf(n: number, subject: string): unknown {
-  if (!entryData) return { n, payload: 'x'.repeat(64) };
-  const entry = (version: number) => ({
-    id: subject,
-    sourceId: 'src_bench',
-    values: { sku: `SKU-${n % 997}`, title: `Product ${subject}`, price: { amount: 1999 + version, currency: 'EUR' }, stock: 40 + version, tags: ['bench', 'entry', `v${version}`] },
-    tags: ['imported'],
-    version,
-    updatedAt: new Date(1_780_000_000_000 + version * 1_000).toISOString(),
-  });
-  return { sourceId: 'src_bench', entryId: subject, previous: entry(n), current: entry(n + 1), changed: ['values.price', 'values.stock'] };
-}
+const dataKind = process.env.BENCH_EVENT_DATA === 'entry' ? 'entry' : 'small';
 
 let appended = 0;
 function append(count: number, subjects = 0): void {
@@ -40,7 +29,7 @@ function append(count: number, subjects = 0): void {
     for (let i = 0; i < Math.min(10_000, count - done); i++) {
       appended++;
       const subject = subjects > 0 ? `s-${(done + i) % subjects}` : `s-${appended}`;
-      events.push({ type: 'bench.event', subject, data: dataOf(appended, subject) });
+      events.push({ type: 'bench.event', subject, data: eventData(dataKind, appended, subject) });
     }
     em.appendEvents('dev-tenant', events);
   }
