@@ -32,7 +32,7 @@ if (values.child === undefined) {
     for (let r = 0; r < Number(values.runs); r++) {
       for (const way of ['clone', 'shared']) {
         const out = execFileSync(process.execPath, [self, '--child', way, '--kind', kind, '--events', String(EVENTS)], { encoding: 'utf8' });
-        ((results[`${kind} ${way}`] ??= [])).push(Number(out.trim()));
+        (results[`${kind} ${way}`] ??= []).push(Number(out.trim()));
       }
     }
   }
