@@ -2,8 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { DEAD_LETTERS_METRIC, registerDeadLetterGauge, type DeadLetterGaugeOptions } from '../dead-letter/gauge.js';
 import type { WorkerEmitter, WorkerEventMap } from '../worker/events.js';
 import { LabelledHistogram, PendingCount, flushOnCollect } from './hot-path-metrics.js';
-import { BacklogAgeTracker } from './backlog.js';
-import { LagTracker } from './lag.js';
+import { observeStreamPosition, type StreamPosition } from './stream-position.js';
 
 /** Every name of CONTRACT.md "Health and metrics", prefixed. */
 export const METRIC_PREFIX = 'durable_worker_';
@@ -46,6 +45,8 @@ export interface CreateMetricsOptions {
   collectDefaultMetrics?: boolean;
   /** The `dead_letters` gauge's count of the sink (src/dead-letter/gauge.ts); without one it has no series. */
   deadLetters?: DeadLetterGaugeOptions;
+  /** Lag, committed cursor and backlog age, shared with other readers (default: observed here). */
+  position?: StreamPosition;
 }
 
 export interface WorkerMetrics {
@@ -83,7 +84,8 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
   const pulls = new Counter({ name: METRIC_NAMES.pulls, help: 'Pull requests by answer', labelNames: ['status'], registers, collect: flushOnCollect(pullCounts) });
   const ackCounts: PendingCount[] = [];
   const acks = new Counter({ name: METRIC_NAMES.acks, help: 'Acknowledgements by answer', labelNames: ['status'], registers, collect: flushOnCollect(ackCounts) });
-  const tracker = new LagTracker();
+  const ownPosition = options.position === undefined ? observeStreamPosition(options.events) : undefined;
+  const { lag: tracker, backlog } = options.position ?? (ownPosition as StreamPosition);
   const destination = { destination: options.destination };
   // Kept with its CONTRACT meaning; it counts what this process leased and has not seen committed,
   // never the events still waiting in the stream (docs/metrics.md): backlog_age_seconds is the backlog.
@@ -105,7 +107,6 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
       if (tracker.committed !== undefined) this.set(destination, Number(tracker.committed));
     },
   });
-  const backlog = new BacklogAgeTracker();
   new Gauge({
     name: METRIC_NAMES.backlogAge,
     help: 'Seconds since the oldest event this process last leased was appended to the stream; 0 once a pull answers 204 (caught up)',
@@ -150,10 +151,6 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
       pullCount(e.status).inc();
       pullDuration.observe(e.durationMs / 1_000);
     },
-    'batch:pulled': (e) => {
-      tracker.observeEvents(e.events);
-      backlog.observeBatch(e.events);
-    },
     'event:done': (e) => {
       eventCount(e.event.type, e.outcome).inc();
       // A duplicate never reached a handler: its zero time would flatten the histogram.
@@ -164,12 +161,8 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
     'ack:done': (e) => {
       ackCount(e.status).inc();
       if (e.durationMs !== undefined) ackDuration.observe(e.durationMs / 1_000);
-      tracker.observeAck(e.response, e.lastSequence);
     },
-    'caught-up': (e) => {
-      lastCaughtUp.set(e.at / 1_000);
-      backlog.observeCaughtUp(e.at);
-    },
+    'caught-up': (e) => lastCaughtUp.set(e.at / 1_000),
     'listener:error': (e) => listenerErrors.inc({ event: e.event }),
   };
 
@@ -181,6 +174,7 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
     registry,
     close() {
       for (const [name, listener] of entries) bus.off(name, listener);
+      ownPosition?.close();
     },
   };
 }

@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import type { EventOutcome, WorkerEmitter, WorkerEventMap } from '../worker/events.js';
-import { BacklogAgeTracker } from './backlog.js';
-import { LagTracker } from './lag.js';
+import { observeStreamPosition, type StreamPosition } from './stream-position.js';
 
 export interface StartSummaryOptions {
   /** The worker's event bus; the summary only listens. */
@@ -13,6 +12,8 @@ export interface StartSummaryOptions {
   maxInProgress?: number;
   /** Clock, for tests (default: Date.now). */
   now?: () => number;
+  /** Lag and backlog age, shared with other readers (default: observed here, on `now`). */
+  position?: StreamPosition;
 }
 
 export interface SummaryLine {
@@ -48,8 +49,8 @@ const emptyOutcomes = (): Record<EventOutcome, number> => ({ ok: 0, failed: 0, d
  */
 export function startSummary(options: StartSummaryOptions): Summary {
   const now = options.now ?? Date.now;
-  const tracker = new LagTracker();
-  const backlog = new BacklogAgeTracker(now);
+  const ownPosition = options.position === undefined ? observeStreamPosition(options.events, now) : undefined;
+  const { lag: tracker, backlog } = options.position ?? (ownPosition as StreamPosition);
   let outcomes = emptyOutcomes();
   let staleAcks = 0;
   let pulls = 0;
@@ -60,11 +61,6 @@ export function startSummary(options: StartSummaryOptions): Summary {
 
   const listeners: { [K in keyof WorkerEventMap]?: (...args: WorkerEventMap[K]) => void } = {
     'pull:done': () => void pulls++,
-    'batch:pulled': (e) => {
-      tracker.observeEvents(e.events);
-      backlog.observeBatch(e.events);
-    },
-    'caught-up': (e) => backlog.observeCaughtUp(e.at),
     'event:done': (e) => void outcomes[e.outcome]++,
     'inflight:changed': (e) => void (inFlight = e.inFlight),
     'leases:changed': (e) => {
@@ -73,7 +69,6 @@ export function startSummary(options: StartSummaryOptions): Summary {
     },
     'ack:done': (e) => {
       if (e.status === 'stale') staleAcks++;
-      tracker.observeAck(e.response, e.lastSequence);
     },
   };
   const bus = options.events as unknown as import('node:events').EventEmitter;
@@ -113,6 +108,7 @@ export function startSummary(options: StartSummaryOptions): Summary {
     stop() {
       clearInterval(timer);
       for (const [name, listener] of entries) bus.off(name, listener);
+      ownPosition?.close();
     },
   };
 }

@@ -158,10 +158,15 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     });
     cleanups.push({ name: 'dispatcher', run: () => dispatcher.close() });
 
+    // One view of the stream's position, read by the metrics and the summary line alike.
+    const { observeStreamPosition } = await import('../observability/stream-position.js');
+    const position = observeStreamPosition(events);
+    cleanups.push({ name: 'stream position', run: () => position.close() });
     const { createMetrics } = await import('../observability/metrics.js');
     const countDead = (sink as Partial<Pick<DeadLetterStore, 'countDead'>>).countDead?.bind(sink);
     const metrics = createMetrics({
       events,
+      position,
       destination: config.destination,
       deadLetters: { count: countDead, onError: (err) => logger.warn({ err }, 'dead-letter sink: counting dead records failed') },
     });
@@ -173,7 +178,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
       metricsUrl = server.url;
     }
     const { startSummary } = await import('../observability/summary.js');
-    const summary = startSummary({ events, logger, maxInProgress, ...(options.summaryIntervalMs === undefined ? {} : { intervalMs: options.summaryIntervalMs }) });
+    const summary = startSummary({ events, position, logger, maxInProgress, ...(options.summaryIntervalMs === undefined ? {} : { intervalMs: options.summaryIntervalMs }) });
     cleanups.push({ name: 'summary', run: () => summary.stop() });
   } catch (err) {
     await runCleanups(cleanups, logger);

@@ -2,6 +2,9 @@ import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { LagTracker } from '../../src/observability/lag.js';
 import { DROPPED_DEFAULT_METRICS, METRIC_NAMES, createMetrics } from '../../src/observability/metrics.js';
+import { observeStreamPosition } from '../../src/observability/stream-position.js';
+import { startSummary } from '../../src/observability/summary.js';
+import { createLogger } from '../../src/observability/logger.js';
 import type { CloudEvent } from '../../src/types.js';
 import type { WorkerEmitter } from '../../src/worker/events.js';
 
@@ -70,6 +73,35 @@ describe('createMetrics', () => {
     expect(bus.listenerCount('pull:done')).toBe(1);
     b.close();
     expect(bus.listenerCount('pull:done')).toBe(0);
+  });
+});
+
+describe('a shared stream position', () => {
+  it('scans each batch once for the metrics and the summary line, which report the same lag and outlive each other', async () => {
+    const bus = new EventEmitter() as WorkerEmitter;
+    const position = observeStreamPosition(bus);
+    const metrics = createMetrics({ events: bus, destination: 'dest-s', collectDefaultMetrics: false, position });
+    const summary = startSummary({ events: bus, logger: createLogger({ level: 'silent', pretty: false }), position });
+    // The position alone listens to what only it needs.
+    expect(bus.listenerCount('batch:pulled')).toBe(1);
+    let scans = 0;
+    const observeEvents = position.lag.observeEvents.bind(position.lag);
+    position.lag.observeEvents = (events) => {
+      scans++;
+      observeEvents(events);
+    };
+    bus.emit('batch:pulled', { workerId: 'w', leaseId: 'l', generation: 1, attempt: 1, events: [event('5'), event('9')] });
+    bus.emit('ack:done', { workerId: 'w', leaseId: 'l', generation: 1, sent: 'ok', status: 'committed', response: { status: 'committed', committed: '6' }, lastSequence: '9' });
+    expect(scans).toBe(1);
+    expect(sampleValue(await metrics.registry.metrics(), METRIC_NAMES.lag, '{destination="dest-s"}')).toBe(3);
+    expect(summary.flush().lag).toBe('3');
+    // A reader's close leaves a position it was given to the others.
+    metrics.close();
+    bus.emit('ack:done', { workerId: 'w', leaseId: 'l', generation: 1, sent: 'ok', status: 'committed', response: { status: 'committed', committed: '9' } });
+    expect(summary.flush().lag).toBe('0');
+    summary.stop();
+    position.close();
+    expect(bus.listenerCount('ack:done')).toBe(0);
   });
 });
 

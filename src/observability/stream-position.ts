@@ -1,0 +1,40 @@
+import type { WorkerEmitter, WorkerEventMap } from '../worker/events.js';
+import { BacklogAgeTracker } from './backlog.js';
+import { LagTracker } from './lag.js';
+
+/**
+ * Where this process stands in the stream: its lag and the committed cursor (LagTracker) and the
+ * backlog age (BacklogAgeTracker), fed from the worker's events. The metrics and the summary line
+ * both report them; the worker makes one and gives it to both, so that each leased batch is scanned
+ * once, not once per reader. Each reader made without one observes for itself.
+ */
+export interface StreamPosition {
+  readonly lag: LagTracker;
+  readonly backlog: BacklogAgeTracker;
+  /** Stops listening to the event bus. */
+  close(): void;
+}
+
+/** Starts observing `events`; `now` is the backlog age's clock (for tests; default Date.now). */
+export function observeStreamPosition(events: WorkerEmitter, now: () => number = Date.now): StreamPosition {
+  const lag = new LagTracker();
+  const backlog = new BacklogAgeTracker(now);
+  const listeners: { [K in keyof WorkerEventMap]?: (...args: WorkerEventMap[K]) => void } = {
+    'batch:pulled': (e) => {
+      lag.observeEvents(e.events);
+      backlog.observeBatch(e.events);
+    },
+    'ack:done': (e) => lag.observeAck(e.response, e.lastSequence),
+    'caught-up': (e) => backlog.observeCaughtUp(e.at),
+  };
+  const bus = events as unknown as import('node:events').EventEmitter;
+  const entries = Object.entries(listeners) as [string, (...args: unknown[]) => void][];
+  for (const [name, listener] of entries) bus.on(name, listener);
+  return {
+    lag,
+    backlog,
+    close() {
+      for (const [name, listener] of entries) bus.off(name, listener);
+    },
+  };
+}
