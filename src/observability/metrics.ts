@@ -84,8 +84,9 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
   const pulls = new Counter({ name: METRIC_NAMES.pulls, help: 'Pull requests by answer', labelNames: ['status'], registers, collect: flushOnCollect(pullCounts) });
   const ackCounts: PendingCount[] = [];
   const acks = new Counter({ name: METRIC_NAMES.acks, help: 'Acknowledgements by answer', labelNames: ['status'], registers, collect: flushOnCollect(ackCounts) });
-  const ownPosition = options.position === undefined ? observeStreamPosition(options.events) : undefined;
-  const { lag: tracker, backlog } = options.position ?? (ownPosition as StreamPosition);
+  // A position it was given belongs to the caller, who closes it.
+  const ownsPosition = options.position === undefined;
+  const { lag: tracker, backlog, close: closePosition } = options.position ?? observeStreamPosition(options.events);
   const destination = { destination: options.destination };
   // Kept with its CONTRACT meaning; it counts what this process leased and has not seen committed,
   // never the events still waiting in the stream (docs/metrics.md): backlog_age_seconds is the backlog.
@@ -174,7 +175,7 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
     registry,
     close() {
       for (const [name, listener] of entries) bus.off(name, listener);
-      ownPosition?.close();
+      if (ownsPosition) closePosition();
     },
   };
 }

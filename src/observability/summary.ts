@@ -49,8 +49,9 @@ const emptyOutcomes = (): Record<EventOutcome, number> => ({ ok: 0, failed: 0, d
  */
 export function startSummary(options: StartSummaryOptions): Summary {
   const now = options.now ?? Date.now;
-  const ownPosition = options.position === undefined ? observeStreamPosition(options.events, now) : undefined;
-  const { lag: tracker, backlog } = options.position ?? (ownPosition as StreamPosition);
+  // A position it was given belongs to the caller, who closes it.
+  const ownsPosition = options.position === undefined;
+  const { lag: tracker, backlog, close: closePosition } = options.position ?? observeStreamPosition(options.events, now);
   let outcomes = emptyOutcomes();
   let staleAcks = 0;
   let pulls = 0;
@@ -108,7 +109,7 @@ export function startSummary(options: StartSummaryOptions): Summary {
     stop() {
       clearInterval(timer);
       for (const [name, listener] of entries) bus.off(name, listener);
-      ownPosition?.close();
+      if (ownsPosition) closePosition();
     },
   };
 }
