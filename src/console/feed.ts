@@ -1,4 +1,4 @@
-import type { WorkerEmitter, WorkerEventMap } from '../worker/events.js';
+import { listenTo, type WorkerEmitter, type WorkerEventMap } from '../worker/events.js';
 import type { ReplayResult } from '../dead-letter/replay.js';
 import { EventRecord } from './event-record.js';
 import { compareSequences } from '../runtime/sequence.js';
@@ -53,19 +53,14 @@ export class ConsoleFeed {
 
   /** Listens to a worker's bus; returns the function that stops listening. */
   attach(events: WorkerEmitter): () => void {
-    const handlers: { [K in keyof WorkerEventMap]?: (...args: WorkerEventMap[K]) => void } = {
+    return listenTo(events, {
       'batch:pulled': (batch) => this.#pulled(batch),
       'event:done': (done) => this.#done(done),
       'ack:done': (ack) => this.#acked(ack),
       'loop:crashed': ({ workerId, error, restartInMs }) =>
         this.#notice('error', `${workerId} crashed handling a pull: ${error instanceof Error ? error.message : String(error)} (it pulls again in ${restartInMs} ms)`),
       'ready:changed': ({ ready, reason }) => this.#notice(ready ? 'info' : 'warn', ready ? 'worker ready' : `worker not ready${reason === undefined ? '' : `: ${reason}`}`),
-    };
-    const emitter = events as unknown as import('node:events').EventEmitter;
-    for (const [name, handler] of Object.entries(handlers)) emitter.on(name, handler as (...args: unknown[]) => void);
-    return () => {
-      for (const [name, handler] of Object.entries(handlers)) emitter.off(name, handler as (...args: unknown[]) => void);
-    };
+    });
   }
 
   subscribe(listener: FeedListener): () => void {

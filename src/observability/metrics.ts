@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { DEAD_LETTERS_METRIC, registerDeadLetterGauge, type DeadLetterGaugeOptions } from '../dead-letter/gauge.js';
-import type { WorkerEmitter, WorkerEventMap } from '../worker/events.js';
+import { listenTo, type WorkerEmitter, type WorkerEventMap } from '../worker/events.js';
 import { LabelledHistogram, PendingCount, flushOnCollect } from './hot-path-metrics.js';
 import { observeStreamPosition, type StreamPosition } from './stream-position.js';
 
@@ -147,7 +147,7 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
     }
     return count;
   };
-  const listeners: { [K in keyof WorkerEventMap]?: (...args: WorkerEventMap[K]) => void } = {
+  const stopListening = listenTo(options.events, {
     'pull:done': (e) => {
       pullCount(e.status).inc();
       pullDuration.observe(e.durationMs / 1_000);
@@ -165,16 +165,12 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
     },
     'caught-up': (e) => lastCaughtUp.set(e.at / 1_000),
     'listener:error': (e) => listenerErrors.inc({ event: e.event }),
-  };
-
-  const bus = options.events as unknown as import('node:events').EventEmitter;
-  const entries = Object.entries(listeners) as [string, (...args: unknown[]) => void][];
-  for (const [name, listener] of entries) bus.on(name, listener);
+  });
 
   return {
     registry,
     close() {
-      for (const [name, listener] of entries) bus.off(name, listener);
+      stopListening();
       if (ownsPosition) closePosition();
     },
   };

@@ -1,4 +1,4 @@
-import type { WorkerEmitter, WorkerEventMap } from '../worker/events.js';
+import { listenTo, type WorkerEmitter } from '../worker/events.js';
 import { BacklogAgeTracker } from './backlog.js';
 import { LagTracker } from './lag.js';
 
@@ -19,22 +19,13 @@ export interface StreamPosition {
 export function observeStreamPosition(events: WorkerEmitter, now: () => number = Date.now): StreamPosition {
   const lag = new LagTracker();
   const backlog = new BacklogAgeTracker(now);
-  const listeners: { [K in keyof WorkerEventMap]?: (...args: WorkerEventMap[K]) => void } = {
+  const close = listenTo(events, {
     'batch:pulled': (e) => {
       lag.observeEvents(e.events);
       backlog.observeBatch(e.events);
     },
     'ack:done': (e) => lag.observeAck(e.response, e.lastSequence),
     'caught-up': (e) => backlog.observeCaughtUp(e.at),
-  };
-  const bus = events as unknown as import('node:events').EventEmitter;
-  const entries = Object.entries(listeners) as [string, (...args: unknown[]) => void][];
-  for (const [name, listener] of entries) bus.on(name, listener);
-  return {
-    lag,
-    backlog,
-    close() {
-      for (const [name, listener] of entries) bus.off(name, listener);
-    },
-  };
+  });
+  return { lag, backlog, close };
 }

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { EventOutcome, WorkerEmitter, WorkerEventMap } from '../worker/events.js';
+import { listenTo, type EventOutcome, type WorkerEmitter } from '../worker/events.js';
 import { observeStreamPosition, type StreamPosition } from './stream-position.js';
 
 export interface StartSummaryOptions {
@@ -60,7 +60,7 @@ export function startSummary(options: StartSummaryOptions): Summary {
   let bufferedEvents = 0;
   let intervalStartMs = now();
 
-  const listeners: { [K in keyof WorkerEventMap]?: (...args: WorkerEventMap[K]) => void } = {
+  const stopListening = listenTo(options.events, {
     'pull:done': () => void pulls++,
     'event:done': (e) => void outcomes[e.outcome]++,
     'inflight:changed': (e) => void (inFlight = e.inFlight),
@@ -71,10 +71,7 @@ export function startSummary(options: StartSummaryOptions): Summary {
     'ack:done': (e) => {
       if (e.status === 'stale') staleAcks++;
     },
-  };
-  const bus = options.events as unknown as import('node:events').EventEmitter;
-  const entries = Object.entries(listeners) as [string, (...args: unknown[]) => void][];
-  for (const [name, listener] of entries) bus.on(name, listener);
+  });
 
   const flush = (): SummaryLine => {
     const at = now();
@@ -108,7 +105,7 @@ export function startSummary(options: StartSummaryOptions): Summary {
     flush,
     stop() {
       clearInterval(timer);
-      for (const [name, listener] of entries) bus.off(name, listener);
+      stopListening();
       if (ownsPosition) closePosition();
     },
   };

@@ -38,3 +38,16 @@ export interface WorkerEventMap {
 
 /** The worker's event bus. */
 export type WorkerEmitter = import('node:events').EventEmitter<WorkerEventMap>;
+
+/** Listeners of some of the worker's events, by event name. */
+export type WorkerListeners = { [K in keyof WorkerEventMap]?: (...args: WorkerEventMap[K]) => void };
+
+/** Adds each of `listeners` to the bus; returns the function that removes them all. */
+export function listenTo(events: WorkerEmitter, listeners: WorkerListeners): () => void {
+  const bus = events as unknown as import('node:events').EventEmitter;
+  const entries = Object.entries(listeners) as [string, (...args: unknown[]) => void][];
+  for (const [name, listener] of entries) bus.on(name, listener);
+  return () => {
+    for (const [name, listener] of entries) bus.off(name, listener);
+  };
+}

@@ -1,10 +1,10 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { LagTracker } from '../../src/observability/lag.js';
+import { createLogger } from '../../src/observability/logger.js';
 import { DROPPED_DEFAULT_METRICS, METRIC_NAMES, createMetrics } from '../../src/observability/metrics.js';
 import { observeStreamPosition } from '../../src/observability/stream-position.js';
 import { startSummary } from '../../src/observability/summary.js';
-import { createLogger } from '../../src/observability/logger.js';
 import type { CloudEvent } from '../../src/types.js';
 import type { WorkerEmitter } from '../../src/worker/events.js';
 
