@@ -29,7 +29,8 @@ export class ConsumerWatch {
   readonly #history: LagPoint[] = [];
   #latest: ConsumerView;
   #timer: NodeJS.Timeout | undefined;
-  #sampling = false;
+  /** The sample on its way, if any. */
+  #sampling: Promise<ConsumerView> | undefined;
 
   constructor(options: ConsumerWatchOptions) {
     this.#options = options;
@@ -57,10 +58,22 @@ export class ConsumerWatch {
     this.#timer = undefined;
   }
 
-  /** One sample now (also after the page changed something, so it shows at once). Never rejects. */
+  /**
+   * One sample read after this call (also after the page changed something, so it shows at once).
+   * A sample already on its way may have read the state before the caller's change: it is waited
+   * for, then the state is read again. Never rejects.
+   */
   async sample(): Promise<ConsumerView> {
-    if (this.#sampling) return this.#latest;
-    this.#sampling = true;
+    while (this.#sampling !== undefined) await this.#sampling;
+    this.#sampling = this.#read();
+    try {
+      return await this.#sampling;
+    } finally {
+      this.#sampling = undefined;
+    }
+  }
+
+  async #read(): Promise<ConsumerView> {
     try {
       this.#latest = this.#view(await this.#options.readState());
       if (this.#latest.reachable) {
@@ -69,8 +82,6 @@ export class ConsumerWatch {
       }
     } catch (err) {
       this.#latest = this.#unreachable(err instanceof Error ? err.message : String(err));
-    } finally {
-      this.#sampling = false;
     }
     this.#options.onSample(this.#latest);
     return this.#latest;
