@@ -24,7 +24,7 @@ async function measure(kind) {
   const { idempotencyKey } = await import('../../dist/idempotency/key.js');
   const store = kind === 'map' ? new MapStore() : new (await import('../../dist/idempotency/memory.js')).MemoryIdempotencyStore({ doneTtlMs: 86_400_000 });
   const ids = Array.from({ length: keyCount }, () => randomUUID());
-  // The main thread's own CPU where Node has it (23.9 and later), else the process's (one thread here).
+  // The main thread's own CPU where Node has it (23.9 and later), else the whole process's (V8's helpers included).
   const cpuUsage = process.threadCpuUsage?.bind(process) ?? process.cpuUsage.bind(process);
   const startCpu = cpuUsage();
   for (let at = 0; at < keyCount; at += 100) {
