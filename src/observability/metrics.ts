@@ -2,7 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { DEAD_LETTERS_METRIC, registerDeadLetterGauge, type DeadLetterGaugeOptions } from '../dead-letter/gauge.js';
 import { listenTo, type WorkerEmitter, type WorkerEventMap } from '../worker/events.js';
 import { LabelledHistogram, PendingCount, flushOnCollect } from './hot-path-metrics.js';
-import { observeStreamPosition, type StreamPosition } from './stream-position.js';
+import { readerPosition, type StreamPosition } from './stream-position.js';
 
 /** Every name of CONTRACT.md "Health and metrics", prefixed. */
 export const METRIC_PREFIX = 'durable_worker_';
@@ -84,9 +84,7 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
   const pulls = new Counter({ name: METRIC_NAMES.pulls, help: 'Pull requests by answer', labelNames: ['status'], registers, collect: flushOnCollect(pullCounts) });
   const ackCounts: PendingCount[] = [];
   const acks = new Counter({ name: METRIC_NAMES.acks, help: 'Acknowledgements by answer', labelNames: ['status'], registers, collect: flushOnCollect(ackCounts) });
-  // A position it was given belongs to the caller, who closes it.
-  const ownsPosition = options.position === undefined;
-  const { lag: tracker, backlog, close: closePosition } = options.position ?? observeStreamPosition(options.events);
+  const { position: { lag: tracker, backlog }, release: releasePosition } = readerPosition(options.position, options.events);
   const destination = { destination: options.destination };
   // Kept with its CONTRACT meaning; it counts what this process leased and has not seen committed,
   // never the events still waiting in the stream (docs/metrics.md): backlog_age_seconds is the backlog.
@@ -171,7 +169,7 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
     registry,
     close() {
       stopListening();
-      if (ownsPosition) closePosition();
+      releasePosition();
     },
   };
 }

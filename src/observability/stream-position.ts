@@ -29,3 +29,13 @@ export function observeStreamPosition(events: WorkerEmitter, now: () => number =
   });
   return { lag, backlog, close };
 }
+
+/**
+ * A reader's position: `given` when its caller shares one (and closes it), else one observed for
+ * this reader alone. `release` closes only the latter, so a reader never closes what it was lent.
+ */
+export function readerPosition(given: StreamPosition | undefined, events: WorkerEmitter, now?: () => number): { position: StreamPosition; release(): void } {
+  if (given !== undefined) return { position: given, release: () => {} };
+  const own = observeStreamPosition(events, now);
+  return { position: own, release: () => own.close() };
+}

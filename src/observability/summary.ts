@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { listenTo, type EventOutcome, type WorkerEmitter } from '../worker/events.js';
-import { observeStreamPosition, type StreamPosition } from './stream-position.js';
+import { readerPosition, type StreamPosition } from './stream-position.js';
 
 export interface StartSummaryOptions {
   /** The worker's event bus; the summary only listens. */
@@ -49,9 +49,7 @@ const emptyOutcomes = (): Record<EventOutcome, number> => ({ ok: 0, failed: 0, d
  */
 export function startSummary(options: StartSummaryOptions): Summary {
   const now = options.now ?? Date.now;
-  // A position it was given belongs to the caller, who closes it.
-  const ownsPosition = options.position === undefined;
-  const { lag: tracker, backlog, close: closePosition } = options.position ?? observeStreamPosition(options.events, now);
+  const { position: { lag: tracker, backlog }, release: releasePosition } = readerPosition(options.position, options.events, now);
   let outcomes = emptyOutcomes();
   let staleAcks = 0;
   let pulls = 0;
@@ -106,7 +104,7 @@ export function startSummary(options: StartSummaryOptions): Summary {
     stop() {
       clearInterval(timer);
       stopListening();
-      if (ownsPosition) closePosition();
+      releasePosition();
     },
   };
 }
