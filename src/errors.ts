@@ -6,6 +6,8 @@
 export const ErrorCodes = {
   /** A handler asked for its event to be dead-lettered at once. */
   PERMANENT: 'DW_ERR_PERMANENT',
+  /** A handler failed and said when to try again (RetryLaterError). */
+  RETRY_LATER: 'DW_ERR_RETRY_LATER',
   /** Bad CLI/env/file configuration. */
   CONFIG: 'DW_ERR_CONFIG',
   /** A handler module could not be loaded or is not a valid handler. */
@@ -49,6 +51,39 @@ export class PermanentError extends DurableWorkerError {
     super(ErrorCodes.PERMANENT, message, options);
     this.name = 'PermanentError';
   }
+}
+
+/**
+ * Throw from a handler to fail this run and say when to try again: `afterMs` from now, or what a
+ * downstream's `Retry-After` header said (`RetryLaterError.fromRetryAfter`). The run counts as an
+ * attempt; the wait replaces the backoff, capped by `--retry-backoff-max`.
+ */
+export class RetryLaterError extends DurableWorkerError {
+  /** How long to wait before the next run, in ms. */
+  readonly retryAfterMs: number;
+
+  constructor(message: string, options: { afterMs: number; cause?: unknown }) {
+    super(ErrorCodes.RETRY_LATER, message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'RetryLaterError';
+    this.retryAfterMs = Math.max(0, Number.isFinite(options.afterMs) ? options.afterMs : 0);
+  }
+
+  /**
+   * From a `Retry-After` header value (delay-seconds or an HTTP date, RFC 9110 10.2.3); a value that
+   * is neither falls back to the backoff (afterMs 0 is "no opinion": the worker's backoff applies).
+   */
+  static fromRetryAfter(message: string, retryAfter: string | null | undefined, options: { cause?: unknown; nowMs?: number } = {}): RetryLaterError {
+    return new RetryLaterError(message, { afterMs: parseRetryAfterMs(retryAfter, options.nowMs) ?? 0, cause: options.cause });
+  }
+}
+
+/** Milliseconds a `Retry-After` value asks to wait (seconds or an HTTP date), or undefined. */
+export function parseRetryAfterMs(value: string | null | undefined, nowMs: number = Date.now()): number | undefined {
+  if (value === null || value === undefined) return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1_000;
+  const at = Date.parse(text);
+  return Number.isFinite(at) ? Math.max(0, at - nowMs) : undefined;
 }
 
 /** Bad configuration: the CLI prints the message on one line and exits 2. */

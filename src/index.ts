@@ -6,7 +6,7 @@ export { defineBatchHandler } from './handlers/define-batch.js';
 export type { BatchHandler, BatchHandlerDefinition, BatchContext } from './handlers/define-batch.js';
 export type { BatchEventResult, BatchResults } from './handlers/batch-results.js';
 export type { HandlerLifeCycle, LifeCycleContext, TeardownContext } from './handlers/define.js';
-export { PermanentError, DurableWorkerError, ConfigError, ErrorCodes, hasCode } from './errors.js';
+export { PermanentError, RetryLaterError, DurableWorkerError, ConfigError, ErrorCodes, hasCode } from './errors.js';
 export type {
   AckRequest,
   AckResponse,

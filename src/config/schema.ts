@@ -3,6 +3,7 @@ import { isAbsolute, resolve } from 'node:path';
 import * as z from 'zod';
 import { DEAD_LETTER_URL_HELP, isSharedSink, parseDeadLetterUrl } from '../dead-letter/index.js';
 import { parseDurationMs } from './duration.js';
+import { BREAKER_DEFAULTS, RETRY_DEFAULTS } from './failure-defaults.js';
 import { flowLimitsOf } from './flow-defaults.js';
 import type { WorkerConfig } from './types.js';
 
@@ -184,6 +185,14 @@ export function createWorkerConfigSchema(context: SchemaContext) {
       maxInProgress: intRange(1, 100_000).optional(),
       maxLeases: intRange(1, 1000).optional(),
       maxAttempts: intRange(1, 1000).default(5),
+      retryBackoffMin: duration(0, 3_600_000, 'a duration like 500ms, 1s, 2m (0..1h)'),
+      retryBackoffMax: duration(0, 86_400_000, 'a duration like 30s, 5m, 1h (0..24h)'),
+      breaker: z.preprocess(toBoolean, z.boolean({ error: BOOLEAN_MESSAGE })).default(BREAKER_DEFAULTS.breaker),
+      breakerFailureRatio: z
+        .preprocess(toNumber, z.number({ error: 'must be a number above 0 and at most 1' }).gt(0, { error: 'must be above 0 and at most 1' }).max(1, { error: 'must be above 0 and at most 1' }))
+        .default(BREAKER_DEFAULTS.breakerFailureRatio),
+      breakerWindow: intRange(2, 10_000).default(BREAKER_DEFAULTS.breakerWindow),
+      breakerCooldown: duration(100, 3_600_000, 'a duration like 500ms, 3s, 1m (100ms..1h)'),
       isolation: oneOf(['thread', 'none'] as const).default('thread'),
       idempotency: text(IDEMPOTENCY_HELP).refine(isIdempotencyUrl, { error: IDEMPOTENCY_HELP }).default(DEFAULT_IDEMPOTENCY),
       idempotencyPrefix: text().optional(),
@@ -236,6 +245,10 @@ export function createWorkerConfigSchema(context: SchemaContext) {
       // batches in flight run out; a longer timeout only lets the process wait for them.
       const shutdownTimeoutSeconds = input.shutdownTimeout ?? Math.min(DEFAULT_SHUTDOWN_TIMEOUT_SECONDS, Math.floor(input.visibility / 2));
 
+      const retryBackoffMinMs = input.retryBackoffMin ?? RETRY_DEFAULTS.retryBackoffMinMs;
+      const retryBackoffMaxMs = input.retryBackoffMax ?? Math.max(retryBackoffMinMs, RETRY_DEFAULTS.retryBackoffMaxMs);
+      if (retryBackoffMaxMs < retryBackoffMinMs) issue('retryBackoffMax', `must be at least --retry-backoff-min (${retryBackoffMinMs} ms; got ${retryBackoffMaxMs} ms)`);
+
       const flow = flowLimitsOf(input);
       if (flow.maxLeases < input.workers) issue('maxLeases', `must be at least --workers (${input.workers}), the leases the process keeps in flight while there is work (got ${flow.maxLeases})`);
       // Spec (Limits): workerId up to 200 characters; ids are `<prefix>-<index>`, index 0..max-leases - 1.
@@ -263,6 +276,12 @@ export function createWorkerConfigSchema(context: SchemaContext) {
         maxInProgress: flow.maxInProgress,
         maxLeases: flow.maxLeases,
         maxAttempts: input.maxAttempts,
+        retryBackoffMinMs,
+        retryBackoffMaxMs,
+        breaker: input.breaker,
+        breakerFailureRatio: input.breakerFailureRatio,
+        breakerWindow: input.breakerWindow,
+        breakerCooldownMs: input.breakerCooldown ?? BREAKER_DEFAULTS.breakerCooldownMs,
         idempotencyUrl: resolveStoreUrl(context.cwd, input.idempotency),
         idempotencyPrefix: input.idempotencyPrefix ?? (input.tenant !== undefined ? `${input.tenant}:${input.destination}` : input.destination),
         idempotencyTtlMs: input.idempotencyTtl ?? DEFAULT_IDEMPOTENCY_TTL_MS,

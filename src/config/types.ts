@@ -32,8 +32,20 @@ export interface WorkerConfig {
   maxInProgress?: number;
   /** Leases held at once, pulls and acks on their way included: the workerId pool's size (default: see flowLimits). */
   maxLeases?: number;
-  /** After this batch attempt, still-failing events are dead-lettered (default 5). */
+  /** Runs of one handler on one event that may fail before the event is dead-lettered for it (default 5). */
   maxAttempts: number;
+  /** Wait after a handler's first failed run on an event, doubling with each failure (default 1000). */
+  retryBackoffMinMs?: number;
+  /** The longest wait between two runs, also the cap of a handler's own RetryLaterError (default 60000). */
+  retryBackoffMaxMs?: number;
+  /** A circuit breaker per handler (default true). */
+  breaker?: boolean;
+  /** A handler's breaker opens when at least this share of its last `breakerWindow` runs failed (default 0.5). */
+  breakerFailureRatio?: number;
+  /** Runs a breaker weighs (default 20). */
+  breakerWindow?: number;
+  /** How long an open breaker waits before one probe run (default 3000). */
+  breakerCooldownMs?: number;
   /** memory | sqlite:PATH | redis://... | postgres://... */
   idempotencyUrl: string;
   /** Key namespace in shared stores (default `<tenant>:<destination>`). */

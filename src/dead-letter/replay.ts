@@ -173,7 +173,7 @@ export class ReplayRun {
   async #claim(idempotency: IdempotencyStore, keys: string[], deadlineMs: number): Promise<ClaimState> {
     let waitMs = WAIT_FIRST_MS;
     for (;;) {
-      const [handlerState, replayState] = await idempotency.claim(keys, this.#owner, Math.max(1, deadlineMs - Date.now()));
+      const [handlerState, replayState] = (await idempotency.claim(keys, this.#owner, Math.max(1, deadlineMs - Date.now()))).states;
       if (replayState === 'done') {
         // Another replay did it; a claim of ours on the handler's key would only block a worker.
         if (handlerState === 'new') await idempotency.release(keys.slice(0, 1), this.#owner);
@@ -189,6 +189,7 @@ export class ReplayRun {
   #dispatch(record: StoredDeadLetter, deadlineMs: number): Promise<DispatchResult> {
     const ctx = {
       attempt: record.attempt + record.replayAttempts + 1,
+      deliveryAttempt: record.deliveryAttempt ?? 1,
       generation: record.generation,
       workerId: this.#owner,
       leaseId: `replay:${record.id}`,

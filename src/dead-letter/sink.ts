@@ -16,13 +16,19 @@ export interface DeadLetterRecord {
   handler: string;
   /** Why: `permanent` (PermanentError) or `max-attempts` (still failing at --max-attempts). */
   reason: DeadLetterReason;
-  error: { message: string; stack?: string; code?: string };
+  /** The last run's error. */
+  error: { message: string; stack?: string; code?: string; retryAfterMs?: number };
+  /** The handler's attempt on the event that dead-lettered it: its runs on it, every one failed. */
   attempt: number;
+  /** The delivery attempt of the lease that carried it then (the platform's count). */
+  deliveryAttempt?: number;
   generation: number;
   workerId: string;
   leaseId: string;
-  /** ISO time of the first failure seen by this process, when known. */
+  /** ISO time of the handler's first failure on the event (kept with its count in the idempotency store). */
   firstFailedAt?: string;
+  /** ISO time of its last failure. */
+  lastFailedAt?: string;
   /** ISO time the record was written. */
   deadLetteredAt: string;
 }

@@ -81,7 +81,10 @@ class BatchRun implements DispatchRun {
     const events: CloudEvent[] = runs.map((run) => run.job.event);
     // Tracing on: the call runs in its first event's process span (docs/tracing.md), so the handler's
     // own spans (its upsert, its fetch) join that event's trace; every event keeps its own process span.
-    this.job = { handler, event: first.event, events, ctx: first.ctx, trace: first.trace };
+    // ctx.attempt of a call: the highest of its events' (each event keeps its own count).
+    let ctx = first.ctx;
+    for (const run of runs) if (run.job.ctx.attempt > ctx.attempt) ctx = { ...ctx, attempt: run.job.ctx.attempt };
+    this.job = { handler, event: first.event, events, ctx, trace: first.trace };
     this.#runs = runs;
   }
 

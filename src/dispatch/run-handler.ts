@@ -41,11 +41,13 @@ export function effectiveDeadlineMs(handler: Pick<LoadedHandler, 'timeoutMs'>, j
 
 export function toDispatchError(err: unknown): DispatchError {
   if (err instanceof Error || (typeof err === 'object' && err !== null && 'message' in err)) {
-    const { message, stack, code } = err as { message?: unknown; stack?: unknown; code?: unknown };
+    const { message, stack, code, retryAfterMs } = err as { message?: unknown; stack?: unknown; code?: unknown; retryAfterMs?: unknown };
     return {
       message: typeof message === 'string' && message !== '' ? message : String(err),
       ...(typeof stack === 'string' ? { stack } : {}),
       ...(typeof code === 'string' ? { code } : {}),
+      // A handler's own wait (RetryLaterError, or any error that carries one): the worker honours it.
+      ...(typeof retryAfterMs === 'number' && retryAfterMs >= 0 && Number.isFinite(retryAfterMs) ? { retryAfterMs } : {}),
     };
   }
   return { message: `handler threw a non-error value: ${String(err)}` };
@@ -219,6 +221,7 @@ class RunContext implements HandlerContext {
   readonly #run: HandlerRun;
   #log: HandlerLogger | undefined = undefined;
   readonly attempt: number;
+  readonly deliveryAttempt: number;
   readonly generation: number;
   readonly workerId: string;
   readonly leaseId: string;
@@ -229,6 +232,7 @@ class RunContext implements HandlerContext {
     this.#run = run;
     const jobContext = run.job.ctx;
     this.attempt = jobContext.attempt;
+    this.deliveryAttempt = jobContext.deliveryAttempt;
     this.generation = jobContext.generation;
     this.workerId = jobContext.workerId;
     this.leaseId = jobContext.leaseId;

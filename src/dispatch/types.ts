@@ -4,7 +4,10 @@ import type { CloudEvent } from '../types.js';
 
 /** What the lease knows about the delivery of one event; becomes the handler's ctx. */
 export interface JobContext {
+  /** This handler's attempt on this event: its failed runs so far + 1 (kept in the idempotency store). */
   attempt: number;
+  /** The lease's delivery attempt (the platform's `attempt`: how often the batch was handed out). */
+  deliveryAttempt: number;
   generation: number;
   workerId: string;
   leaseId: string;
@@ -29,6 +32,8 @@ export interface DispatchError {
   message: string;
   stack?: string;
   code?: string;
+  /** The handler asked to be tried again after this many ms (RetryLaterError, a `retryAfterMs` on the error). */
+  retryAfterMs?: number;
 }
 
 /**

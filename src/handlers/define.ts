@@ -68,8 +68,14 @@ export interface HandlerContext<R = unknown> {
   /** Aborts at the lease deadline or at forced shutdown: pass it to every I/O call. */
   signal: AbortSignal;
   log: HandlerLogger;
-  /** Delivery attempt of the batch (1 on first delivery). */
+  /**
+   * This handler's attempt on this event: 1 on its first run, then its failed runs so far + 1
+   * (deliveries in which it did not run do not count). At `--max-attempts` a failure dead-letters
+   * the event. In a batch call: the highest attempt among its events.
+   */
   attempt: number;
+  /** How often the platform handed out the lease that carries the event (its delivery attempt, 1 first). */
+  deliveryAttempt: number;
   /** Lease generation (grows when an expired or failed lease is redelivered). */
   generation: number;
   workerId: string;

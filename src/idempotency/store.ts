@@ -12,16 +12,52 @@
  */
 export type ClaimState = 'new' | 'done' | 'busy';
 
+/** A key's failed runs (one handler on one event), kept beside its claim. */
+export interface FailureHistory {
+  /** Runs of the handler on the event that failed so far (>= 1). */
+  failures: number;
+  /** The next run may not start before this (ms since the epoch). */
+  retryAtMs: number;
+  /** When its first / last failure was recorded (ms since the epoch). */
+  firstFailedAtMs: number;
+  lastFailedAtMs: number;
+}
+
+export interface ClaimResult {
+  /** One state per key, in order. */
+  states: ClaimState[];
+  /**
+   * By key position: the history of keys that have failed runs and are not done; `undefined` when
+   * no key of the call has any (the common case: nothing is allocated then).
+   */
+  failures: (FailureHistory | undefined)[] | undefined;
+}
+
+/** One failed run to record: the key `owner` claimed, when it failed, when it may run next. */
+export interface FailureEntry {
+  key: string;
+  failedAtMs: number;
+  retryAtMs: number;
+}
+
 export interface IdempotencyStore {
   /**
-   * Claims every key for `claimTtlMs` on behalf of `owner`, in one round trip / transaction.
-   * Returns one state per key, in order. An expired claim of another owner is taken over.
+   * Claims every key for `claimTtlMs` on behalf of `owner`, in one round trip / transaction, and
+   * reads each key's failure history with its claim. An expired claim of another owner is taken over.
    */
-  claim(keys: readonly string[], owner: string, claimTtlMs: number): Promise<ClaimState[]>;
-  /** Records the effects as done (kept for the store's done TTL); replaces any claim. */
+  claim(keys: readonly string[], owner: string, claimTtlMs: number): Promise<ClaimResult>;
+  /** Records the effects as done (kept for the store's done TTL); replaces any claim and failure history. */
   markDone(keys: readonly string[]): Promise<void>;
-  /** Drops `owner`'s claims on the keys (the events failed and will be retried). Done marks stay. */
+  /** Drops `owner`'s claims on the keys (the events will be retried). Done marks and failure history stay. */
   release(keys: readonly string[], owner: string): Promise<void>;
+  /**
+   * Records one failed run per entry, atomically per key and in one round trip: failures + 1,
+   * `retryAtMs`, the first and last failure times; `owner`'s claim is dropped in the same step.
+   * Counted even when the claim moved to another owner meanwhile (the run did happen); a done key
+   * is left as it is. The history lives for the done TTL from its last failure, so it survives a
+   * lease's expiry, a restart and a move to another replica. Returns the new counts (0: done).
+   */
+  recordFailures(entries: readonly FailureEntry[], owner: string): Promise<number[]>;
   /**
    * Writes now what the store holds back to group it with later writes (done marks): a caller is
    * waiting for them (a batch about to ack). Stores that write at once need none.

@@ -22,6 +22,8 @@ export const METRIC_NAMES = {
   backlogAge: `${METRIC_PREFIX}backlog_age_seconds`,
   /** Not in CONTRACT.md: listeners of the event bus that threw (src/worker/event-bus.ts). */
   listenerErrors: `${METRIC_PREFIX}listener_errors_total`,
+  /** Not in CONTRACT.md: each handler's circuit breaker (0 closed, 1 half-open, 2 open). */
+  breakerState: `${METRIC_PREFIX}breaker_state`,
   deadLetters: DEAD_LETTERS_METRIC,
 } as const;
 
@@ -32,7 +34,7 @@ export const HANDLER_DURATION_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.0
 export const ROUND_TRIP_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /** The events a user may listen to on `worker.events` (WorkerEventMap), for zero-initialised series. */
-const WATCHED_EVENTS = ['pull:done', 'batch:pulled', 'event:done', 'inflight:changed', 'leases:changed', 'ack:done', 'caught-up', 'lease:near-deadline', 'loop:crashed', 'ready:changed'] as const satisfies readonly (keyof WorkerEventMap)[];
+const WATCHED_EVENTS = ['pull:done', 'batch:pulled', 'event:done', 'inflight:changed', 'leases:changed', 'ack:done', 'caught-up', 'lease:near-deadline', 'loop:crashed', 'ready:changed', 'breaker:state'] as const satisfies readonly (keyof WorkerEventMap)[];
 const PULL_STATUSES = ['200', '204', '409', '429', '4xx', '5xx', 'error'] as const;
 const ACK_STATUSES = ['committed', 'requeued', 'stale', 'error'] as const;
 
@@ -47,7 +49,12 @@ export interface CreateMetricsOptions {
   deadLetters?: DeadLetterGaugeOptions;
   /** Lag, committed cursor and backlog age, shared with other readers (default: observed here). */
   position?: StreamPosition;
+  /** The handlers' names: their breaker series start at 0 (closed). */
+  handlers?: readonly string[];
 }
+
+/** `durable_worker_breaker_state` values: ordered by how much is held back. */
+export const BREAKER_STATE_VALUES = { closed: 0, 'half-open': 1, open: 2 } as const;
 
 export interface WorkerMetrics {
   /** A registry of its own (never prom-client's global one): several workers can share a process. */
@@ -122,6 +129,13 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
   const ackDuration = new Histogram({ name: METRIC_NAMES.ackDuration, help: 'Time from sending an acknowledgement to its answer, retries included (or to giving it up)', buckets: ROUND_TRIP_BUCKETS_SECONDS, registers });
   const lastCaughtUp = new Gauge({ name: METRIC_NAMES.lastCaughtUp, help: 'Unix time of the last pull that answered 204 (caught up)', registers });
   const listenerErrors = new Counter({ name: METRIC_NAMES.listenerErrors, help: 'Listeners of the worker\'s events that threw; the worker ignored them', labelNames: ['event'], registers });
+  const breakerState = new Gauge({
+    name: METRIC_NAMES.breakerState,
+    help: "Each handler's circuit breaker: 0 closed (its events run), 1 half-open (one probe runs), 2 open (its events wait)",
+    labelNames: ['handler'],
+    registers,
+  });
+  for (const handler of options.handlers ?? []) breakerState.set({ handler }, BREAKER_STATE_VALUES.closed);
   registerDeadLetterGauge(registers, options.deadLetters);
 
   // Zero-initialised series make rate() and absent() behave from the first scrape.
@@ -163,6 +177,7 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
     },
     'caught-up': (e) => lastCaughtUp.set(e.at / 1_000),
     'listener:error': (e) => listenerErrors.inc({ event: e.event }),
+    'breaker:state': (e) => breakerState.set({ handler: e.handler }, BREAKER_STATE_VALUES[e.state]),
   });
 
   return {

@@ -32,6 +32,7 @@ export function runBatchHandler(handler: unknown, events: readonly CloudEvent[],
     const clock = options.clock;
     const ctx = {
       attempt,
+      deliveryAttempt: options.deliveryAttempt ?? 1,
       generation: options.generation ?? 1,
       workerId: options.workerId ?? 'test-worker-0',
       leaseId: options.leaseId ?? 'test-lease',

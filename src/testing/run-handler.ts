@@ -26,8 +26,10 @@ export type HandlerOutcome =
   | { status: 'dead_lettered'; reason: 'permanent' | 'max-attempts'; error: DispatchError; logs: CapturedLog[] };
 
 export interface RunHandlerOptions {
-  /** Delivery attempt of the batch. Default 1. */
+  /** This handler's attempt on the event (`ctx.attempt`: its failed runs so far + 1). Default 1. */
   attempt?: number;
+  /** The lease's delivery attempt (`ctx.deliveryAttempt`). Default 1. */
+  deliveryAttempt?: number;
   /** `--max-attempts`: a failure on this attempt is dead-lettered. Default 5. */
   maxAttempts?: number;
   /** Lease generation. Default 1. */
@@ -134,6 +136,7 @@ function runOnce(loaded: LoadedHandler, event: CloudEvent, options: RunHandlerOp
     event,
     ctx: {
       attempt,
+      deliveryAttempt: options.deliveryAttempt ?? 1,
       generation: options.generation ?? 1,
       workerId: options.workerId ?? 'test-worker-0',
       leaseId: options.leaseId ?? 'test-lease',

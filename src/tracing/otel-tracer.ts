@@ -134,7 +134,7 @@ class OtelLeaseTrace implements LeaseTrace {
       [ATTR.sequence]: event.sequence,
       [ATTR.leaseId]: ctx.leaseId,
       [ATTR.generation]: ctx.generation,
-      [ATTR.attempt]: ctx.attempt,
+      [ATTR.attempt]: ctx.deliveryAttempt,
       [ATTR.handler]: run.handler,
     };
     const span = this.#tracer.startSpan(spanName('process', this.#destination), { kind: SpanKind.CONSUMER, attributes, links }, parent);

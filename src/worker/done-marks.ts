@@ -11,13 +11,15 @@ export class DoneMarkWriter {
   readonly #store: Pick<IdempotencyStore, 'markDone' | 'flush'>;
   readonly #logger: Logger;
   readonly #pendingWrites: Promise<unknown>[];
+  readonly #onError: (err: unknown) => void;
   #keys: string[] = [];
   #scheduled = false;
 
-  constructor(store: Pick<IdempotencyStore, 'markDone' | 'flush'>, logger: Logger, pendingWrites: Promise<unknown>[]) {
+  constructor(store: Pick<IdempotencyStore, 'markDone' | 'flush'>, logger: Logger, pendingWrites: Promise<unknown>[], onError: (err: unknown) => void = () => {}) {
     this.#store = store;
     this.#logger = logger;
     this.#pendingWrites = pendingWrites;
+    this.#onError = onError;
   }
 
   add(key: string): void {
@@ -37,6 +39,7 @@ export class DoneMarkWriter {
       this.#store.markDone(keys).catch((err: unknown) => {
         // Not marked: a redelivery re-runs these effects (at least once), it never skips them.
         this.#logger.error({ err, keys: keys.length }, 'idempotency store: mark done failed');
+        this.#onError(err);
       }),
     );
   }

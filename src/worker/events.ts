@@ -1,4 +1,5 @@
 import type { AckResponse, AckStatus, CloudEvent } from '../types.js';
+import type { BreakerChange } from './breakers.js';
 
 /**
  * What the loop tells the world. Metrics and logging subscribe; they never drive the loop
@@ -30,6 +31,8 @@ export interface WorkerEventMap {
   'lease:near-deadline': [{ workerId: string; leaseId: string; usedFraction: number }];
   /** Handling a pull's answer crashed (a bug): its workerId rests, then pulls again. */
   'loop:crashed': [{ workerId: string; error: unknown; restartInMs: number }];
+  /** A handler's circuit breaker changed state (closed, open, half-open). */
+  'breaker:state': [BreakerChange];
   /** Readiness changed (token, handlers, destination reachable). */
   'ready:changed': [{ ready: boolean; reason?: string }];
   /** A listener of `event` threw or rejected; the worker ignored it and went on (event-bus.ts). */

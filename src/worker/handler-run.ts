@@ -1,11 +1,12 @@
 import type { DeadLetterRecord } from '../dead-letter/sink.js';
 import type { DispatchError, DispatchJob, DispatchResult, DispatchRun } from '../dispatch/types.js';
 import { ErrorCodes } from '../errors.js';
-import type { ClaimState } from '../idempotency/store.js';
+import type { ClaimState, FailureHistory } from '../idempotency/store.js';
 import { traceLogFields } from '../tracing/trace-context.js';
 import type { RunTrace } from '../tracing/run-tracer.js';
 import type { EventOutcome } from './events.js';
 import type { LeaseEvent } from './lease-event.js';
+import { retryDelayMs } from './retry-delay.js';
 import { sleep } from './timing.js';
 
 const BUSY_POLL_FIRST_MS = 100;
@@ -14,18 +15,29 @@ const BUSY_POLL_MAX_MS = 1_000;
 /** How one handler run ended for its event: an outcome, or `unstarted` (the dispatcher never called the handler). */
 export type RunOutcome = EventOutcome | 'unstarted';
 
+/** A claim and the failure history read with it. */
+interface Claimed {
+  state: ClaimState;
+  history: FailureHistory | undefined;
+}
+
 /**
  * One handler for one event of a held lease, from its claim to its recorded outcome: the run object
- * the dispatcher gets (`job`, and `end` called once with the result). What it records (STYLE 8:
- * handlers say what happened, the framework decides):
+ * the dispatcher gets (`job`, and `end` called once with the result). What it records (handlers say
+ * what happened, the framework decides; docs/handlers.md, "Failures and retries"):
  *
- * - ok -> done mark; failed -> claim released (retried on redelivery);
- * - PermanentError, or a failure at attempt >= --max-attempts -> dead-letter record, then done mark;
- * - a forced-shutdown abort is never dead-lettered: the handler did not fail, the process stopped;
+ * - ok -> done mark;
+ * - a failure -> its count and the time of the next run stored with the key (the claim goes with
+ *   it); the event retries when that time comes (LeaseEvent);
+ * - PermanentError, or a failure of this handler's attempt `--max-attempts` on this event ->
+ *   dead-letter record, then done mark;
+ * - a forced-shutdown abort is not the handler's failure: nothing counted, the claim released;
  * - `unstarted`: nothing (the lease releases the claims of what never ran).
  *
- * A claim another owner holds (the lease moved between workers while the old holder may still run
- * the handler) is polled until done (a duplicate), released or expired (ours), or the deadline.
+ * Its attempt is the handler's on this event: the failed runs the store counted, plus one. A retry in
+ * the same lease claims the key again first (recording the failure gave the claim up). A claim
+ * another owner holds (the lease moved between workers while the old holder may still run the
+ * handler) is polled until done (a duplicate), released or expired (ours), or the deadline.
  */
 export class HandlerRun implements DispatchRun {
   readonly job: DispatchJob;
@@ -33,17 +45,27 @@ export class HandlerRun implements DispatchRun {
   /** Its key's position in the lease's keys. */
   readonly #k: number;
   readonly #key: string;
+  /** A retry within the lease: its key is claimed again before it runs. */
+  readonly #retry: boolean;
   /** Its process span (a no-op with tracing off); the job carries its context to the handler. */
   readonly #trace: RunTrace;
+  /** The key's failures before this run, as claimed. */
+  #history: FailureHistory | undefined;
   #startedMs = 0;
   /** Handed to the dispatcher (its claim was new). */
   #dispatched = false;
+  /** A chained run taken back before it started: whatever the dispatcher still reports is stale. */
+  #withdrawn = false;
+  /** Failed, and counted: when its next run may start. */
+  #retryAtMs: number | undefined = undefined;
   dispatcherRecord: unknown = undefined;
 
-  constructor(event: LeaseEvent, handler: string, k: number) {
+  constructor(event: LeaseEvent, handler: string, k: number, retry = false) {
     this.#event = event;
     this.#k = k;
+    this.#retry = retry;
     this.#key = event.lease.keys[k] as string;
+    this.#history = retry ? undefined : event.lease.failures?.[k];
     this.job = { handler, event: event.event, ctx: event.lease.jobContext, trace: undefined };
     this.#trace = event.lease.trace.process(this.job);
     this.job.trace = this.#trace.carrier;
@@ -53,6 +75,11 @@ export class HandlerRun implements DispatchRun {
     return this.job.handler;
   }
 
+  /** This handler's attempt on this event: its failed runs so far + 1. */
+  get attempt(): number {
+    return (this.#history?.failures ?? 0) + 1;
+  }
+
   /** Handed to the dispatcher and not ended: a follower may be chained on it. */
   get dispatched(): boolean {
     return this.#dispatched;
@@ -60,7 +87,8 @@ export class HandlerRun implements DispatchRun {
 
   /**
    * The next event of a subject, chained on the run before it (LeaseDispatch.startAfter): its claim
-   * is new (the caller checked), and it starts where `after` runs the moment that ends ok.
+   * is new and has no failures (the caller checked), and it starts where `after` runs the moment
+   * that ends ok.
    */
   startAfter(after: HandlerRun): void {
     const dispatch = this.#event.lease.dispatch;
@@ -69,30 +97,34 @@ export class HandlerRun implements DispatchRun {
     (dispatch.startAfter as NonNullable<typeof dispatch.startAfter>)(this, after);
   }
 
-  /** A chained run that has not started never will: true; false when it has started. */
+  /** A chained run that has not started never will: true (it reports nothing more); false when it has started. */
   withdraw(): boolean {
     const dispatch = this.#event.lease.dispatch;
-    return (dispatch.withdraw as NonNullable<typeof dispatch.withdraw>)(this);
+    this.#withdrawn = (dispatch.withdraw as NonNullable<typeof dispatch.withdraw>)(this);
+    if (this.#withdrawn) this.#dispatched = false;
+    return this.#withdrawn;
   }
 
   start(): void {
+    if (this.#retry) {
+      this.#claimAgain().then(
+        (claimed) => this.#afterClaim(claimed),
+        (err: unknown) => this.#storeFailed(err, 'claiming a retry'),
+      );
+      return;
+    }
     const claim = this.#event.lease.claims[this.#k] ?? 'busy';
     if (claim === 'new') return this.#dispatch();
     if (claim === 'done') return this.#skip('done');
     this.#waitForClaim().then(
-      (state) => {
-        if (state === 'new') this.#dispatch();
-        else this.#skip(state);
-      },
-      (err: unknown) => {
-        this.#event.lease.log.warn({ err, eventId: this.job.event.id, handler: this.handler }, 'idempotency store failed while waiting for a claim');
-        this.#skip('busy');
-      },
+      (claimed) => this.#afterClaim(claimed),
+      (err: unknown) => this.#storeFailed(err, 'waiting for a claim'),
     );
   }
 
   /** The dispatcher's report (DispatchRun). Never throws into the dispatcher. */
   end(result: DispatchResult): void {
+    if (this.#withdrawn) return;
     this.#dispatched = false;
     let recorded: RunOutcome | Promise<RunOutcome>;
     try {
@@ -108,10 +140,19 @@ export class HandlerRun implements DispatchRun {
   /** The run's last word: its span ends with the outcome, then the event hears of it. */
   #ended(outcome: RunOutcome, error?: DispatchError): void {
     this.#trace.end(outcome, error);
-    this.#event.handlerEnded(this.#k, outcome);
+    this.#event.handlerEnded(this.#k, outcome, this.#retryAtMs);
+  }
+
+  #afterClaim(claimed: Claimed): void {
+    this.#history = claimed.history;
+    if (claimed.state === 'new') this.#dispatch();
+    else this.#skip(claimed.state);
   }
 
   #dispatch(): void {
+    const attempt = this.attempt;
+    // The lease's context says attempt 1: a run with failures behind it gets its own.
+    if (attempt !== 1) this.job.ctx = { ...this.job.ctx, attempt };
     this.#startedMs = performance.now();
     this.#dispatched = true;
     this.#event.lease.dispatch.start(this);
@@ -122,68 +163,121 @@ export class HandlerRun implements DispatchRun {
     const error = state === 'done' ? undefined : { message: `another worker still holds the claim on ${this.#key}`, code: ErrorCodes.STORE };
     if (error === undefined) this.#emit('duplicate', 0);
     else this.#emit('failed', 0, error);
+    this.#event.lease.context.breakers.record(this.handler, 'none');
     this.#ended(state === 'done' ? 'duplicate' : 'failed', error);
+  }
+
+  /** The store failed before the handler ran: the event is retried later, and the process backs off. */
+  #storeFailed(err: unknown, doing: string): void {
+    const lease = this.#event.lease;
+    lease.log.warn({ err, eventId: this.job.event.id, handler: this.handler }, `idempotency store failed while ${doing}`);
+    lease.context.storeFailed(err);
+    this.#skip('busy');
   }
 
   /** Recording an outcome threw: a bug (the event bus never throws). The event is retried, the lease goes on. */
   #unexpected(err: unknown): void {
     this.#event.lease.log.error({ err, eventId: this.job.event.id }, 'processing an event failed unexpectedly: it is retried');
+    this.#retryAtMs = undefined;
     this.#ended('failed', { message: err instanceof Error ? err.message : String(err) });
   }
 
-  async #waitForClaim(): Promise<ClaimState> {
+  async #claimAgain(): Promise<Claimed> {
+    const lease = this.#event.lease;
+    const result = await this.#trace.call('idempotency claim', () => lease.context.store.claim([this.#key], lease.claimOwner, Math.max(1, lease.expiresAtMs - Date.now())));
+    const state = result.states[0] ?? 'busy';
+    if (state !== 'busy') return { state, history: result.failures?.[0] };
+    return this.#waitForClaim();
+  }
+
+  async #waitForClaim(): Promise<Claimed> {
     const lease = this.#event.lease;
     let waitMs = BUSY_POLL_FIRST_MS;
     for (;;) {
-      if (lease.signal.aborted || Date.now() + waitMs >= lease.deadlineMs) return 'busy';
+      if (lease.signal.aborted || Date.now() + waitMs >= lease.deadlineMs) return { state: 'busy', history: undefined };
       await sleep(waitMs, lease.signal);
-      if (lease.signal.aborted) return 'busy';
-      const [state] = await this.#trace.call('idempotency claim', () => lease.context.store.claim([this.#key], lease.claimOwner, Math.max(1, lease.expiresAtMs - Date.now())));
-      if (state !== 'busy') return state ?? 'busy';
+      if (lease.signal.aborted) return { state: 'busy', history: undefined };
+      const result = await this.#trace.call('idempotency claim', () => lease.context.store.claim([this.#key], lease.claimOwner, Math.max(1, lease.expiresAtMs - Date.now())));
+      const state = result.states[0] ?? 'busy';
+      if (state !== 'busy') return { state, history: result.failures?.[0] };
       waitMs = Math.min(BUSY_POLL_MAX_MS, waitMs * 2);
     }
   }
 
   #record(result: DispatchResult): RunOutcome | Promise<RunOutcome> {
+    const { breakers } = this.#event.lease.context;
     // Dropped by the dispatcher before the handler ran: the claim is the lease's to release.
-    if (result.status === 'unstarted') return 'unstarted';
+    if (result.status === 'unstarted') {
+      breakers.record(this.handler, 'none');
+      return 'unstarted';
+    }
     const durationMs = result.durationMs ?? performance.now() - this.#startedMs;
     const lease = this.#event.lease;
-    const { firstFailures, maxAttempts } = lease.context;
     if (result.status === 'ok') {
       lease.doneMarks.add(this.#key);
-      firstFailures.take(this.#key);
+      breakers.record(this.handler, 'ok');
       this.#emit('ok', durationMs);
       return 'ok';
     }
     const error = result.error;
     // Only a forced shutdown excuses a failure; a run cut at the lease deadline was too slow and counts.
-    const shutdown = lease.signal.aborted && (lease.signal.reason as { code?: unknown } | undefined)?.code === ErrorCodes.ABORTED;
-    if (shutdown || (result.status !== 'permanent' && lease.batch.attempt < maxAttempts)) {
-      firstFailures.note(this.#key);
+    if (lease.signal.aborted && (lease.signal.reason as { code?: unknown } | undefined)?.code === ErrorCodes.ABORTED) {
+      breakers.record(this.handler, 'none');
       lease.release([this.#key]);
-      lease.log.warn({ eventId: this.job.event.id, handler: this.handler, attempt: lease.batch.attempt, err: error, ...traceLogFields(this.job.trace) }, `handler ${this.handler} failed: ${error.message}`);
       this.#emit('failed', durationMs, error);
       return 'failed';
     }
-    return this.#deadLetter(result.status === 'permanent' ? 'permanent' : 'max-attempts', error, durationMs);
+    // A PermanentError is about the event, not the handler's dependency: the breaker does not weigh it.
+    if (result.status === 'permanent') {
+      breakers.record(this.handler, 'none');
+      return this.#deadLetter('permanent', error, durationMs);
+    }
+    breakers.record(this.handler, 'failed');
+    if (this.attempt >= lease.context.maxAttempts) return this.#deadLetter('max-attempts', error, durationMs);
+    return this.#countFailure(error, durationMs);
+  }
+
+  /** Stores the failure with the key (its count, when to run next), then reports it. */
+  async #countFailure(error: DispatchError, durationMs: number): Promise<RunOutcome> {
+    const lease = this.#event.lease;
+    const failedAtMs = Date.now();
+    const attempt = this.attempt;
+    const retryAtMs = failedAtMs + retryDelayMs(attempt, error, lease.context.retryBackoff);
+    try {
+      await this.#trace.call('idempotency failure', () => lease.context.store.recordFailures([{ key: this.#key, failedAtMs, retryAtMs }], lease.claimOwner));
+      this.#retryAtMs = retryAtMs;
+    } catch (err) {
+      // Not counted: the event runs again after the process's back-off, as the same attempt (an extra
+      // run rather than a dead letter the handler did not earn). Its claim frees at the lease expiry.
+      lease.log.warn({ err, eventId: this.job.event.id, handler: this.handler }, 'idempotency store failed while counting a failed run');
+      lease.context.storeFailed(err);
+    }
+    lease.log.warn(
+      { eventId: this.job.event.id, handler: this.handler, attempt, maxAttempts: lease.context.maxAttempts, retryInMs: retryAtMs - failedAtMs, err: error, ...traceLogFields(this.job.trace) },
+      `handler ${this.handler} failed (attempt ${attempt} of ${lease.context.maxAttempts}): ${error.message}`,
+    );
+    this.#emit('failed', durationMs, error);
+    return 'failed';
   }
 
   async #deadLetter(reason: DeadLetterRecord['reason'], error: DispatchError, durationMs: number): Promise<RunOutcome> {
     const lease = this.#event.lease;
     const event = this.job.event;
-    const firstFailedAt = lease.context.firstFailures.take(this.#key);
+    const now = new Date();
+    const history = this.#history;
     const record: DeadLetterRecord = {
       event,
       handler: this.handler,
       reason,
       error,
-      attempt: lease.batch.attempt,
+      attempt: this.attempt,
+      deliveryAttempt: lease.batch.attempt,
       generation: lease.batch.generation,
       workerId: lease.workerId,
       leaseId: lease.batch.leaseId,
-      ...(firstFailedAt === undefined ? {} : { firstFailedAt }),
-      deadLetteredAt: new Date().toISOString(),
+      firstFailedAt: history === undefined ? now.toISOString() : new Date(history.firstFailedAtMs).toISOString(),
+      lastFailedAt: now.toISOString(),
+      deadLetteredAt: now.toISOString(),
     };
     try {
       await this.#trace.call('dead-letter write', () => lease.context.deadLetter.write(record));
@@ -196,8 +290,8 @@ export class HandlerRun implements DispatchRun {
     }
     lease.doneMarks.add(this.#key);
     lease.log.error(
-      { eventId: event.id, type: event.type, handler: this.handler, attempt: lease.batch.attempt, reason, err: error, ...traceLogFields(this.job.trace) },
-      `event ${event.id} dead-lettered for ${this.handler} (${reason}): ${error.message}`,
+      { eventId: event.id, type: event.type, handler: this.handler, attempt: this.attempt, reason, err: error, ...traceLogFields(this.job.trace) },
+      `event ${event.id} dead-lettered for ${this.handler} (${reason}, attempt ${this.attempt}): ${error.message}`,
     );
     this.#emit('dead_lettered', durationMs, error);
     return 'dead_lettered';

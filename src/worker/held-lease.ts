@@ -7,17 +7,18 @@ import { ErrorCodes } from '../errors.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import type { Router } from '../handlers/router.js';
 import { idempotencyKey } from '../idempotency/key.js';
-import type { ClaimState, IdempotencyStore } from '../idempotency/store.js';
+import type { ClaimState, FailureHistory, IdempotencyStore } from '../idempotency/store.js';
 import { atDeadline, whenAborted, type Watch } from '../runtime/abort-fanout.js';
 import { systemClock } from '../runtime/clock.js';
 import { waitUntil } from '../runtime/wait-until.js';
 import { NOOP_TRACER, type LeaseTrace, type RunTracer } from '../tracing/run-tracer.js';
 import type { AckStatus, LeaseBatch } from '../types.js';
+import type { Breakers } from './breakers.js';
 import { DoneMarkWriter } from './done-marks.js';
-import type { FirstFailures } from './first-failures.js';
 import type { WorkerEmitter } from './events.js';
 import { acknowledgeLease } from './lease-ack.js';
-import { LeaseEvent, type EventEnd } from './lease-event.js';
+import { LeaseEvent, type EventEnd, type EventPlace } from './lease-event.js';
+import type { RetryBackoff } from './retry-delay.js';
 import { safetyMarginMs, type RateLimiter } from './timing.js';
 import type { WorkerSlot } from './worker-ids.js';
 
@@ -32,9 +33,16 @@ export interface LeaseContext {
   events: WorkerEmitter;
   logger: Logger;
   visibilitySeconds: number;
-  /** `--max-attempts`: from this attempt on, a failure is dead-lettered. */
+  /** `--max-attempts`: a failure of a handler's attempt this high on an event dead-letters it. */
   maxAttempts: number;
-  firstFailures: FirstFailures;
+  /** `--retry-backoff-min` / `--retry-backoff-max`. */
+  retryBackoff: RetryBackoff;
+  /** A breaker per handler: whether its runs may start, and what they did. */
+  breakers: Breakers;
+  /** The store failed (a claim, a done mark, a count): the process backs off as for a failing platform. */
+  storeFailed(err: unknown): void;
+  /** A claim went through again after the store failed. */
+  storeAnswered(): void;
   nearDeadlineWarnings: RateLimiter;
   /** Aborted at forced shutdown: running handlers are aborted, the lease acked failed. */
   forceSignal: AbortSignal;
@@ -44,8 +52,10 @@ export interface LeaseContext {
 
 /** Where a held lease reports to: the process's scheduler (budget, subject order, the pull controller). */
 export interface LeaseOwner {
-  /** An event of the lease ended (`wasRunning`: it had started). */
-  eventEnded(event: LeaseEvent, end: EventEnd, wasRunning: boolean): void;
+  /** An event of the lease ended (`place`: where it was then: not started, running, or waiting to retry). */
+  eventEnded(event: LeaseEvent, end: EventEnd, place: EventPlace): void;
+  /** A running event failed and waits in its lease to run the failed handlers again at `event.retryAtMs`. */
+  eventRetrying(event: LeaseEvent): void;
   /** A chained event being dropped had started already where its run was chained: it counts as running. */
   chainedStarted(event: LeaseEvent): void;
   /** The lease's ack is about to be sent: its events leave the window as the platform serves it. */
@@ -96,6 +106,8 @@ export class HeldLease {
   readonly keyStart: Int32Array;
   readonly routes: (readonly LoadedHandler[])[];
   claims: readonly ClaimState[] = [];
+  /** By key position, the failures the store counted before this lease (undefined when no key has any). */
+  failures: readonly (FailureHistory | undefined)[] | undefined = undefined;
   readonly jobContext: JobContext;
   readonly doneMarks: DoneMarkWriter;
   readonly dispatch: LeaseDispatch;
@@ -129,8 +141,9 @@ export class HeldLease {
     this.deadlineMs = this.expiresAtMs - safetyMarginMs(visibilityMs);
     this.claimOwner = `${slot.id}:${batch.leaseId}:${batch.generation}`;
     this.log = context.logger.child({ workerId: slot.id, leaseId: batch.leaseId, generation: batch.generation, attempt: batch.attempt });
-    this.jobContext = { attempt: batch.attempt, generation: batch.generation, workerId: slot.id, leaseId: batch.leaseId, deadlineMs: this.deadlineMs };
-    this.doneMarks = new DoneMarkWriter(context.store, this.log, this.#pendingWrites);
+    // attempt 1 for every run without failures behind it; HandlerRun gives the others their own.
+    this.jobContext = { attempt: 1, deliveryAttempt: batch.attempt, generation: batch.generation, workerId: slot.id, leaseId: batch.leaseId, deadlineMs: this.deadlineMs };
+    this.doneMarks = new DoneMarkWriter(context.store, this.log, this.#pendingWrites, (err) => context.storeFailed(err));
     // Every handler run in flight listens to the lease's signal.
     setMaxListeners(0, this.#abort.signal);
     this.dispatch = context.dispatcher.open(this.#abort.signal);
@@ -191,13 +204,16 @@ export class HeldLease {
     }
     // Awaited before the ack: the claims of what did not run are released with it.
     this.#claiming = this.trace.call('idempotency claim', () => this.context.store.claim(this.keys, this.claimOwner, Math.max(1, this.expiresAtMs - Date.now()))).then(
-      (claims) => {
-        this.claims = claims;
+      (result) => {
+        this.claims = result.states;
+        this.failures = result.failures;
         this.claimed = true;
+        this.context.storeAnswered();
         onClaimed();
       },
       (err: unknown) => {
-        this.log.error({ err }, 'idempotency store claim failed: the batch is requeued');
+        this.log.error({ err }, 'idempotency store claim failed: the batch is requeued and the process backs off');
+        this.context.storeFailed(err);
         this.stop(undefined);
       },
     );

@@ -1,5 +1,6 @@
 import type { LoadedHandler } from '../handlers/loader.js';
 import type { CloudEvent } from '../types.js';
+import type { Blocked } from './breakers.js';
 import type { HeldLease } from './held-lease.js';
 import { HandlerRun, type RunOutcome } from './handler-run.js';
 import type { ChainedEvent } from './subject-order.js';
@@ -7,15 +8,25 @@ import type { ChainedEvent } from './subject-order.js';
 /** How an event ended: every handler ok, duplicate or dead-lettered; one failed; or none of them ran. */
 export type EventEnd = 'settled' | 'failed' | 'unstarted';
 
+/** Where an event was when it ended or was parked: the scheduler counts each place apart. */
+export type EventPlace = 'waiting' | 'running' | 'retrying';
+
 const WAITING = 0;
 const RUNNING = 1;
 const ENDED = 2;
 /** Not started as far as the scheduler knows, but its run is chained on the previous event's (chainOn). */
 const CHAINED = 3;
+/** Ran, some handler failed, and it runs those again in this lease when their retry time comes. */
+const RETRYING = 4;
 
 /**
  * One event of a held lease: its place in its subject's chain (SubjectOrder), its handler runs (one
  * per matching handler, all started together), and how it ended. Reports its end once, to the lease.
+ *
+ * A failed run whose retry time comes while the lease still has time left (a quarter of its
+ * visibility before its deadline) does not end the event: it waits in the lease (`retrying`, first
+ * of its subject, so the events behind it keep waiting) and runs the failed handlers again; the
+ * lease is acked once it ends. Otherwise the event ends failed, and the lease is acked `failed`.
  */
 export class LeaseEvent implements ChainedEvent<LeaseEvent> {
   readonly lease: HeldLease;
@@ -29,7 +40,14 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent> {
   #state = WAITING;
   #end: EventEnd | undefined = undefined;
   #handlersLeft = 0;
-  #failed = false;
+  /** Positions (in the lease's keys) of its runs that failed and may run again, once one did. */
+  #failed: number[] | undefined = undefined;
+  /** A failed run that may not run again in this lease (no retry time, or too late): the event ends failed. */
+  #failedForGood = false;
+  /** The latest retry time of its failed runs. */
+  #retryAtMs = 0;
+  /** Positions of the runs the next start runs: all the route's first, then the failed ones. */
+  #toRun: number[] | undefined = undefined;
   /** Positions (in the lease's keys) of its runs that ended unstarted, once one did. */
   #unstarted: number[] | undefined = undefined;
   /** Its one run, while it is handed to the dispatcher (a follower may chain on it), or chained itself. */
@@ -69,6 +87,11 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent> {
     return this.#state === CHAINED;
   }
 
+  /** Failed runs wait for their retry time in this lease. */
+  get isRetrying(): boolean {
+    return this.#state === RETRYING;
+  }
+
   get ended(): boolean {
     return this.#state === ENDED;
   }
@@ -78,12 +101,55 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent> {
     return this.#end;
   }
 
-  /** Starts every matching handler's run (the budget and the subject order let it). */
+  /** When its failed runs may run again (retrying). */
+  get retryAtMs(): number {
+    return this.#retryAtMs;
+  }
+
+  /**
+   * Undefined when its runs may start now (a half-open breaker takes one as its probe); else what
+   * holds it back: a retry time the store keeps for one of its handlers (a redelivery), or an open
+   * breaker.
+   */
+  admit(nowMs: number): Blocked | undefined {
+    const lease = this.lease;
+    const route = lease.routes[this.index] ?? [];
+    const first = lease.keyStart[this.index] as number;
+    const positions = this.#toRun;
+    const failures = lease.failures;
+    if (failures !== undefined && positions === undefined) {
+      for (let j = 0; j < route.length; j++) {
+        const history = failures[first + j];
+        if (history !== undefined && history.retryAtMs > nowMs && lease.claims[first + j] === 'new') return { reason: 'retry', handler: (route[j] as LoadedHandler).name, untilMs: history.retryAtMs };
+      }
+    }
+    const breakers = lease.context.breakers;
+    if (route.length === 1) return breakers.admit([(route[0] as LoadedHandler).name], nowMs);
+    return breakers.admit((positions ?? route.map((_, j) => first + j)).map((k) => (route[k - first] as LoadedHandler).name), nowMs);
+  }
+
+  /** The fewest failures among its runs still to run (for picking a breaker's probe). */
+  failuresOf(handler: string): number {
+    const lease = this.lease;
+    const route = lease.routes[this.index] ?? [];
+    const first = lease.keyStart[this.index] as number;
+    for (let j = 0; j < route.length; j++) if ((route[j] as LoadedHandler).name === handler) return (lease.failures?.[first + j]?.failures ?? 0) + (this.#state === RETRYING ? 1 : 0);
+    return 0;
+  }
+
+  /** Starts its runs (the budget, the subject order, its retry time and the breakers let it): every matching handler's, or on a retry the failed ones'. */
   start(): void {
     const lease = this.lease;
     const first = lease.keyStart[this.index] as number;
     const route = lease.routes[this.index] ?? [];
+    const retry = this.#toRun;
     this.#state = RUNNING;
+    this.#toRun = undefined;
+    if (retry !== undefined) {
+      this.#handlersLeft = retry.length;
+      for (const k of retry) new HandlerRun(this, (route[k - first] as LoadedHandler).name, k, true).start();
+      return;
+    }
     if (route.length === 0) {
       // No handler is interested: nothing to do, and nothing to retry.
       lease.log.debug({ eventId: this.event.id, type: this.event.type }, 'no handler for this event type');
@@ -103,8 +169,9 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent> {
    * Chains its run on `previous`'s, the event before it in its subject, running or chained itself:
    * where the dispatcher offers it (threads), it starts the moment that one ends ok, without a
    * round trip through the main thread (docs/architecture.md, "Processes and threads"). Only for
-   * one single-event handler whose claim is new, in a lease that may start events, with tracing off
-   * (a process span measures the handler's run, not its wait); false when it does not chain.
+   * one single-event handler whose claim is new and has no failures behind it, whose breaker is
+   * closed, in a lease that may start events, with tracing off (a process span measures the
+   * handler's run, not its wait); false when it does not chain.
    */
   chainOn(previous: LeaseEvent): boolean {
     const lease = this.lease;
@@ -113,7 +180,8 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent> {
     if (!lease.claimed || lease.stopped || lease.dispatch.startAfter === undefined || lease.context.tracer?.enabled === true || Date.now() >= lease.deadlineMs) return false;
     const route = lease.routes[this.index] ?? [];
     const k = lease.keyStart[this.index] as number;
-    if (route.length !== 1 || (route[0] as LoadedHandler).batch !== undefined || lease.claims[k] !== 'new') return false;
+    if (route.length !== 1 || (route[0] as LoadedHandler).batch !== undefined || lease.claims[k] !== 'new' || lease.failures?.[k] !== undefined) return false;
+    if (!lease.context.breakers.isClosed((route[0] as LoadedHandler).name)) return false;
     const run = new HandlerRun(this, (route[0] as LoadedHandler).name, k);
     this.#state = CHAINED;
     this.#soleRun = run;
@@ -131,25 +199,52 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent> {
     this.#state = RUNNING;
     this.#handlersLeft = 1;
     const ended = this.#chainedEnd;
-    if (ended !== undefined) this.handlerEnded(this.lease.keyStart[this.index] as number, ended);
+    if (ended !== undefined) this.handlerEnded(this.lease.keyStart[this.index] as number, ended, undefined);
   }
 
-  /** One of its runs ended (HandlerRun). */
-  handlerEnded(k: number, outcome: RunOutcome): void {
+  /**
+   * Its previous event will run again later (it retries): a run chained on it never starts there.
+   * Back to waiting behind it, when the run can be taken back; false when it had started already.
+   */
+  unchain(): boolean {
+    if (this.#state !== CHAINED) return true;
+    const run = this.#soleRun as HandlerRun;
+    if (this.#chainedEnd !== 'unstarted' && !run.withdraw()) return false;
+    this.#state = WAITING;
+    this.#soleRun = undefined;
+    this.#chainedEnd = undefined;
+    return true;
+  }
+
+  /** One of its runs ended (HandlerRun); a failed one says when it may run again, if it may. */
+  handlerEnded(k: number, outcome: RunOutcome, retryAtMs: number | undefined): void {
     if (this.#state === CHAINED) {
       this.#chainedEnd = outcome;
       return;
     }
     if (this.#state !== RUNNING) return;
     if (outcome === 'unstarted') (this.#unstarted ??= []).push(k);
-    else if (outcome === 'failed') this.#failed = true;
+    else if (outcome === 'failed') {
+      if (retryAtMs === undefined) this.#failedForGood = true;
+      else {
+        (this.#failed ??= []).push(k);
+        this.#retryAtMs = Math.max(this.#retryAtMs, retryAtMs);
+      }
+    }
     if (--this.#handlersLeft > 0) return;
+    this.#soleRun = undefined;
     const unstarted = this.#unstarted;
-    if (unstarted === undefined) return this.#finish(this.#failed ? 'failed' : 'settled');
+    const failed = this.#failed;
+    this.#unstarted = this.#failed = undefined;
+    if (unstarted === undefined) {
+      if (failed === undefined && !this.#failedForGood) return this.#finish('settled');
+      if (!this.#failedForGood && this.#mayRetryHere()) return this.#retryLater(failed as number[]);
+      return this.#finish('failed');
+    }
     // Some runs never started: the event is retried as a whole. When none of them ran, the lease
     // releases the claims it took with its ack (as for an event never started); the others go back now.
     const lease = this.lease;
-    const allUnstarted = unstarted.length === (lease.routes[this.index] ?? []).length;
+    const allUnstarted = unstarted.length === (lease.routes[this.index] ?? []).length && failed === undefined && !this.#failedForGood;
     lease.release(unstarted.filter((k) => !allUnstarted || lease.claims[k] !== 'new').map((k) => lease.keys[k] as string));
     this.#finish(allUnstarted ? 'unstarted' : 'failed');
   }
@@ -157,6 +252,7 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent> {
   /**
    * Ends it without running it (drain, deadline, an earlier event of its subject failed, a fenced
    * subject). A chained run that has started already cannot be: the event runs (`owner.chainedStarted`).
+   * One waiting for a retry ends failed (it ran and failed in this lease).
    */
   drop(): void {
     if (this.#state === CHAINED) {
@@ -167,6 +263,7 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent> {
       }
       return this.lease.owner.chainedStarted(this);
     }
+    if (this.#state === RETRYING) return this.#finish('failed');
     if (this.#state !== WAITING) return;
     this.#finish('unstarted');
   }
@@ -177,11 +274,31 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent> {
     this.#finish('failed');
   }
 
+  /** Its retry comes while the lease has a quarter of its visibility left before its deadline. */
+  #mayRetryHere(): boolean {
+    const lease = this.lease;
+    return !lease.stopped && this.#retryAtMs <= lease.deadlineMs - (lease.context.visibilitySeconds * 1_000) / 4;
+  }
+
+  #retryLater(failed: number[]): void {
+    this.#state = RETRYING;
+    this.#toRun = failed;
+    this.#failedForGood = false;
+    // Runs chained on it would start only after it ended ok there: they go back to waiting behind it.
+    for (let next = this.nextInSubject; next !== undefined && next.isChained; next = next.nextInSubject) {
+      if (!next.unchain()) {
+        this.lease.owner.chainedStarted(next);
+        break;
+      }
+    }
+    this.lease.owner.eventRetrying(this);
+  }
+
   #finish(end: EventEnd): void {
     this.#soleRun = undefined;
-    const wasRunning = this.#state === RUNNING;
+    const place: EventPlace = this.#state === RUNNING ? 'running' : this.#state === RETRYING ? 'retrying' : 'waiting';
     this.#state = ENDED;
     this.#end = end;
-    this.lease.owner.eventEnded(this, end, wasRunning);
+    this.lease.owner.eventEnded(this, end, place);
   }
 }

@@ -90,6 +90,11 @@ export class PullController {
   #caughtUpPull = 0;
   #workSeenAtPull = 0;
   #lastConfigProblem: string | undefined = undefined;
+  /** The idempotency store failed: after the back-off, one pull at a time until a claim goes through. */
+  #storeFailing = false;
+  /** A pull went out while the store was failing, and its claim has not answered yet. */
+  #storeProbeOut = false;
+  #storeStreak = 0;
   #pausedLogged = false;
   #onStopped: (() => void) | undefined = undefined;
 
@@ -107,6 +112,8 @@ export class PullController {
   maybePull(): void {
     if (this.#stopped || (this.#wait !== undefined && this.#wait !== 'idle')) return;
     const { ids, model, scheduler } = this.#o;
+    // Every handler's breaker is open: nothing pulled now could run (a half-open one pulls again).
+    if (this.#o.leaseContext.breakers.allOpen) return;
     const now = Date.now();
     for (;;) {
       const idle = this.#wait === 'idle';
@@ -114,6 +121,7 @@ export class PullController {
       // together, at once (a restart gets back every lease it held). After a back-off: one probe.
       if (idle && (this.#waitTimer !== undefined || this.pulling >= Math.max(1, ids.notPulled))) return;
       if (this.#probing && this.pulling >= 1) return;
+      if (this.#storeFailing && (this.#storeProbeOut || this.pulling >= 1)) return;
       const hold = model.holdBack({ held: scheduler.held, pulling: this.pulling, unstarted: scheduler.unstarted, unacked: scheduler.unacked }, now);
       // A poll must go out to find work: only the ceiling and the window hold it back.
       if (hold !== undefined && (!idle || hold === 'ceiling' || hold === 'window')) return;
@@ -121,12 +129,41 @@ export class PullController {
       if (slot === undefined) return;
       const pull = ++this.#pullsSent;
       this.#outstanding.add(pull);
+      if (this.#storeFailing) this.#storeProbeOut = true;
       void this.#cycle(slot, pull);
     }
   }
 
+  /**
+   * The idempotency store failed (a claim, a done mark, a failure count): ONE back-off for the
+   * process, as for a failing platform, then one pull at a time until a claim goes through. Events
+   * that did not run meanwhile spend no attempts.
+   */
+  storeFailed(err: unknown): void {
+    if (this.#stopped) return;
+    this.#storeFailing = true;
+    this.#storeProbeOut = false;
+    if (this.#wait === 'error') return;
+    this.#storeStreak++;
+    const waitMs = Math.max(this.#o.timings.errorBaseMs / 2, backoffMs(this.#storeStreak, this.#o.timings.errorBaseMs, this.#o.timings.errorMaxMs));
+    this.#o.logger.warn({ err, waitMs, errorStreak: this.#storeStreak }, 'idempotency store failed: the process backs off');
+    this.#waitFor('error', waitMs);
+  }
+
+  /** A claim went through: the store answers again. */
+  storeAnswered(): void {
+    if (!this.#storeFailing) return;
+    this.#storeFailing = false;
+    this.#storeProbeOut = false;
+    this.#storeStreak = 0;
+    this.#o.logger.info('idempotency store answers again: pulling resumes');
+    this.maybePull();
+  }
+
   /** A lease's ack was answered: a 429 wait ends (the ack made room), and room may allow a pull. */
   ackAnswered(): void {
+    // A probe whose lease needed no claim (or never got one) says nothing of the store: let another go.
+    this.#storeProbeOut = false;
     this.#workSeenAtPull = this.#pullsSent;
     if (this.#wait === 'throttled') this.#endWait();
     this.#o.onIdle(this.idle);
@@ -162,11 +199,13 @@ export class PullController {
       result = await o.api.pull(o.destination, { limit: o.limit, visibilitySeconds: o.visibilitySeconds, workerId: slot.id }, o.forceSignal);
     } catch (err) {
       this.#settled(pull);
+      this.#storeProbeOut = false;
       o.ids.release(slot);
       if (!o.forceSignal.aborted && !isAbortError(err)) this.#failed(slot, err, sentAtMs);
       return this.maybePull();
     }
     this.#settled(pull);
+    if (result.status !== 200) this.#storeProbeOut = false;
     try {
       this.#take(slot, result, sentAtMs, pull);
     } catch (err) {

@@ -6,6 +6,7 @@ import type { DeadLetterSink } from '../dead-letter/sink.js';
 import type { DeadLetterStore } from '../dead-letter/store.js';
 import { createDispatcher } from '../dispatch/index.js';
 import { CONSUMER_WINDOW_EVENTS, flowLimitsOf } from '../config/flow-defaults.js';
+import { BREAKER_DEFAULTS, RETRY_DEFAULTS } from '../config/failure-defaults.js';
 import type { Dispatcher } from '../dispatch/types.js';
 import { loadHandlerSet } from '../handlers/handler-set.js';
 import type { LoadedHandler } from '../handlers/loader.js';
@@ -15,7 +16,7 @@ import type { WorkerEmitter } from './events.js';
 import { createWorkerEventBus } from './event-bus.js';
 import { systemClock, type Clock } from '../runtime/clock.js';
 import { startTracing } from '../tracing/index.js';
-import { FirstFailures } from './first-failures.js';
+import { Breakers } from './breakers.js';
 import { WorkerFlow } from './flow.js';
 import type { LeaseContext } from './held-lease.js';
 import { InFlightCounter } from './in-flight.js';
@@ -168,6 +169,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
       events,
       position,
       destination: config.destination,
+      handlers: router.handlers.map((handler) => handler.name),
       deadLetters: { count: countDead, onError: (err) => logger.warn({ err }, 'dead-letter sink: counting dead records failed') },
     });
     cleanups.push({ name: 'metrics', run: () => metrics.close() });
@@ -192,6 +194,21 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
   const done = new Promise<WorkerEnd>((resolve) => (resolveDone = resolve));
   let closing: Promise<void> | undefined;
 
+  const breakers = new Breakers(
+    router.handlers.map((handler) => handler.name),
+    {
+      enabled: config.breaker ?? BREAKER_DEFAULTS.breaker,
+      failureRatio: config.breakerFailureRatio ?? BREAKER_DEFAULTS.breakerFailureRatio,
+      window: config.breakerWindow ?? BREAKER_DEFAULTS.breakerWindow,
+      cooldownMs: config.breakerCooldownMs ?? BREAKER_DEFAULTS.breakerCooldownMs,
+    },
+    logger,
+    (change) => {
+      events.emit('breaker:state', change);
+      flow.scheduler.breakerChanged(change);
+      flow.controller.maybePull();
+    },
+  );
   const leaseContext: LeaseContext = {
     destination: config.destination,
     api: client,
@@ -203,7 +220,10 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     logger,
     visibilitySeconds: config.visibilitySeconds,
     maxAttempts: config.maxAttempts,
-    firstFailures: new FirstFailures(),
+    retryBackoff: { minMs: config.retryBackoffMinMs ?? RETRY_DEFAULTS.retryBackoffMinMs, maxMs: config.retryBackoffMaxMs ?? RETRY_DEFAULTS.retryBackoffMaxMs },
+    breakers,
+    storeFailed: (err) => flow.controller.storeFailed(err),
+    storeAnswered: () => flow.controller.storeAnswered(),
     nearDeadlineWarnings: new RateLimiter(60_000),
     forceSignal: force.signal,
     tracer: tracing.tracer,
@@ -260,6 +280,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
       } finally {
         clearTimeout(forceTimer);
         force.abort();
+        breakers.close();
         // After the last event: what is left of the shutdown timeout (at least a second).
         await tearDownHandlers(router.handlers, dispatcher, Math.max(1_000, shutdownEndsAt - Date.now()), logger);
         await runCleanups(cleanups, logger);

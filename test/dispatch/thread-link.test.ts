@@ -14,7 +14,7 @@ import { waitFor } from '../fixtures/wait-for.js';
  * (src/dispatch/thread-protocol.ts). The thread's side is played here on the other port.
  */
 
-const ctx: JobContext = { attempt: 1, generation: 1, workerId: 'w-0', leaseId: 'lease-1', deadlineMs: Date.now() + 60_000 };
+const ctx: JobContext = { attempt: 1, deliveryAttempt: 1, generation: 1, workerId: 'w-0', leaseId: 'lease-1', deadlineMs: Date.now() + 60_000 };
 const event = (id: string): CloudEvent => ({ specversion: '1.0', id, source: '/s', type: 't', subject: 'entry-1', time: '2026-11-27T00:00:00Z', sequence: id, data: {} }) as CloudEvent;
 
 /** Enough of a PooledRun for the link: what it reads when sending, and what the link calls on it. */

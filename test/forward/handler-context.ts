@@ -8,6 +8,7 @@ export function contextFor(deadlineInMs = 5_000, controller = new AbortControlle
     signal: controller.signal,
     log: noopLog,
     attempt: 1,
+    deliveryAttempt: 1,
     generation: 1,
     workerId: 'w-0',
     leaseId: 'lease-1',

@@ -22,23 +22,23 @@ describe.each(['none', 'thread'] as const)('batch handlers (--isolation %s)', (i
   it('mixed per-event results: ok, retried, dead-lettered at max attempts, permanent; a redelivery skips the events already done', async () => {
     const calls = join(tempDir('batch-calls'), 'calls.jsonl');
     process.env.BATCH_CALLS = calls;
-    await withEmulator({ handlers: BULK, worker: { isolation, maxAttempts: 3, visibility: 10 } }, async (env) => {
+    await withEmulator({ handlers: BULK, worker: { isolation, maxAttempts: 3, visibility: 10, retryBackoffMin: '50ms' } }, async (env) => {
       await env.ingest('bulk', [entry('ok-1', 'fine'), entry('flaky-1', 'fail-once'), entry('broken-1', 'always-fail'), entry('poison-1', 'poison')]);
       await env.waitFor((seen) => outcomesOf(seen, 'broken-1').includes('dead_lettered') && outcomesOf(seen, 'flaky-1').includes('ok'));
-      expect(outcomesOf(env.outcomes, 'ok-1')).toEqual(['ok', 'duplicate', 'duplicate']);
-      expect(outcomesOf(env.outcomes, 'flaky-1')).toEqual(['failed', 'ok', 'duplicate']);
+      // Failed events retry in their lease (after the backoff): nothing is redelivered, nothing runs twice.
+      expect(outcomesOf(env.outcomes, 'ok-1')).toEqual(['ok']);
+      expect(outcomesOf(env.outcomes, 'flaky-1')).toEqual(['failed', 'ok']);
       expect(outcomesOf(env.outcomes, 'broken-1')).toEqual(['failed', 'failed', 'dead_lettered']);
-      expect(outcomesOf(env.outcomes, 'poison-1')).toEqual(['dead_lettered', 'duplicate', 'duplicate']);
+      expect(outcomesOf(env.outcomes, 'poison-1')).toEqual(['dead_lettered']);
       expect(env.deadLetters.map((d) => [d.event.subject, d.handler, d.reason, d.attempt])).toEqual([
         ['poison-1', 'bulk', 'permanent', 1],
         ['broken-1', 'bulk', 'max-attempts', 3],
       ]);
-      // One call per delivery, and a redelivered lease hands over only what is not done for this handler.
-      expect(callsIn<{ attempt: number; ids: string[] }>(calls)).toEqual([
-        { attempt: 1, ids: ['ok-1', 'flaky-1', 'broken-1', 'poison-1'] },
-        { attempt: 2, ids: ['flaky-1', 'broken-1'] },
-        { attempt: 3, ids: ['broken-1'] },
-      ]);
+      // The first call has every event; a retry hands over only the failed ones, each at its own attempt.
+      const calls_ = callsIn<{ attempt: number; ids: string[] }>(calls);
+      expect(calls_[0]).toEqual({ attempt: 1, ids: ['ok-1', 'flaky-1', 'broken-1', 'poison-1'] });
+      const attemptsOf = (id: string) => calls_.filter((call) => call.ids.includes(id)).map((call) => call.attempt);
+      expect([attemptsOf('ok-1'), attemptsOf('flaky-1'), attemptsOf('broken-1'), attemptsOf('poison-1')]).toEqual([[1], [1, 2], [1, 2, 3], [1]]);
       const metrics = await (await fetch(`${env.worker.metricsUrl}/metrics`)).text();
       expect(metrics).toMatch(/durable_worker_events_total\{[^}]*outcome="dead_lettered"[^}]*\} 2/);
       expect(metrics).toMatch(/durable_worker_events_total\{[^}]*outcome="ok"[^}]*\} 2/);

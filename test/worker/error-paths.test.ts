@@ -72,7 +72,8 @@ describe('a stale ack (the platform ended the lease before the ack came)', () =>
       cleanups.push(() => proxy.close());
       const a = capturingLogger('warn');
       // One workerId: A pulls nothing more while it holds the batch, so the redelivery goes to B.
-      const workerA = await startWorker(workerConfig(t.emulator, destination, dir, { baseUrl: proxy.url, visibilitySeconds: 10, maxLeases: 1 }), { logger: a.logger, store, timings: FAST });
+      // A's own retry waits long enough for B to have taken the claims A's failures gave back.
+      const workerA = await startWorker(workerConfig(t.emulator, destination, dir, { baseUrl: proxy.url, visibilitySeconds: 10, maxLeases: 1, retryBackoffMinMs: 3_000, retryBackoffMaxMs: 3_000 }), { logger: a.logger, store, timings: FAST });
       t.running.push(workerA);
       const pulledByA: number[] = [];
       workerA.events.on('batch:pulled', (e) => pulledByA.push(e.events.length));
@@ -126,9 +127,9 @@ describe('a dead-letter sink that cannot write', () => {
     const attempts: number[] = [];
     first.events.on('batch:pulled', (e) => attempts.push(e.attempt));
 
-    // Past --max-attempts the event would be dead-lettered: the sink fails, so it comes back again.
+    // Past --max-attempts the event would be dead-lettered: the sink fails, so its lease is requeued and it comes back.
     await waitFor('two failed dead-letter writes', () => broken.messages().filter((m) => m === 'dead-letter sink failed: the event is retried instead').length >= 2);
-    expect(Math.max(...attempts)).toBeGreaterThanOrEqual(3);
+    expect(Math.max(...attempts)).toBeGreaterThanOrEqual(2);
     expect(consumerState(t.emulator, destination).committed).toBeNull();
     const text = await scrape(first.metricsUrl);
     expect(sample(text, 'durable_worker_events_total', { type: 'behave.test', outcome: 'dead_lettered' })).toBeUndefined();

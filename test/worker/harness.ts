@@ -67,6 +67,11 @@ export function workerConfig(emulator: Pick<RunningEmulator, 'url'>, destination
     isolation: 'none',
     shutdownTimeoutSeconds: 5,
     forwardMode: 'binary',
+    // Retries soon, and no breaker: these tests are about what a failure leads to, not when
+    // (test/worker/failure-handling.test.ts covers the backoff and the breaker).
+    retryBackoffMinMs: 10,
+    retryBackoffMaxMs: 100,
+    breaker: false,
     ...overrides,
   };
 }

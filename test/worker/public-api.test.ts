@@ -34,9 +34,10 @@ describe('public API', () => {
       appendBehave(emulator, 5, () => ({}));
       const done = new Set<string>();
       const store: IdempotencyStore = {
-        claim: async (keys) => keys.map((key): ClaimState => (done.has(key) ? 'done' : 'new')),
+        claim: async (keys) => ({ states: keys.map((key): ClaimState => (done.has(key) ? 'done' : 'new')), failures: undefined }),
         markDone: async (keys) => void keys.forEach((key) => done.add(key)),
         release: async () => {},
+        recordFailures: async (entries) => entries.map(() => 1),
         close: async () => {},
       };
       const deadLetter: DeadLetterSink = { write: async () => {}, close: async () => {} };
