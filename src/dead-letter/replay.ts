@@ -173,7 +173,7 @@ export class ReplayRun {
   async #claim(idempotency: IdempotencyStore, keys: string[], deadlineMs: number): Promise<ClaimState> {
     let waitMs = WAIT_FIRST_MS;
     for (;;) {
-      const [handlerState, replayState] = await idempotency.claim(keys, this.#owner, Math.max(1, deadlineMs - Date.now()));
+      const [handlerState, replayState] = (await idempotency.claim(keys, this.#owner, Math.max(1, deadlineMs - Date.now()))).states;
       if (replayState === 'done') {
         // Another replay did it; a claim of ours on the handler's key would only block a worker.
         if (handlerState === 'new') await idempotency.release(keys.slice(0, 1), this.#owner);

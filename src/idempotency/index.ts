@@ -3,7 +3,7 @@ import { ConfigError } from '../errors.js';
 import { redactUrl } from '../observability/redact.js';
 import type { IdempotencyStore, IdempotencyStoreOptions } from './store.js';
 
-export type { ClaimState, IdempotencyStore, IdempotencyStoreOptions } from './store.js';
+export type { ClaimResult, ClaimState, FailureEntry, FailureHistory, IdempotencyStore, IdempotencyStoreOptions } from './store.js';
 export { DEFAULT_DONE_TTL_MS } from './store.js';
 
 /** Which adapter a URL selects, and what it needs to open. */

@@ -34,7 +34,8 @@ describe('public API', () => {
       appendBehave(emulator, 5, () => ({}));
       const done = new Set<string>();
       const store: IdempotencyStore = {
-        claim: async (keys) => keys.map((key): ClaimState => (done.has(key) ? 'done' : 'new')),
+        claim: async (keys) => ({ states: keys.map((key): ClaimState => (done.has(key) ? 'done' : 'new')), failures: undefined }),
+        recordFailures: async (entries) => entries.map(() => 1),
         markDone: async (keys) => void keys.forEach((key) => done.add(key)),
         release: async () => {},
         close: async () => {},
