@@ -167,7 +167,7 @@ async function round(adapter: string, store: IdempotencyStore): Promise<RoundRes
   const batchKeys = Array.from({ length: batches }, () => randomKeys(batchSize));
   const released = Array.from({ length: batches }, () => randomKeys(batchSize));
   const owners = Array.from({ length: batches }, (_, b) => owner(b));
-  const expect = (states: string[], want: string) => {
+  const expect = ({ states }: { states: string[] }, want: string) => {
     if (states[0] !== want || states.at(-1) !== want) throw new Error(`${adapter}: expected ${want}, got ${states[0]}`);
   };
   const stalls = monitorEventLoopDelay({ resolution: 1 });

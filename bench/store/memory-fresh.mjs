@@ -29,7 +29,7 @@ async function measure(kind) {
   const startCpu = cpuUsage();
   for (let at = 0; at < keyCount; at += 100) {
     const keys = ids.slice(at, at + 100).map((id) => idempotencyKey('work', id));
-    const states = await store.claim(keys, 'bench', 60_000);
+    const { states } = await store.claim(keys, 'bench', 60_000);
     if (states.some((state) => state !== 'new')) throw new Error('a fresh key was not new');
     await store.markDone(keys);
   }
@@ -44,7 +44,7 @@ class MapStore {
 
   async claim(keys, owner, claimTtlMs) {
     const now = Date.now();
-    return keys.map((key) => {
+    const states = keys.map((key) => {
       let record = this.#records.get(key);
       if (record !== undefined && record.expiresAtMs <= now) {
         this.#records.delete(key);
@@ -62,6 +62,7 @@ class MapStore {
       record.expiresAtMs = now + claimTtlMs;
       return 'new';
     });
+    return { states, failures: undefined };
   }
 
   async markDone(keys) {

@@ -34,17 +34,29 @@ export async function openPool(options: PostgresPoolOptions): Promise<Pool> {
   return pool;
 }
 
+/** A change to a table that already exists: `ddl` runs when `needed` (a query) returns a row. */
+export interface SchemaMigration {
+  needed: string;
+  ddl: string;
+}
+
 /**
- * Runs `ddl` (CREATE ... IF NOT EXISTS) once. Processes starting together serialise on an advisory
- * lock, because concurrent `CREATE TABLE IF NOT EXISTS` can still fail on the catalog's unique
- * index; a duplicate-object error is tolerated all the same (a server without advisory locks).
+ * Runs `ddl` (CREATE ... IF NOT EXISTS) once, then each migration that is needed, in one
+ * transaction. Processes starting together serialise on an advisory lock, because concurrent
+ * `CREATE TABLE IF NOT EXISTS` can still fail on the catalog's unique index (and the second one
+ * then finds the migrations done); a duplicate-object error is tolerated all the same (a server
+ * without advisory locks). A migration is looked for before it runs, so an open of an up-to-date
+ * table takes no lock an ALTER TABLE would.
  */
-export async function ensureSchema(pool: Pool, lockId: number, ddl: string): Promise<void> {
+export async function ensureSchema(pool: Pool, lockId: number, ddl: string, migrations: readonly SchemaMigration[] = []): Promise<void> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock($1)', [lockId]);
     await client.query(ddl);
+    for (const migration of migrations) {
+      if ((await client.query(migration.needed)).rowCount !== 0) await client.query(migration.ddl);
+    }
     await client.query('COMMIT');
   } catch (err) {
     await client.query('ROLLBACK').catch(() => {});

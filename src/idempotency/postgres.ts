@@ -1,8 +1,8 @@
 import type { Pool } from 'pg';
 import { redactUrl } from '../observability/redact.js';
 import { ensureSchema, openPool } from './postgres-pool.js';
-import { CLAIM, CREATE_SCHEMA, DELETE_EXPIRED, MARK_DONE, RELEASE, SCHEMA_LOCK_ID } from './postgres-sql.js';
-import type { ClaimState, IdempotencyStore } from './store.js';
+import { CLAIM, CREATE_SCHEMA, DELETE_EXPIRED, MARK_DONE, MIGRATE_FAILURES, NEEDS_FAILURES_MIGRATION, RECORD_FAILURES, RELEASE, SCHEMA_LOCK_ID } from './postgres-sql.js';
+import type { ClaimResult, ClaimState, FailureEntry, FailureHistory, IdempotencyStore } from './store.js';
 import { closedError, distinctKeys, storeError } from './store-error.js';
 
 /** Options of the PostgreSQL store. */
@@ -57,7 +57,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
       onIdleError: (err) => onBackgroundError(storeError('postgres', 'idle connection', err)),
     });
     try {
-      await ensureSchema(pool, SCHEMA_LOCK_ID, CREATE_SCHEMA);
+      await ensureSchema(pool, SCHEMA_LOCK_ID, CREATE_SCHEMA, [{ needed: NEEDS_FAILURES_MIGRATION, ddl: MIGRATE_FAILURES }]);
     } catch (err) {
       await pool.end().catch(() => {});
       throw storeError('postgres', `preparing ${redactUrl(options.url)}`, err);
@@ -65,20 +65,44 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     return new PostgresIdempotencyStore(pool, options);
   }
 
-  async claim(keys: readonly string[], owner: string, claimTtlMs: number): Promise<ClaimState[]> {
-    if (keys.length === 0) return [];
+  async claim(keys: readonly string[], owner: string, claimTtlMs: number): Promise<ClaimResult> {
+    if (keys.length === 0) return { states: [], failures: undefined };
     const unique = distinctKeys(keys);
-    const rows = await this.#query<{ key: string; claim_state: ClaimState }>('claim', CLAIM, [
+    const rows = await this.#query<{ key: string; claim_state: ClaimState; history: string | null }>('claim', CLAIM, [
       this.#prefix,
       unique,
       owner,
       claimTtlMs,
     ]);
-    const byKey = new Map(rows.map((row) => [row.key, row.claim_state]));
-    return keys.map((key) => {
-      const state = byKey.get(key);
-      if (state === undefined) throw storeError('postgres', 'claim', new Error(`no state returned for a key`));
-      return state;
+    const byKey = new Map(rows.map((row) => [row.key, row]));
+    const states = new Array<ClaimState>(keys.length);
+    let failures: (FailureHistory | undefined)[] | undefined;
+    for (let i = 0; i < keys.length; i++) {
+      const row = byKey.get(keys[i] as string);
+      if (row === undefined) throw storeError('postgres', 'claim', new Error(`no state returned for a key`));
+      states[i] = row.claim_state;
+      if (row.history === null || row.claim_state === 'done') continue;
+      failures ??= new Array<FailureHistory | undefined>(keys.length);
+      failures[i] = parseHistory(row.history);
+    }
+    return { states, failures };
+  }
+
+  async recordFailures(entries: readonly FailureEntry[], owner: string): Promise<number[]> {
+    if (entries.length === 0) return [];
+    const rows = await this.#query<{ key: string; failures: number }>('recordFailures', RECORD_FAILURES, [
+      this.#prefix,
+      entries.map((entry) => entry.key),
+      entries.map((entry) => entry.failedAtMs),
+      entries.map((entry) => entry.retryAtMs),
+      owner,
+      this.#doneTtlMs,
+    ]);
+    const byKey = new Map(rows.map((row) => [row.key, row.failures]));
+    return entries.map(({ key }) => {
+      const failures = byKey.get(key);
+      if (failures === undefined) throw storeError('postgres', 'recordFailures', new Error(`no count returned for a key`));
+      return failures;
     });
   }
 
@@ -121,4 +145,10 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
       throw storeError('postgres', operation, err);
     }
   }
+}
+
+/** `failures:retryAtMs:firstFailedAtMs:lastFailedAtMs`, as CLAIM returns it. */
+function parseHistory(text: string): FailureHistory {
+  const [failures, retryAtMs, firstFailedAtMs, lastFailedAtMs] = text.split(':').map(Number);
+  return { failures: failures as number, retryAtMs: retryAtMs as number, firstFailedAtMs: firstFailedAtMs as number, lastFailedAtMs: lastFailedAtMs as number };
 }

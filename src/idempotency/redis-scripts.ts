@@ -5,6 +5,13 @@ import { createHash } from 'node:crypto';
  * progress, `d` with the done TTL once done. Redis expires both, so an expired claim is simply
  * absent and the next claimant takes it. A script runs atomically: no other client's command
  * interleaves, so two workers claiming the same key cannot both see it free.
+ *
+ * A key's failure history lives in a second key, the event's key with `dw:fail:` in place of its
+ * leading `dw:idem:` (redis.ts builds every key so), holding
+ * `failures:retryAtMs:firstFailedAtMs:lastFailedAtMs` with the done TTL (so it outlives the claim).
+ * The scripts derive it from the declared key rather than declaring it too: the rest of the name,
+ * hash tag included, is the same, so it is in the same cluster slot, and the batch's arguments stay
+ * one per event.
  */
 export interface LuaScript {
   source: string;
@@ -18,31 +25,75 @@ export function luaScript(source: string): LuaScript {
 
 /**
  * KEYS = the batch; ARGV[1] = owner, ARGV[2] = claim TTL in ms.
- * Returns one letter per key: n(ew), d(one), b(usy) — a string is the cheapest reply to parse.
+ * Returns one letter per key: n(ew), d(one), b(usy) — a string is the cheapest reply to parse —
+ * then, for each key not done that has a failure history, `|<position>:<history>` (1-based).
  */
 export const CLAIM_SCRIPT = luaScript(`
+local function history_key(key) return 'dw:fail:' .. string.sub(key, 9) end
 local mine = 'c:' .. ARGV[1]
 local states = {}
+local histories = {}
 for i = 1, #KEYS do
   local value = redis.call('GET', KEYS[i])
   if value == 'd' then
     states[i] = 'd'
-  elseif value and value ~= mine then
-    states[i] = 'b'
   else
-    redis.call('SET', KEYS[i], mine, 'PX', ARGV[2])
-    states[i] = 'n'
+    if value and value ~= mine then
+      states[i] = 'b'
+    else
+      redis.call('SET', KEYS[i], mine, 'PX', ARGV[2])
+      states[i] = 'n'
+    end
+    local history = redis.call('GET', history_key(KEYS[i]))
+    if history then
+      histories[#histories + 1] = '|' .. i .. ':' .. history
+    end
   end
 end
-return table.concat(states)
+return table.concat(states) .. table.concat(histories)
 `);
 
-/** KEYS = the batch; ARGV[1] = done TTL in ms. A done mark replaces any claim. */
+/** KEYS = the batch; ARGV[1] = done TTL in ms. A done mark replaces any claim and failure history. */
 export const DONE_SCRIPT = luaScript(`
+local function history_key(key) return 'dw:fail:' .. string.sub(key, 9) end
 for i = 1, #KEYS do
   redis.call('SET', KEYS[i], 'd', 'PX', ARGV[1])
+  redis.call('DEL', history_key(KEYS[i]))
 end
 return #KEYS
+`);
+
+/**
+ * KEYS = the failed runs' keys; ARGV[1] = owner, ARGV[2] = done TTL in ms, then per key its
+ * failedAtMs and retryAtMs. Returns the new counts (0 for a done key, left as it is). The owner's
+ * claim goes as in release; another owner's claim stays (it holds the event now).
+ */
+export const RECORD_FAILURES_SCRIPT = luaScript(`
+local function history_key(key) return 'dw:fail:' .. string.sub(key, 9) end
+local mine = 'c:' .. ARGV[1]
+local counts = {}
+for i = 1, #KEYS do
+  local value = redis.call('GET', KEYS[i])
+  if value == 'd' then
+    counts[i] = 0
+  else
+    if value == mine then
+      redis.call('DEL', KEYS[i])
+    end
+    local failedAt = ARGV[1 + 2 * i]
+    local failures = 1
+    local firstFailedAt = failedAt
+    local history = redis.call('GET', history_key(KEYS[i]))
+    if history then
+      local count, _, first = string.match(history, '^(%d+):([^:]*):([^:]*):')
+      failures = tonumber(count) + 1
+      firstFailedAt = first
+    end
+    redis.call('SET', history_key(KEYS[i]), failures .. ':' .. ARGV[2 + 2 * i] .. ':' .. firstFailedAt .. ':' .. failedAt, 'PX', ARGV[2])
+    counts[i] = failures
+  end
+end
+return counts
 `);
 
 /** KEYS = the batch; ARGV[1] = owner. Compare-and-delete: only the owner's own claims go. */

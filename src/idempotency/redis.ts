@@ -1,8 +1,8 @@
 import type { RedisClientType } from 'redis';
 import { redactUrl } from '../observability/redact.js';
 import { closeRedis, connectRedis, evalScript, type RedisConnectOptions } from './redis-client.js';
-import { CLAIM_SCRIPT, DONE_SCRIPT, RELEASE_SCRIPT, type LuaScript } from './redis-scripts.js';
-import type { ClaimState, IdempotencyStore } from './store.js';
+import { CLAIM_SCRIPT, DONE_SCRIPT, RECORD_FAILURES_SCRIPT, RELEASE_SCRIPT, type LuaScript } from './redis-scripts.js';
+import type { ClaimResult, ClaimState, FailureEntry, FailureHistory, IdempotencyStore } from './store.js';
 import { closedError, storeError } from './store-error.js';
 
 /** Options of the Redis store: the connection's (redis-client.ts), and its key space. */
@@ -48,16 +48,28 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     return new RedisIdempotencyStore(client, options);
   }
 
-  async claim(keys: readonly string[], owner: string, claimTtlMs: number): Promise<ClaimState[]> {
-    if (keys.length === 0) return [];
-    const reply = await this.#run('claim', CLAIM_SCRIPT, keys, [owner, String(Math.max(1, Math.ceil(claimTtlMs)))]);
-    const letters = String(reply);
-    if (letters.length !== keys.length) {
-      throw storeError('redis', 'claim', new Error(`script answered ${letters.length} states for ${keys.length} keys`));
+  async claim(keys: readonly string[], owner: string, claimTtlMs: number): Promise<ClaimResult> {
+    if (keys.length === 0) return { states: [], failures: undefined };
+    const reply = String(await this.#run('claim', CLAIM_SCRIPT, keys, [owner, String(Math.max(1, Math.ceil(claimTtlMs)))]));
+    if (reply.length < keys.length || (reply.length > keys.length && reply[keys.length] !== '|')) {
+      throw storeError('redis', 'claim', new Error(`script answered ${reply.length} states for ${keys.length} keys`));
     }
     // A key repeated in one batch is claimed by its first occurrence, then seen as the same
     // owner's claim: 'new' both times, like the other adapters.
-    return [...letters].map((letter) => STATE_BY_LETTER[letter] ?? 'busy');
+    const states = new Array<ClaimState>(keys.length);
+    for (let i = 0; i < keys.length; i++) states[i] = STATE_BY_LETTER[reply[i] as string] ?? 'busy';
+    return { states, failures: reply.length === keys.length ? undefined : parseHistories(reply.slice(keys.length + 1), keys.length) };
+  }
+
+  async recordFailures(entries: readonly FailureEntry[], owner: string): Promise<number[]> {
+    if (entries.length === 0) return [];
+    const args = [owner, String(Math.max(1, Math.ceil(this.#doneTtlMs)))];
+    for (const entry of entries) args.push(String(Math.round(entry.failedAtMs)), String(Math.round(entry.retryAtMs)));
+    const reply = await this.#run('recordFailures', RECORD_FAILURES_SCRIPT, entries.map((entry) => entry.key), args);
+    if (!Array.isArray(reply) || reply.length !== entries.length) {
+      throw storeError('redis', 'recordFailures', new Error(`script answered ${Array.isArray(reply) ? reply.length : typeof reply} counts for ${entries.length} keys`));
+    }
+    return reply.map(Number);
   }
 
   async markDone(keys: readonly string[]): Promise<void> {
@@ -84,4 +96,19 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       throw storeError('redis', operation, err);
     }
   }
+}
+
+/** `<position>:<failures>:<retryAtMs>:<firstFailedAtMs>:<lastFailedAtMs>` items joined by `|`, positions 1-based. */
+function parseHistories(text: string, count: number): (FailureHistory | undefined)[] {
+  const failures = new Array<FailureHistory | undefined>(count);
+  for (const item of text.split('|')) {
+    const [position, failureCount, retryAtMs, firstFailedAtMs, lastFailedAtMs] = item.split(':').map(Number);
+    failures[(position as number) - 1] = {
+      failures: failureCount as number,
+      retryAtMs: retryAtMs as number,
+      firstFailedAtMs: firstFailedAtMs as number,
+      lastFailedAtMs: lastFailedAtMs as number,
+    };
+  }
+  return failures;
 }

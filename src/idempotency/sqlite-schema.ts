@@ -4,7 +4,25 @@ import type { SqliteDatabase } from '../sqlite/index.js';
 const DONE_INDEX = 'CREATE INDEX IF NOT EXISTS durable_worker_done_expires_at ON durable_worker_done (expires_at);';
 
 /**
- * The SQLite store's tables (schema 2). Claims and done marks live apart: a claim is short-lived
+ * Failure histories (schema 3): a table of their own, added in place to a schema-2 file by its
+ * CREATE ... IF NOT EXISTS. Few keys ever fail, so it stays small, and a claim asks it first whether
+ * the prefix has any row at all (one probe per batch) before looking keys up in it.
+ */
+const FAILURES = `
+CREATE TABLE IF NOT EXISTS durable_worker_failures (
+  prefix_id       INTEGER NOT NULL,
+  key             TEXT    NOT NULL,
+  failures        INTEGER NOT NULL,
+  retry_at        INTEGER NOT NULL,
+  first_failed_at INTEGER NOT NULL,
+  last_failed_at  INTEGER NOT NULL,
+  expires_at      INTEGER NOT NULL,
+  PRIMARY KEY (prefix_id, key)
+) WITHOUT ROWID;
+`;
+
+/**
+ * The SQLite store's tables (schema 2, plus schema 3's failures table). Claims and done marks live apart: a claim is short-lived
  * (written by `claim`, deleted by `markDone` or `release`), so its table stays as small as the work
  * in flight and a batch's claims share a few B-tree pages; the done table holds days of marks, and
  * each of its rows is as short as it can be (no state, no owner, the prefix as a small integer).
@@ -31,7 +49,7 @@ CREATE TABLE IF NOT EXISTS durable_worker_done (
   PRIMARY KEY (prefix_id, key)
 ) WITHOUT ROWID;
 ${DONE_INDEX}
-`;
+${FAILURES}`;
 
 /** Schema 1's table (versions before schema 2); migrated once, then replaced by a view of that name. */
 const LEGACY_TABLE = 'durable_worker_idempotency';

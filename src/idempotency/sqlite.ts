@@ -3,7 +3,7 @@ import { makeDirectorySync } from '../fs/make-directory.js';
 import { openSqlite, type SqliteDatabase, type SqliteDriverName } from '../sqlite/index.js';
 import { WalCheckpointer } from './sqlite-checkpointer.js';
 import { prepareSchema } from './sqlite-schema.js';
-import type { ClaimState, IdempotencyStore } from './store.js';
+import type { ClaimResult, ClaimState, FailureEntry, FailureHistory, IdempotencyStore } from './store.js';
 import { closedError, distinctKeys, storeError } from './store-error.js';
 
 /** Options of the SQLite store. */
@@ -74,6 +74,13 @@ interface DoneRow {
   expires_at: number;
 }
 
+interface FailureRow {
+  failures: number;
+  retry_at: number;
+  first_failed_at: number;
+  last_failed_at: number;
+}
+
 interface PendingGroup {
   keys: string[];
   waiters: Array<{ resolve: () => void; reject: (err: Error) => void }>;
@@ -98,7 +105,8 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   readonly #onBackgroundError: (err: Error) => void;
   readonly #cleanupTimer: NodeJS.Timeout;
   readonly #checkpointer: WalCheckpointer | undefined;
-  readonly #claimBatch: (keys: readonly string[], owner: string, expiresAt: number, nowMs: number) => ClaimState[];
+  readonly #claimBatch: (keys: readonly string[], owner: string, expiresAt: number, nowMs: number) => ClaimResult;
+  readonly #recordBatch: (entries: readonly FailureEntry[], owner: string, expiresAt: number, nowMs: number) => number[];
   readonly #markBatch: (keys: readonly string[], expiresAt: number) => void;
   readonly #releaseBatch: (keys: readonly string[], owner: string) => void;
   readonly #sweep: (nowMs: number) => number;
@@ -126,6 +134,21 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     );
     const deleteClaim = db.prepare<[number, string], never>('DELETE FROM durable_worker_claims WHERE prefix_id = ? AND key = ?');
     const deleteOwnClaim = db.prepare<[number, string, string], never>('DELETE FROM durable_worker_claims WHERE prefix_id = ? AND key = ? AND owner = ?');
+    const anyFailure = db.prepare<[number], { one: number }>('SELECT 1 AS one FROM durable_worker_failures WHERE prefix_id = ? LIMIT 1');
+    const failureOf = db.prepare<[number, string, number], FailureRow>(
+      'SELECT failures, retry_at, first_failed_at, last_failed_at FROM durable_worker_failures WHERE prefix_id = ? AND key = ? AND expires_at > ?',
+    );
+    // A history past its TTL starts over at 1, as if the sweep had already deleted it.
+    const countFailure = db.prepare<[number, string, number, number, number, number, number, number], { failures: number }>(
+      `INSERT INTO durable_worker_failures (prefix_id, key, failures, retry_at, first_failed_at, last_failed_at, expires_at)
+       VALUES (?, ?, 1, ?, ?, ?, ?)
+       ON CONFLICT (prefix_id, key) DO UPDATE SET
+         failures        = CASE WHEN expires_at > ? THEN failures + 1 ELSE 1 END,
+         first_failed_at = CASE WHEN expires_at > ? THEN first_failed_at ELSE excluded.first_failed_at END,
+         retry_at = excluded.retry_at, last_failed_at = excluded.last_failed_at, expires_at = excluded.expires_at
+       RETURNING failures`,
+    );
+    const deleteFailure = db.prepare<[number, string], never>('DELETE FROM durable_worker_failures WHERE prefix_id = ? AND key = ?');
     // Bounded so one sweep never holds the write lock (nor the event loop) for long.
     const deleteExpiredDone = db.prepare<[number], never>(
       `DELETE FROM durable_worker_done WHERE (prefix_id, key) IN
@@ -136,31 +159,55 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
       `DELETE FROM durable_worker_claims WHERE (prefix_id, key) IN
          (SELECT prefix_id, key FROM durable_worker_claims WHERE expires_at <= ? LIMIT ${SWEEP_ROWS})`,
     );
+    // No index either: few keys fail.
+    const deleteExpiredFailures = db.prepare<[number], never>(
+      `DELETE FROM durable_worker_failures WHERE (prefix_id, key) IN
+         (SELECT prefix_id, key FROM durable_worker_failures WHERE expires_at <= ? LIMIT ${SWEEP_ROWS})`,
+    );
 
     // IMMEDIATE: see the class comment.
-    const claimTx = db.transaction(
-      (keys: readonly string[], owner: string, expiresAt: number, nowMs: number) =>
-        keys.map((key): ClaimState => {
-          const done = doneUntil.get(prefixId, key);
-          if (done !== undefined && done.expires_at > nowMs) return 'done';
-          const claim = claimOf.get(prefixId, key);
-          if (claim !== undefined && claim.expires_at > nowMs && claim.owner !== owner) return 'busy';
-          upsertClaim.run(prefixId, key, owner, expiresAt);
-          return 'new';
-        }),
-      'immediate',
-    );
+    const claimTx = db.transaction((keys: readonly string[], owner: string, expiresAt: number, nowMs: number): ClaimResult => {
+      const states = keys.map((key): ClaimState => {
+        const done = doneUntil.get(prefixId, key);
+        if (done !== undefined && done.expires_at > nowMs) return 'done';
+        const claim = claimOf.get(prefixId, key);
+        if (claim !== undefined && claim.expires_at > nowMs && claim.owner !== owner) return 'busy';
+        upsertClaim.run(prefixId, key, owner, expiresAt);
+        return 'new';
+      });
+      if (anyFailure.get(prefixId) === undefined) return { states, failures: undefined };
+      let failures: (FailureHistory | undefined)[] | undefined;
+      for (let i = 0; i < keys.length; i++) {
+        if (states[i] === 'done') continue;
+        const row = failureOf.get(prefixId, keys[i] as string, nowMs);
+        if (row === undefined) continue;
+        failures ??= new Array<FailureHistory | undefined>(keys.length);
+        failures[i] = { failures: row.failures, retryAtMs: row.retry_at, firstFailedAtMs: row.first_failed_at, lastFailedAtMs: row.last_failed_at };
+      }
+      return { states, failures };
+    }, 'immediate');
+    const recordTx = db.transaction((entries: readonly FailureEntry[], owner: string, expiresAt: number, nowMs: number) =>
+      entries.map(({ key, failedAtMs, retryAtMs }) => {
+        const done = doneUntil.get(prefixId, key);
+        if (done !== undefined && done.expires_at > nowMs) return 0;
+        deleteOwnClaim.run(prefixId, key, owner);
+        return (countFailure.get(prefixId, key, retryAtMs, failedAtMs, failedAtMs, expiresAt, nowMs, nowMs) as { failures: number }).failures;
+      }),
+    'immediate');
     const markTx = db.transaction((keys: readonly string[], expiresAt: number) => {
+      const failures = anyFailure.get(prefixId) !== undefined;
       for (const key of keys) {
         upsertDone.run(prefixId, key, expiresAt);
         deleteClaim.run(prefixId, key);
+        if (failures) deleteFailure.run(prefixId, key);
       }
     }, 'immediate');
     const releaseTx = db.transaction((keys: readonly string[], owner: string) => {
       for (const key of keys) deleteOwnClaim.run(prefixId, key, owner);
     }, 'immediate');
     const sweepTx = db.transaction(
-      (nowMs: number) => Number(deleteExpiredDone.run(nowMs).changes) + Number(deleteExpiredClaims.run(nowMs).changes),
+      (nowMs: number) =>
+        Number(deleteExpiredDone.run(nowMs).changes) + Number(deleteExpiredClaims.run(nowMs).changes) + Number(deleteExpiredFailures.run(nowMs).changes),
       'immediate',
     );
 
@@ -183,9 +230,14 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     db.pragma(`wal_autocheckpoint = ${checkpointer === undefined ? FOREGROUND_AUTOCHECKPOINT_PAGES : FALLBACK_AUTOCHECKPOINT_PAGES}`);
 
     this.#claimBatch = (keys, owner, expiresAt, nowMs) => {
-      const states = claimTx(keys, owner, expiresAt, nowMs);
+      const result = claimTx(keys, owner, expiresAt, nowMs);
       checkpointer?.wrote(keys.length);
-      return states;
+      return result;
+    };
+    this.#recordBatch = (entries, owner, expiresAt, nowMs) => {
+      const counts = recordTx(entries, owner, expiresAt, nowMs);
+      checkpointer?.wrote(2 * entries.length);
+      return counts;
     };
     this.#markBatch = (keys, expiresAt) => {
       markTx(keys, expiresAt);
@@ -224,7 +276,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     }
   }
 
-  async claim(keys: readonly string[], owner: string, claimTtlMs: number): Promise<ClaimState[]> {
+  async claim(keys: readonly string[], owner: string, claimTtlMs: number): Promise<ClaimResult> {
     this.#assertOpen('claim');
     const wait = this.#writable();
     if (wait !== undefined) {
@@ -236,15 +288,37 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     this.#flush();
     const unique = distinctKeys(keys);
     const nowMs = this.#now();
-    let states: ClaimState[];
+    let result: ClaimResult;
     try {
-      states = this.#claimBatch(unique, owner, nowMs + claimTtlMs, nowMs);
+      result = this.#claimBatch(unique, owner, nowMs + claimTtlMs, nowMs);
     } catch (err) {
       throw storeError('sqlite', 'claim', err);
     }
-    if (unique.length === keys.length) return states;
-    const byKey = new Map(unique.map((key, i) => [key, states[i] as ClaimState]));
-    return keys.map((key) => byKey.get(key) as ClaimState);
+    if (unique.length === keys.length) return result;
+    const position = new Map(unique.map((key, i) => [key, i]));
+    const { states, failures } = result;
+    return {
+      states: keys.map((key) => states[position.get(key) as number] as ClaimState),
+      failures: failures === undefined ? undefined : keys.map((key) => failures[position.get(key) as number]),
+    };
+  }
+
+  async recordFailures(entries: readonly FailureEntry[], owner: string): Promise<number[]> {
+    this.#assertOpen('recordFailures');
+    if (entries.length === 0) return [];
+    const wait = this.#writable();
+    if (wait !== undefined) {
+      await wait;
+      this.#assertOpen('recordFailures');
+    }
+    // A done mark still in the pending group must be seen: a done key is left as it is.
+    this.#flush();
+    const nowMs = this.#now();
+    try {
+      return this.#recordBatch(entries, owner, nowMs + this.#doneTtlMs, nowMs);
+    } catch (err) {
+      throw storeError('sqlite', 'recordFailures', err);
+    }
   }
 
   markDone(keys: readonly string[]): Promise<void> {

@@ -40,22 +40,30 @@ export interface FailureEntry {
   retryAtMs: number;
 }
 
+/**
+ * A key's claim and its failure history expire apart: the claim with the lease (an expired claim
+ * frees the key for another owner), the history with the done TTL counted from its last failure,
+ * so a count survives a lease expiring, a restart, and the event moving to another replica.
+ */
 export interface IdempotencyStore {
   /**
-   * Claims every key for `claimTtlMs` on behalf of `owner`, in one round trip / transaction, and
-   * reads each key's failure history with its claim. An expired claim of another owner is taken over.
+   * Claims every key for `claimTtlMs` on behalf of `owner`, in one round trip / transaction.
+   * Returns one state per key, in order. An expired claim of another owner is taken over. A key's
+   * failure history comes back with its claim, read atomically with it: for `new` keys (and
+   * possibly `busy` ones), never for `done` ones.
    */
   claim(keys: readonly string[], owner: string, claimTtlMs: number): Promise<ClaimResult>;
   /** Records the effects as done (kept for the store's done TTL); replaces any claim and failure history. */
   markDone(keys: readonly string[]): Promise<void>;
-  /** Drops `owner`'s claims on the keys (the events will be retried). Done marks and failure history stay. */
+  /** Drops `owner`'s claims on the keys. Done marks and failure histories stay. */
   release(keys: readonly string[], owner: string): Promise<void>;
   /**
-   * Records one failed run per entry, atomically per key and in one round trip: failures + 1,
-   * `retryAtMs`, the first and last failure times; `owner`'s claim is dropped in the same step.
-   * Counted even when the claim moved to another owner meanwhile (the run did happen); a done key
-   * is left as it is. The history lives for the done TTL from its last failure, so it survives a
-   * lease's expiry, a restart and a move to another replica. Returns the new counts (0: done).
+   * Records one failed run per entry, atomically per key and in one round trip for the call: the
+   * count goes up by one, `retryAtMs` is replaced, the first failure time is kept, the last is
+   * `failedAtMs`; `owner`'s claim on the key is dropped in the same step (as `release`). Counted
+   * even when the claim has meanwhile moved to another owner (the run did happen); a key already
+   * done is left as it is. The history is kept for the done TTL from its last failure. Returns the
+   * new counts in order (0 for a key that was done).
    */
   recordFailures(entries: readonly FailureEntry[], owner: string): Promise<number[]>;
   /**

@@ -133,7 +133,7 @@ describe('replay', () => {
     await seed(order('o-1'));
     const store = await createIdempotencyStore(idempotencyUrl, { prefix: PREFIX, doneTtlMs: 60_000 });
     await store.markDone(['orders:o-1']); // dead-lettering marked the handler's key done
-    expect(await store.claim([replayKey('orders', 'o-1')], 'dead-letters-replay:killed', 400)).toEqual(['new']);
+    expect((await store.claim([replayKey('orders', 'o-1')], 'dead-letters-replay:killed', 400)).states).toEqual(['new']);
     await store.close();
     const report = await withSink((sink) => sink.replay({}, options()));
     expect(report.results.map((r) => r.outcome)).toEqual(['replayed']);
@@ -144,7 +144,7 @@ describe('replay', () => {
     await seed(order('o-1'));
     const store = await createIdempotencyStore(idempotencyUrl, { prefix: PREFIX, doneTtlMs: 60_000 });
     try {
-      expect(await store.claim(['orders:o-1'], 'pod-b-0:lease:1', 60_000)).toEqual(['new']);
+      expect((await store.claim(['orders:o-1'], 'pod-b-0:lease:1', 60_000)).states).toEqual(['new']);
       const busy = await withSink((sink) => sink.replay({}, options({ visibilitySeconds: 1 })));
       expect(busy.results).toMatchObject([{ outcome: 'failed', error: { code: ErrorCodes.STORE } }]);
       // Nothing ran, so the record keeps its error and counts no replay.
@@ -155,7 +155,7 @@ describe('replay', () => {
       await store.release(['orders:o-1'], 'pod-b-0:lease:1');
       const replayed = await withSink((sink) => sink.replay({}, options()));
       expect(replayed.results.map((r) => r.outcome)).toEqual(['replayed']);
-      expect(await store.claim(['orders:o-1'], 'pod-b-0:lease:2', 60_000)).toEqual(['done']);
+      expect((await store.claim(['orders:o-1'], 'pod-b-0:lease:2', 60_000)).states).toEqual(['done']);
       expect(effects()).toEqual(['o-1']);
     } finally {
       await store.close();

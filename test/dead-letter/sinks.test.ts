@@ -89,7 +89,7 @@ describe('sqlite sink', () => {
     try {
       await store.markDone(['orders/created:evt-1']);
       await sink.write(deadLetter({ eventId: 'evt-1' }));
-      expect(await store.claim(['orders/created:evt-1'], 'w', 1_000)).toEqual(['done']);
+      expect((await store.claim(['orders/created:evt-1'], 'w', 1_000)).states).toEqual(['done']);
       expect((await sink.get('orders/created:evt-1')).length).toBe(1);
     } finally {
       await sink.close();

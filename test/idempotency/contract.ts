@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCodes, hasCode } from '../../src/errors.js';
 import type { ClaimState, IdempotencyStore } from '../../src/idempotency/store.js';
 import { waitFor } from '../fixtures/wait-for.js';
+import { failureContract } from './contract-failures.js';
 
 export interface MakeStoreOptions {
   prefix: string;
@@ -52,29 +53,29 @@ export function storeContract(name: string, makeStore: MakeStore, options: Contr
     it('claims new keys, then reports them done once marked, for any owner', async () => {
       const store = await open();
       const batch = keys(5);
-      expect(await store.claim(batch, 'worker-a', 30_000)).toEqual(Array(5).fill('new'));
+      expect((await store.claim(batch, 'worker-a', 30_000)).states).toEqual(Array(5).fill('new'));
       await store.markDone(batch.slice(0, 3));
-      expect(await store.claim(batch, 'worker-b', 30_000)).toEqual(['done', 'done', 'done', 'busy', 'busy']);
-      expect(await store.claim(batch, 'worker-a', 30_000)).toEqual(['done', 'done', 'done', 'new', 'new']);
+      expect((await store.claim(batch, 'worker-b', 30_000)).states).toEqual(['done', 'done', 'done', 'busy', 'busy']);
+      expect((await store.claim(batch, 'worker-a', 30_000)).states).toEqual(['done', 'done', 'done', 'new', 'new']);
     });
 
     it('answers one state per key in order, for an empty batch and for a key repeated in a batch', async () => {
       const store = await open();
-      expect(await store.claim([], 'worker-a', 30_000)).toEqual([]);
+      expect((await store.claim([], 'worker-a', 30_000)).states).toEqual([]);
       await store.markDone([]);
       await store.release([], 'worker-a');
       const [first, second] = keys(2);
       await store.markDone([second!]);
-      expect(await store.claim([first!, second!, first!], 'worker-a', 30_000)).toEqual(['new', 'done', 'new']);
-      expect(await store.claim([first!], 'worker-b', 30_000)).toEqual(['busy']);
+      expect((await store.claim([first!, second!, first!], 'worker-a', 30_000)).states).toEqual(['new', 'done', 'new']);
+      expect((await store.claim([first!], 'worker-b', 30_000)).states).toEqual(['busy']);
     });
 
     it('lets the same owner re-claim its own claim and refuses other owners', async () => {
       const store = await open();
       const batch = keys(3);
       await store.claim(batch, 'worker-a', 30_000);
-      expect(await store.claim(batch, 'worker-a', 30_000)).toEqual(['new', 'new', 'new']);
-      expect(await store.claim(batch, 'worker-b', 30_000)).toEqual(['busy', 'busy', 'busy']);
+      expect((await store.claim(batch, 'worker-a', 30_000)).states).toEqual(['new', 'new', 'new']);
+      expect((await store.claim(batch, 'worker-b', 30_000)).states).toEqual(['busy', 'busy', 'busy']);
     });
 
     it('release drops only the owner\'s own claims and keeps done marks', async () => {
@@ -84,10 +85,10 @@ export function storeContract(name: string, makeStore: MakeStore, options: Contr
       await store.markDone([doneKey!]);
 
       await store.release([claimedByA!], 'worker-b'); // not B's claim: stays
-      expect(await store.claim([claimedByA!], 'worker-c', 30_000)).toEqual(['busy']);
+      expect((await store.claim([claimedByA!], 'worker-c', 30_000)).states).toEqual(['busy']);
 
       await store.release([claimedByA!, doneKey!], 'worker-a');
-      expect(await store.claim([claimedByA!, doneKey!], 'worker-c', 30_000)).toEqual(['new', 'done']);
+      expect((await store.claim([claimedByA!, doneKey!], 'worker-c', 30_000)).states).toEqual(['new', 'done']);
     });
 
     it('a done mark replaces the claim it completes', async () => {
@@ -96,7 +97,7 @@ export function storeContract(name: string, makeStore: MakeStore, options: Contr
       await store.claim(batch, 'worker-a', 30_000);
       await store.markDone(batch);
       await store.release(batch, 'worker-a');
-      expect(await store.claim(batch, 'worker-a', 30_000)).toEqual(['done', 'done']);
+      expect((await store.claim(batch, 'worker-a', 30_000)).states).toEqual(['done', 'done']);
     });
 
     it('gives each key to exactly one of two racing claimants', async () => {
@@ -106,12 +107,14 @@ export function storeContract(name: string, makeStore: MakeStore, options: Contr
       const batch = keys(50);
       // Overlapping batches in opposite orders: the worst case for row locks.
       const reversed = [...batch].reverse();
-      const rounds = await Promise.all([
-        first.claim(batch, 'worker-a', 30_000),
-        second.claim(reversed, 'worker-b', 30_000),
-        first.claim(batch, 'worker-c', 30_000),
-        second.claim(reversed, 'worker-d', 30_000),
-      ]);
+      const rounds = (
+        await Promise.all([
+          first.claim(batch, 'worker-a', 30_000),
+          second.claim(reversed, 'worker-b', 30_000),
+          first.claim(batch, 'worker-c', 30_000),
+          second.claim(reversed, 'worker-d', 30_000),
+        ])
+      ).map((result) => result.states);
       const byKey = (round: ClaimState[], reversedOrder: boolean, i: number) =>
         reversedOrder ? round[batch.length - 1 - i] : round[i];
       for (let i = 0; i < batch.length; i++) {
@@ -124,23 +127,23 @@ export function storeContract(name: string, makeStore: MakeStore, options: Contr
     it('lets another owner take over a claim once it expires', async () => {
       const store = await open();
       const batch = keys(3);
-      expect(await store.claim(batch, 'worker-a', 300)).toEqual(['new', 'new', 'new']);
-      expect(await store.claim(batch, 'worker-b', 30_000)).toEqual(['busy', 'busy', 'busy']);
+      expect((await store.claim(batch, 'worker-a', 300)).states).toEqual(['new', 'new', 'new']);
+      expect((await store.claim(batch, 'worker-b', 30_000)).states).toEqual(['busy', 'busy', 'busy']);
       let states: ClaimState[] = [];
       await waitFor('the expired claim to be taken over', async () => {
-        states = await store.claim(batch, 'worker-b', 30_000);
+        states = (await store.claim(batch, 'worker-b', 30_000)).states;
         return states.every((state) => state === 'new');
       }, 10_000);
       // B holds it now: A's late re-claim is refused.
-      expect(await store.claim(batch, 'worker-a', 300)).toEqual(['busy', 'busy', 'busy']);
+      expect((await store.claim(batch, 'worker-a', 300)).states).toEqual(['busy', 'busy', 'busy']);
     });
 
     it('forgets done marks after the done TTL', async () => {
       const store = await open(`test-${randomUUID()}`, 400);
       const batch = keys(2);
       await store.markDone(batch);
-      expect(await store.claim(batch, 'worker-a', 30_000)).toEqual(['done', 'done']);
-      await waitFor('the done marks to expire', async () => (await store.claim(batch, 'worker-a', 30_000)).every((s) => s === 'new'), 10_000);
+      expect((await store.claim(batch, 'worker-a', 30_000)).states).toEqual(['done', 'done']);
+      await waitFor('the done marks to expire', async () => (await store.claim(batch, 'worker-a', 30_000)).states.every((s) => s === 'new'), 10_000);
     });
 
     it('isolates prefixes: stores with different prefixes never see each other\'s keys', async () => {
@@ -151,13 +154,13 @@ export function storeContract(name: string, makeStore: MakeStore, options: Contr
       await left.markDone(batch);
       const claimedByLeft = keys(1);
       await left.claim(claimedByLeft, 'worker-a', 30_000);
-      expect(await right.claim([...batch, ...claimedByLeft], 'worker-b', 30_000)).toEqual(['new', 'new', 'new', 'new']);
+      expect((await right.claim([...batch, ...claimedByLeft], 'worker-b', 30_000)).states).toEqual(['new', 'new', 'new', 'new']);
       // Prefix `P:orders/created` + key `evt-1` must not meet prefix `P` + key `orders/created:evt-1`,
       // which naive `prefix:key` concatenation would make the same string.
       const tricky = await open(`${leftPrefix}:orders/created`);
       const trickyKeys = batch.map((key) => key.slice('orders/created:'.length));
-      expect(await tricky.claim(trickyKeys, 'worker-b', 30_000)).toEqual(['new', 'new', 'new']);
-      expect(await left.claim(batch, 'worker-b', 30_000)).toEqual(['done', 'done', 'done']);
+      expect((await tricky.claim(trickyKeys, 'worker-b', 30_000)).states).toEqual(['new', 'new', 'new']);
+      expect((await left.claim(batch, 'worker-b', 30_000)).states).toEqual(['done', 'done', 'done']);
     });
 
     it('close is idempotent and later operations reject with DW_ERR_STORE', async () => {
@@ -172,6 +175,8 @@ export function storeContract(name: string, makeStore: MakeStore, options: Contr
       expect(hasCode(failure, ErrorCodes.STORE)).toBe(true);
     });
 
+    failureContract({ open, shared: options.shared });
+
     if (options.privateServer !== undefined) {
       const startServer = options.privateServer;
       it('rejects quickly with DW_ERR_STORE while the server is down, then works again once it is back', async () => {
@@ -180,7 +185,7 @@ export function storeContract(name: string, makeStore: MakeStore, options: Contr
           const store = await server.makeStore({ prefix: `test-${randomUUID()}`, doneTtlMs: DAY_MS });
           opened.push(store);
           const batch = keys(3);
-          expect(await store.claim(batch, 'worker-a', 30_000)).toEqual(['new', 'new', 'new']);
+          expect((await store.claim(batch, 'worker-a', 30_000)).states).toEqual(['new', 'new', 'new']);
 
           await server.stop();
           let failure: unknown;
@@ -199,12 +204,12 @@ export function storeContract(name: string, makeStore: MakeStore, options: Contr
           await server.start();
           let states: ClaimState[] = [];
           await waitFor('the store to recover after the server restarted', async () => {
-            states = await store.claim(keys(2), 'worker-a', 30_000).catch(() => []);
+            states = await store.claim(keys(2), 'worker-a', 30_000).then((result) => result.states, () => []);
             return states.length === 2;
           }, 20_000);
           expect(states).toEqual(['new', 'new']);
           await store.markDone(batch);
-          expect(await store.claim(batch, 'worker-b', 30_000)).toEqual(['done', 'done', 'done']);
+          expect((await store.claim(batch, 'worker-b', 30_000)).states).toEqual(['done', 'done', 'done']);
         } finally {
           await server.dispose();
         }

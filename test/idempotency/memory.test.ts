@@ -15,42 +15,42 @@ describe('memory store: clock and bounds', () => {
   it('expires claims and done marks exactly at their deadlines', async () => {
     const clock = fakeClock();
     const store = new MemoryIdempotencyStore({ doneTtlMs: 10_000, now: clock.now });
-    expect(await store.claim(['h:claimed'], 'a', 1_000)).toEqual(['new']);
+    expect((await store.claim(['h:claimed'], 'a', 1_000)).states).toEqual(['new']);
     await store.markDone(['h:done']);
 
     clock.advance(999);
-    expect(await store.claim(['h:claimed', 'h:done'], 'b', 1_000)).toEqual(['busy', 'done']);
+    expect((await store.claim(['h:claimed', 'h:done'], 'b', 1_000)).states).toEqual(['busy', 'done']);
     clock.advance(1);
-    expect(await store.claim(['h:claimed'], 'b', 1_000)).toEqual(['new']);
+    expect((await store.claim(['h:claimed'], 'b', 1_000)).states).toEqual(['new']);
     clock.advance(10_000 - 1_000 - 1);
-    expect(await store.claim(['h:done'], 'b', 1_000)).toEqual(['done']);
+    expect((await store.claim(['h:done'], 'b', 1_000)).states).toEqual(['done']);
     clock.advance(1);
-    expect(await store.claim(['h:done'], 'b', 1_000)).toEqual(['new']);
+    expect((await store.claim(['h:done'], 'b', 1_000)).states).toEqual(['new']);
   });
 
   it('forgets the least recently used keys beyond maxEntries', async () => {
     const store = new MemoryIdempotencyStore({ doneTtlMs: 60_000, maxEntries: 3 });
     await store.markDone(['h:1', 'h:2', 'h:3']);
     // Touching h:1 makes h:2 the least recently used one.
-    expect(await store.claim(['h:1'], 'a', 1_000)).toEqual(['done']);
+    expect((await store.claim(['h:1'], 'a', 1_000)).states).toEqual(['done']);
     await store.markDone(['h:4']);
     expect(store.size).toBe(3);
-    expect(await store.claim(['h:2'], 'a', 1_000)).toEqual(['new']); // evicted, then claimed (evicts h:3)
-    expect(await store.claim(['h:1', 'h:4'], 'b', 1_000)).toEqual(['done', 'done']);
+    expect((await store.claim(['h:2'], 'a', 1_000)).states).toEqual(['new']); // evicted, then claimed (evicts h:3)
+    expect((await store.claim(['h:1', 'h:4'], 'b', 1_000)).states).toEqual(['done', 'done']);
     expect(store.size).toBe(3);
   });
 
   it('skips the keys released or re-claimed before eviction reached them', async () => {
     const store = new MemoryIdempotencyStore({ doneTtlMs: 60_000, maxEntries: 2 });
     await store.markDone(['h:1', 'h:2', 'h:3']); // h:1 evicted
-    expect(await store.claim(['h:1'], 'a', 1_000)).toEqual(['new']); // h:2 evicted
+    expect((await store.claim(['h:1'], 'a', 1_000)).states).toEqual(['new']); // h:2 evicted
     await store.release(['h:1'], 'a');
     await store.markDone(['h:4']); // h:3 evicted: the store holds h:4 alone
     await store.release(['h:4'], 'a'); // a done mark: kept
     await store.markDone(['h:5', 'h:6']); // h:4 evicted, then nothing more
     expect(store.size).toBe(2);
-    expect(await store.claim(['h:5', 'h:6'], 'b', 1_000)).toEqual(['done', 'done']);
-    expect(await store.claim(['h:3', 'h:4'], 'b', 1_000)).toEqual(['new', 'new']);
+    expect((await store.claim(['h:5', 'h:6'], 'b', 1_000)).states).toEqual(['done', 'done']);
+    expect((await store.claim(['h:3', 'h:4'], 'b', 1_000)).states).toEqual(['new', 'new']);
   });
 
   it('evicts in recency order through any mix of claims, done marks, releases and expiries', async () => {
@@ -92,7 +92,7 @@ describe('memory store: clock and bounds', () => {
           add({ key, state: 'claimed', owner, expiresAtMs: nowMs + 1_000 });
           expected = 'new';
         }
-        expect(await store.claim([key], owner, 1_000), `step ${step}: claim ${key} by ${owner}`).toEqual([expected]);
+        expect((await store.claim([key], owner, 1_000)).states, `step ${step}: claim ${key} by ${owner}`).toEqual([expected]);
       } else if (operation < 8) {
         await store.markDone([key]);
         const entry = find(key);
@@ -114,6 +114,6 @@ describe('memory store: clock and bounds', () => {
     const first = await createIdempotencyStore('memory', options);
     const second = await createIdempotencyStore('memory', options);
     await first.markDone(['h:1']);
-    expect(await second.claim(['h:1'], 'a', 1_000)).toEqual(['new']);
+    expect((await second.claim(['h:1'], 'a', 1_000)).states).toEqual(['new']);
   });
 });

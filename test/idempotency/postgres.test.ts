@@ -43,8 +43,8 @@ describe.skipIf(DATABASE_URL === undefined)('postgres store', () => {
       );
       const created = await admin.query('SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = $1', [schema]);
       expect(created.rows[0].n).toBe(1);
-      expect(await stores[0]!.claim(['h:1'], 'a', 1_000)).toEqual(['new']);
-      expect(await stores[1]!.claim(['h:1'], 'b', 1_000)).toEqual(['busy']);
+      expect((await stores[0]!.claim(['h:1'], 'a', 1_000)).states).toEqual(['new']);
+      expect((await stores[1]!.claim(['h:1'], 'b', 1_000)).states).toEqual(['busy']);
       await Promise.all(stores.map((store) => store.close()));
     } finally {
       await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);

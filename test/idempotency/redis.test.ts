@@ -62,6 +62,28 @@ describe.skipIf(REDIS_URL === undefined)('redis store', () => {
     }
   });
 
+  it('keeps a failure history beside the claim, under its own key, with the done TTL', async () => {
+    const prefix = `test-${randomUUID()}`;
+    const store = await RedisIdempotencyStore.open({ url, prefix, doneTtlMs: 3_600_000 });
+    const { createClient } = await import('redis');
+    const probe = createClient({ url });
+    await probe.connect();
+    try {
+      await store.claim(['h:failing'], 'worker-a', 30_000);
+      expect(await store.recordFailures([{ key: 'h:failing', failedAtMs: 1_000, retryAtMs: 3_000 }], 'worker-a')).toEqual([1]);
+      const claimKey = `dw:idem:${prefix.length}:{${prefix}}:h:failing`;
+      const historyKey = `dw:fail:${prefix.length}:{${prefix}}:h:failing`;
+      expect(await probe.get(claimKey)).toBeNull(); // the owner's claim went with the failure
+      expect(await probe.get(historyKey)).toBe('1:3000:1000:1000');
+      expect(await probe.pTTL(historyKey)).toBeGreaterThan(3_500_000);
+      await store.markDone(['h:failing']);
+      expect(await probe.exists(historyKey)).toBe(0);
+    } finally {
+      await probe.close();
+      await store.close();
+    }
+  });
+
   it('reloads its scripts after the server forgot them (SCRIPT FLUSH)', async () => {
     const store = await RedisIdempotencyStore.open({ url, prefix: `test-${randomUUID()}`, doneTtlMs: 60_000 });
     const { createClient } = await import('redis');
@@ -70,7 +92,7 @@ describe.skipIf(REDIS_URL === undefined)('redis store', () => {
     try {
       await store.claim(['h:1'], 'a', 1_000);
       await probe.scriptFlush();
-      expect(await store.claim(['h:1', 'h:2'], 'b', 1_000)).toEqual(['busy', 'new']);
+      expect((await store.claim(['h:1', 'h:2'], 'b', 1_000)).states).toEqual(['busy', 'new']);
     } finally {
       await probe.close();
       await store.close();

@@ -91,7 +91,7 @@ function sqliteStoreSuite(driver: SqliteDriverName): void {
       const store = await open({ groupCommitWindowMs: 60_000, groupCommitMaxKeys: 3 });
       // A 60 s window: this resolves only because the third key triggers the commit.
       await store.markDone(['h:1', 'h:2', 'h:3']);
-      expect(await store.claim(['h:1', 'h:3'], 'a', 1_000)).toEqual(['done', 'done']);
+      expect((await store.claim(['h:1', 'h:3'], 'a', 1_000)).states).toEqual(['done', 'done']);
     });
 
     it('commits a pending group at once when a caller flushes it (a batch about to ack)', async () => {
@@ -100,13 +100,13 @@ function sqliteStoreSuite(driver: SqliteDriverName): void {
       store.flush();
       // A 60 s window: this resolves only because of the flush.
       await marked;
-      expect(await store.claim(['h:1'], 'a', 1_000)).toEqual(['done']);
+      expect((await store.claim(['h:1'], 'a', 1_000)).states).toEqual(['done']);
     });
 
     it('commits pending done marks before a claim reads them', async () => {
       const store = await open({ groupCommitWindowMs: 60_000 });
       const marked = store.markDone(['h:1']);
-      expect(await store.claim(['h:1'], 'a', 1_000)).toEqual(['done']);
+      expect((await store.claim(['h:1'], 'a', 1_000)).states).toEqual(['done']);
       await marked;
     });
 
@@ -117,7 +117,7 @@ function sqliteStoreSuite(driver: SqliteDriverName): void {
       await store.close();
       await marked;
       const reopened = await open({ path });
-      expect(await reopened.claim(['h:1'], 'a', 1_000)).toEqual(['done']);
+      expect((await reopened.claim(['h:1'], 'a', 1_000)).states).toEqual(['done']);
     });
 
     it('deletes expired claims and done marks, and only those', async () => {
@@ -128,7 +128,7 @@ function sqliteStoreSuite(driver: SqliteDriverName): void {
       await store.claim(['h:live'], 'a', 60_000);
       nowMs += 10_000;
       expect(store.deleteExpired()).toBe(2);
-      expect(await store.claim(['h:live'], 'b', 1_000)).toEqual(['busy']);
+      expect((await store.claim(['h:live'], 'b', 1_000)).states).toEqual(['busy']);
     });
 
     it('deletes expired rows in bounded sweeps of 1,000', async () => {
@@ -194,9 +194,9 @@ function sqliteStoreSuite(driver: SqliteDriverName): void {
       const batches = Array.from({ length: 60 }, () => Array.from({ length: 100 }, () => `h:${randomUUID()}`));
       let walPeakBytes = 0;
       for (const [i, keys] of batches.entries()) {
-        expect(await store.claim(keys, 'a', 60_000)).toEqual(keys.map(() => 'new'));
+        expect((await store.claim(keys, 'a', 60_000)).states).toEqual(keys.map(() => 'new'));
         await Promise.all(keys.map((key) => store.markDone([key])));
-        expect(await other.claim(keys, 'b', 60_000)).toEqual(keys.map(() => 'done'));
+        expect((await other.claim(keys, 'b', 60_000)).states).toEqual(keys.map(() => 'done'));
         walPeakBytes = Math.max(walPeakBytes, statSync(`${path}-wal`).size);
         if (i % 10 === 9) {
           // Every 10 batches, the WAL must start over: once a background checkpoint has copied it all,
@@ -236,12 +236,12 @@ function sqliteStoreSuite(driver: SqliteDriverName): void {
       }
 
       const store = await open({ path });
-      expect(await store.claim(['h:done', 'h:claimed', 'h:expired'], 'b', 1_000)).toEqual(['done', 'busy', 'new']);
+      expect((await store.claim(['h:done', 'h:claimed', 'h:expired'], 'b', 1_000)).states).toEqual(['done', 'busy', 'new']);
       const other = await open({ path, prefix: 'other' });
-      expect(await other.claim(['h:done', 'h:claimed'], 'b', 1_000)).toEqual(['done', 'new']);
+      expect((await other.claim(['h:done', 'h:claimed'], 'b', 1_000)).states).toEqual(['done', 'new']);
       // Opening again finds nothing left to migrate.
       const again = await open({ path });
-      expect(await again.claim(['h:done'], 'b', 1_000)).toEqual(['done']);
+      expect((await again.claim(['h:done'], 'b', 1_000)).states).toEqual(['done']);
 
       const peek = openSqlite(path, { driver });
       try {
