@@ -79,7 +79,7 @@ export class EventRecord {
     if (this.#noHandler && this.#runs.length === 0) return 'no-handler';
     const latest = this.#latestRuns();
     const deliveredAttempt = this.latestDelivery?.attempt ?? 0;
-    if (latest.length === 0 || latest.every((run) => run.attempt < deliveredAttempt)) return 'pending';
+    if (latest.length === 0 || latest.every((run) => (run.deliveryAttempt ?? run.attempt) < deliveredAttempt)) return 'pending';
     // A redelivery that found the handler's work done (a batch requeued for another event, an ack
     // lost to a fault): the outcome of the run that did it stands, when this console saw it.
     const outcomes = new Set(latest.map((run) => (run.outcome === 'duplicate' ? (this.#doneBy(run.handler) ?? 'duplicate') : run.outcome)));

@@ -60,6 +60,7 @@ export class ConsoleFeed {
       'loop:crashed': ({ workerId, error, restartInMs }) =>
         this.#notice('error', `${workerId} crashed handling a pull: ${error instanceof Error ? error.message : String(error)} (it pulls again in ${restartInMs} ms)`),
       'ready:changed': ({ ready, reason }) => this.#notice(ready ? 'info' : 'warn', ready ? 'worker ready' : `worker not ready${reason === undefined ? '' : `: ${reason}`}`),
+      'breaker:state': ({ handler, state, failureRatio }) => this.#notice(state === 'closed' ? 'info' : 'warn', breakerNotice(handler, state, failureRatio)),
     });
   }
 
@@ -98,6 +99,7 @@ export class ConsoleFeed {
         handler: result.handler,
         outcome: result.outcome === 'replayed' ? 'replayed' : 'replay-failed',
         attempt: record.latestDelivery?.attempt ?? 1,
+        deliveryAttempt: record.latestDelivery?.attempt ?? 1,
         durationMs: 0,
         at: this.#now(),
         ...(result.error === undefined ? {} : { error: result.error }),
@@ -134,11 +136,12 @@ export class ConsoleFeed {
     this.#evict();
   }
 
-  #done({ event, handler, outcome, durationMs, error }: WorkerEventMap['event:done'][0]): void {
+  #done({ event, handler, outcome, durationMs, error, attempt }: WorkerEventMap['event:done'][0]): void {
     const record = this.#records.get(event.id);
     if (record === undefined) return;
+    const deliveryAttempt = record.latestDelivery?.attempt ?? 1;
     if (handler === undefined) record.markNoHandler();
-    else record.addRun({ handler, outcome, attempt: record.latestDelivery?.attempt ?? 1, durationMs, at: this.#now(), ...(error === undefined ? {} : { error }) });
+    else record.addRun({ handler, outcome, attempt: attempt ?? deliveryAttempt, deliveryAttempt, durationMs, at: this.#now(), ...(error === undefined ? {} : { error }) });
     this.#touch(event.id);
     if (outcome === 'dead_lettered') this.deadLettersChanged();
   }
@@ -188,4 +191,11 @@ export class ConsoleFeed {
     if (changed.length === 0 && dropped.length === 0) return;
     for (const listener of this.#listeners) listener.changed(changed, dropped);
   }
+}
+
+/** What the page says when a handler's circuit breaker changes (docs/handlers.md, "Failures and retries"). */
+export function breakerNotice(handler: string, state: WorkerEventMap['breaker:state'][0]['state'], failureRatio: number): string {
+  if (state === 'open') return `circuit breaker of handler ${handler} open: ${Math.round(failureRatio * 100)} % of its recent runs failed; its events wait, spending no attempts`;
+  if (state === 'half-open') return `circuit breaker of handler ${handler} half-open: one event probes`;
+  return `circuit breaker of handler ${handler} closed: its events run again`;
 }

@@ -25,7 +25,7 @@ const LEVELS: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 4
  * Bindings every line of a run carries, shown elsewhere in the page (or of no use there); `err`
  * is the run's error, whose message and stack the page shows with the run.
  */
-const SHOWN_ELSEWHERE = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'eventId', 'handler', 'attempt', 'workerId', 'leaseId', 'generation', 'thread', 'component', 'err']);
+const SHOWN_ELSEWHERE = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'eventId', 'handler', 'attempt', 'workerId', 'leaseId', 'generation', 'deliveryAttempt', 'maxAttempts', 'retryInMs', 'thread', 'component', 'err']);
 
 /** Fields of one line beyond this are cut: the page shows a log, not a data dump. */
 export const MAX_FIELDS_CHARS = 2_000;

@@ -28,8 +28,10 @@ export interface DeliveryView {
 export interface RunView {
   handler: string;
   outcome: RunOutcome;
-  /** The delivery's attempt (a replay: the record's attempt). */
+  /** The handler's attempt on the event (a replay: the record's attempt and its replays). */
   attempt: number;
+  /** The attempt of the delivery it ran in (omitted: the same as `attempt`). */
+  deliveryAttempt?: number;
   durationMs: number;
   /** Epoch ms it ended. */
   at: number;

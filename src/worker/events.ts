@@ -18,7 +18,7 @@ export interface WorkerEventMap {
   /** A batch was leased. */
   'batch:pulled': [{ workerId: string; leaseId: string; generation: number; attempt: number; events: readonly CloudEvent[] }];
   /** An event (for one handler, or skipped) reached its outcome. */
-  'event:done': [{ workerId: string; event: CloudEvent; handler: string | undefined; outcome: EventOutcome; durationMs: number; error?: { message: string; code?: string } }];
+  'event:done': [{ workerId: string; event: CloudEvent; handler: string | undefined; outcome: EventOutcome; durationMs: number; error?: { message: string; code?: string }; /** The handler's attempt on the event (absent without a handler). */ attempt?: number }];
   /** Events in progress across the process changed (at most once per turn of the event loop). */
   'inflight:changed': [{ inFlight: number }];
   /** Leases held (pulled, ack not yet answered) or events buffered (leased, not started) changed (at most once per turn). */

@@ -301,10 +301,11 @@ export class HandlerRun implements DispatchRun {
     const lease = this.#event.lease;
     const event = this.job.event;
     // Two literals rather than a spread: this runs once per handler run.
-    if (error === undefined) lease.context.events.emit('event:done', { workerId: lease.workerId, event, handler: this.handler, outcome, durationMs });
+    const attempt = this.attempt;
+    if (error === undefined) lease.context.events.emit('event:done', { workerId: lease.workerId, event, handler: this.handler, outcome, durationMs, attempt });
     else {
       const reported = error.code === undefined ? { message: error.message } : { message: error.message, code: error.code };
-      lease.context.events.emit('event:done', { workerId: lease.workerId, event, handler: this.handler, outcome, durationMs, error: reported });
+      lease.context.events.emit('event:done', { workerId: lease.workerId, event, handler: this.handler, outcome, durationMs, error: reported, attempt });
     }
   }
 }

@@ -140,7 +140,7 @@ export class HeldLease {
     this.expiresAtMs = pulledAtMs + visibilityMs;
     this.deadlineMs = this.expiresAtMs - safetyMarginMs(visibilityMs);
     this.claimOwner = `${slot.id}:${batch.leaseId}:${batch.generation}`;
-    this.log = context.logger.child({ workerId: slot.id, leaseId: batch.leaseId, generation: batch.generation, attempt: batch.attempt });
+    this.log = context.logger.child({ workerId: slot.id, leaseId: batch.leaseId, generation: batch.generation, deliveryAttempt: batch.attempt });
     // attempt 1 for every run without failures behind it; HandlerRun gives the others their own.
     this.jobContext = { attempt: 1, deliveryAttempt: batch.attempt, generation: batch.generation, workerId: slot.id, leaseId: batch.leaseId, deadlineMs: this.deadlineMs };
     this.doneMarks = new DoneMarkWriter(context.store, this.log, this.#pendingWrites, (err) => context.storeFailed(err));
