@@ -23,14 +23,33 @@ export function luaScript(source: string): LuaScript {
   return { source, sha1: createHash('sha1').update(source).digest('hex') };
 }
 
+/** Lua: `history_key(key)`, the name of a key's failure history (see above). */
+const HISTORY_KEY = `local function history_key(key) return 'dw:fail:' .. string.sub(key, 9) end
+`;
+
+/**
+ * Lua: `history_keys(from, to)`, the history keys of KEYS[from..to]: read or deleted in one call per
+ * 1,000 keys (a call into Redis costs more than a key in it; unpack has a limit).
+ */
+const HISTORY_KEYS = `${HISTORY_KEY}local function history_keys(from, to)
+  local names = {}
+  for i = from, to do names[#names + 1] = history_key(KEYS[i]) end
+  return names
+end
+`;
+
 /**
  * KEYS = the batch; ARGV[1] = owner, ARGV[2] = claim TTL in ms.
  * Returns one letter per key: n(ew), d(one), b(usy) — a string is the cheapest reply to parse —
  * then, for each key not done that has a failure history, `|<position>:<history>` (1-based).
  */
 export const CLAIM_SCRIPT = luaScript(`
-local function history_key(key) return 'dw:fail:' .. string.sub(key, 9) end
-local mine = 'c:' .. ARGV[1]
+${HISTORY_KEYS}local mine = 'c:' .. ARGV[1]
+local stored = {}
+for from = 1, #KEYS, 1000 do
+  local got = redis.call('MGET', unpack(history_keys(from, math.min(from + 999, #KEYS))))
+  for j = 1, #got do stored[from + j - 1] = got[j] end
+end
 local states = {}
 local histories = {}
 for i = 1, #KEYS do
@@ -44,9 +63,8 @@ for i = 1, #KEYS do
       redis.call('SET', KEYS[i], mine, 'PX', ARGV[2])
       states[i] = 'n'
     end
-    local history = redis.call('GET', history_key(KEYS[i]))
-    if history then
-      histories[#histories + 1] = '|' .. i .. ':' .. history
+    if stored[i] then
+      histories[#histories + 1] = '|' .. i .. ':' .. stored[i]
     end
   end
 end
@@ -55,10 +73,11 @@ return table.concat(states) .. table.concat(histories)
 
 /** KEYS = the batch; ARGV[1] = done TTL in ms. A done mark replaces any claim and failure history. */
 export const DONE_SCRIPT = luaScript(`
-local function history_key(key) return 'dw:fail:' .. string.sub(key, 9) end
-for i = 1, #KEYS do
+${HISTORY_KEYS}for i = 1, #KEYS do
   redis.call('SET', KEYS[i], 'd', 'PX', ARGV[1])
-  redis.call('DEL', history_key(KEYS[i]))
+end
+for from = 1, #KEYS, 1000 do
+  redis.call('DEL', unpack(history_keys(from, math.min(from + 999, #KEYS))))
 end
 return #KEYS
 `);
@@ -69,8 +88,7 @@ return #KEYS
  * claim goes as in release; another owner's claim stays (it holds the event now).
  */
 export const RECORD_FAILURES_SCRIPT = luaScript(`
-local function history_key(key) return 'dw:fail:' .. string.sub(key, 9) end
-local mine = 'c:' .. ARGV[1]
+${HISTORY_KEY}local mine = 'c:' .. ARGV[1]
 local counts = {}
 for i = 1, #KEYS do
   local value = redis.call('GET', KEYS[i])

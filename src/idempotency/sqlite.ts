@@ -3,7 +3,8 @@ import { makeDirectorySync } from '../fs/make-directory.js';
 import { openSqlite, type SqliteDatabase, type SqliteDriverName } from '../sqlite/index.js';
 import { WalCheckpointer } from './sqlite-checkpointer.js';
 import { prepareSchema } from './sqlite-schema.js';
-import type { ClaimResult, ClaimState, FailureEntry, FailureHistory, IdempotencyStore } from './store.js';
+import { prepareFailures } from './sqlite-failures.js';
+import type { ClaimResult, ClaimState, FailureEntry, IdempotencyStore } from './store.js';
 import { closedError, distinctKeys, storeError } from './store-error.js';
 
 /** Options of the SQLite store. */
@@ -74,13 +75,6 @@ interface DoneRow {
   expires_at: number;
 }
 
-interface FailureRow {
-  failures: number;
-  retry_at: number;
-  first_failed_at: number;
-  last_failed_at: number;
-}
-
 interface PendingGroup {
   keys: string[];
   waiters: Array<{ resolve: () => void; reject: (err: Error) => void }>;
@@ -134,21 +128,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     );
     const deleteClaim = db.prepare<[number, string], never>('DELETE FROM durable_worker_claims WHERE prefix_id = ? AND key = ?');
     const deleteOwnClaim = db.prepare<[number, string, string], never>('DELETE FROM durable_worker_claims WHERE prefix_id = ? AND key = ? AND owner = ?');
-    const anyFailure = db.prepare<[number], { one: number }>('SELECT 1 AS one FROM durable_worker_failures WHERE prefix_id = ? LIMIT 1');
-    const failureOf = db.prepare<[number, string, number], FailureRow>(
-      'SELECT failures, retry_at, first_failed_at, last_failed_at FROM durable_worker_failures WHERE prefix_id = ? AND key = ? AND expires_at > ?',
-    );
-    // A history past its TTL starts over at 1, as if the sweep had already deleted it.
-    const countFailure = db.prepare<[number, string, number, number, number, number, number, number], { failures: number }>(
-      `INSERT INTO durable_worker_failures (prefix_id, key, failures, retry_at, first_failed_at, last_failed_at, expires_at)
-       VALUES (?, ?, 1, ?, ?, ?, ?)
-       ON CONFLICT (prefix_id, key) DO UPDATE SET
-         failures        = CASE WHEN expires_at > ? THEN failures + 1 ELSE 1 END,
-         first_failed_at = CASE WHEN expires_at > ? THEN first_failed_at ELSE excluded.first_failed_at END,
-         retry_at = excluded.retry_at, last_failed_at = excluded.last_failed_at, expires_at = excluded.expires_at
-       RETURNING failures`,
-    );
-    const deleteFailure = db.prepare<[number, string], never>('DELETE FROM durable_worker_failures WHERE prefix_id = ? AND key = ?');
+    const failureHistories = prepareFailures(db, prefixId);
     // Bounded so one sweep never holds the write lock (nor the event loop) for long.
     const deleteExpiredDone = db.prepare<[number], never>(
       `DELETE FROM durable_worker_done WHERE (prefix_id, key) IN
@@ -158,11 +138,6 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     const deleteExpiredClaims = db.prepare<[number], never>(
       `DELETE FROM durable_worker_claims WHERE (prefix_id, key) IN
          (SELECT prefix_id, key FROM durable_worker_claims WHERE expires_at <= ? LIMIT ${SWEEP_ROWS})`,
-    );
-    // No index either: few keys fail.
-    const deleteExpiredFailures = db.prepare<[number], never>(
-      `DELETE FROM durable_worker_failures WHERE (prefix_id, key) IN
-         (SELECT prefix_id, key FROM durable_worker_failures WHERE expires_at <= ? LIMIT ${SWEEP_ROWS})`,
     );
 
     // IMMEDIATE: see the class comment.
@@ -175,31 +150,24 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
         upsertClaim.run(prefixId, key, owner, expiresAt);
         return 'new';
       });
-      if (anyFailure.get(prefixId) === undefined) return { states, failures: undefined };
-      let failures: (FailureHistory | undefined)[] | undefined;
-      for (let i = 0; i < keys.length; i++) {
-        if (states[i] === 'done') continue;
-        const row = failureOf.get(prefixId, keys[i] as string, nowMs);
-        if (row === undefined) continue;
-        failures ??= new Array<FailureHistory | undefined>(keys.length);
-        failures[i] = { failures: row.failures, retryAtMs: row.retry_at, firstFailedAtMs: row.first_failed_at, lastFailedAtMs: row.last_failed_at };
-      }
-      return { states, failures };
+      return { states, failures: failureHistories.any() ? failureHistories.historiesOf(keys, states, nowMs) : undefined };
     }, 'immediate');
-    const recordTx = db.transaction((entries: readonly FailureEntry[], owner: string, expiresAt: number, nowMs: number) =>
-      entries.map(({ key, failedAtMs, retryAtMs }) => {
-        const done = doneUntil.get(prefixId, key);
-        if (done !== undefined && done.expires_at > nowMs) return 0;
-        deleteOwnClaim.run(prefixId, key, owner);
-        return (countFailure.get(prefixId, key, retryAtMs, failedAtMs, failedAtMs, expiresAt, nowMs, nowMs) as { failures: number }).failures;
-      }),
-    'immediate');
+    const recordTx = db.transaction(
+      (entries: readonly FailureEntry[], owner: string, expiresAt: number, nowMs: number) =>
+        entries.map(({ key, failedAtMs, retryAtMs }) => {
+          const done = doneUntil.get(prefixId, key);
+          if (done !== undefined && done.expires_at > nowMs) return 0;
+          deleteOwnClaim.run(prefixId, key, owner);
+          return failureHistories.record(key, failedAtMs, retryAtMs, expiresAt, nowMs);
+        }),
+      'immediate',
+    );
     const markTx = db.transaction((keys: readonly string[], expiresAt: number) => {
-      const failures = anyFailure.get(prefixId) !== undefined;
+      const failures = failureHistories.any();
       for (const key of keys) {
         upsertDone.run(prefixId, key, expiresAt);
         deleteClaim.run(prefixId, key);
-        if (failures) deleteFailure.run(prefixId, key);
+        if (failures) failureHistories.delete(key);
       }
     }, 'immediate');
     const releaseTx = db.transaction((keys: readonly string[], owner: string) => {
@@ -207,7 +175,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     }, 'immediate');
     const sweepTx = db.transaction(
       (nowMs: number) =>
-        Number(deleteExpiredDone.run(nowMs).changes) + Number(deleteExpiredClaims.run(nowMs).changes) + Number(deleteExpiredFailures.run(nowMs).changes),
+        Number(deleteExpiredDone.run(nowMs).changes) + Number(deleteExpiredClaims.run(nowMs).changes) + failureHistories.deleteExpired(nowMs, SWEEP_ROWS),
       'immediate',
     );
 

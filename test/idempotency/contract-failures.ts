@@ -77,6 +77,19 @@ export function failureContract(options: FailureContractOptions): void {
     expect((await store.claim([b], 'worker-a', 30_000)).failures?.[0]).toEqual({ failures: 1, retryAtMs: T0 + 6_000, firstFailedAtMs: T0 + 5_000, lastFailedAtMs: T0 + 5_000 });
   });
 
+  it('finds histories by position in a batch of thousands of keys, and a done mark of them all wipes them', async () => {
+    const store = await open();
+    const batch = Array.from({ length: 2_500 }, key);
+    const failing = [0, 1_500, 2_499];
+    await store.claim(batch, 'worker-a', 30_000);
+    await store.recordFailures(failing.map((i) => ({ key: batch[i] as string, failedAtMs: T0 + i, retryAtMs: T0 + i })), 'worker-a');
+    const { failures } = await store.claim(batch, 'worker-a', 30_000);
+    const found = (failures ?? []).flatMap((history, i) => (history === undefined ? [] : [[i, history.lastFailedAtMs - T0]]));
+    expect(found).toEqual(failing.map((i) => [i, i]));
+    await store.markDone(batch);
+    expect((await store.claim(batch, 'worker-b', 30_000)).failures).toBeUndefined();
+  });
+
   it('keeps the history through a release and after the claim expired', async () => {
     const store = await open();
     const [released, expiring] = [key(), key()];
