@@ -48,7 +48,8 @@ export async function checkModel<T>(arbitrary: fc.Arbitrary<T>, property: (value
     seed,
     numRuns: modelRuns(options.defaultRuns),
     ...(path === undefined || path === '' ? {} : { path }),
-    ...(options.noShrink === true ? { endOnFailure: true } : {}),
+    // A replay runs the counterexample it names and stops there.
+    ...(options.noShrink === true || (path !== undefined && path !== '') ? { endOnFailure: true } : {}),
   });
   if (!details.failed) return;
   const replay = `DW_MODEL_SEED=${details.seed}${details.counterexamplePath === null ? '' : ` DW_MODEL_PATH=${details.counterexamplePath}`} npx vitest run ${options.testFile}`;

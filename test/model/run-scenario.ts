@@ -55,7 +55,7 @@ export interface ScenarioResult {
  * One scenario against one in-process worker: a fresh consumer, the events appended over HTTP, the
  * worker until the cursor is at the head (or a deadline), then the invariant over what it left.
  */
-export async function runScenario(emulator: RunningEmulator, scenario: Scenario, deadlineMs = 25_000): Promise<ScenarioResult> {
+export async function runScenario(emulator: RunningEmulator, scenario: Scenario, deadlineMs = 40_000): Promise<ScenarioResult> {
   const dir = tempDir('model');
   const runsDir = join(dir, 'runs');
   mkdirSync(runsDir);

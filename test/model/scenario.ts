@@ -99,7 +99,7 @@ export function scenarioArb(bounds: Bounds): fc.Arbitrary<Scenario> {
     })
     .chain(({ subjects, types, maxAttempts }) =>
       fc.record({
-        events: fc.array(eventArb(subjects, types, maxAttempts, bounds), { minLength: bounds.minEvents, maxLength: bounds.maxEvents }),
+        events: fc.array(eventArb(subjects, types, maxAttempts, bounds), { minLength: bounds.minEvents, maxLength: bounds.maxEvents, size: 'max' }),
         subjects: fc.constant(subjects),
         limit: fc.oneof(fc.integer({ min: 1, max: 5 }), fc.integer({ min: 6, max: 50 })),
         workers: fc.integer({ min: 1, max: 3 }),

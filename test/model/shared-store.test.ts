@@ -7,6 +7,7 @@ import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js
 import { CliProcess, waitReady } from '../cli/cli-process.js';
 import { underCi } from '../fixtures/ci.js';
 import { consumerState, createConsumer, tempDir, TENANT, waitFor } from '../worker/harness.js';
+import type { RunLine } from '../fixtures/model-handlers/_plan.js';
 import { checkInvariant, describeViolations, keyOf } from './invariant.js';
 import { checkModel } from './model-check.js';
 import { readDeadLetterLines, readRuns, runStats } from './observe.js';
@@ -118,14 +119,25 @@ async function killAndRestart(scenario: Scenario, storeUrl: string): Promise<voi
   const expected = expectedHandlers(scenario, appended);
   const pairs = [...expected.values()].reduce((n, handlers) => n + handlers.length, 0);
 
-  // Mid-run: a third of the pairs have run at least once.
-  await waitFor('a third of the pairs run', () => runFiles(runsDir) >= pairs / 3, 60_000);
+  // Mid-run: a third of the pairs have run at least once, and the process to kill has a pair it
+  // failed that is not over yet (so the kill is sure to leave attempts for another process to carry).
+  const killedPid = a.child.pid as number;
+  const unfinishedFailure = () => {
+    const byKey = new Map<string, RunLine[]>();
+    for (const run of readRuns(runsDir)) byKey.set(keyOf(run.handler, run.eventId), [...(byKey.get(keyOf(run.handler, run.eventId)) ?? []), run]);
+    return [...byKey.values()].some((list) => {
+      const failed = list.filter((r) => r.outcome !== 'ok');
+      return failed.some((r) => r.pid === killedPid) && !list.some((r) => r.outcome === 'ok' || r.outcome === 'permanent') && failed.length < scenario.maxAttempts;
+    });
+  };
+  await waitFor('a third of the pairs run, one failure of the first process not over', () => runFiles(runsDir) >= pairs / 3 && unfinishedFailure(), 60_000, 100);
   a.kill('SIGKILL');
-  // The leases the killed process held, read before the emulator serves anything else.
+  expect((await a.exited).signal).toBe('SIGKILL');
+  // The leases the killed process held: they stay its until they expire, and nobody else runs as
+  // `model-a-*` until the restart below.
   const killedLeases = consumerState(emulator, destination)
     .leases.filter((lease) => lease.workerId?.startsWith('model-a-') === true)
     .map((lease) => ({ first: BigInt(lease.firstSequence), last: BigInt(lease.lastSequence) }));
-  expect((await a.exited).signal).toBe('SIGKILL');
   const atKill = consumerState(emulator, destination);
   expect(atKill.committed, 'the run was over before the kill').not.toBe(atKill.head);
 
@@ -146,7 +158,6 @@ async function killAndRestart(scenario: Scenario, storeUrl: string): Promise<voi
 
   const runs = readRuns(runsDir);
   const deadLetters = readDeadLetterLines(join(dir, 'dead-letter.jsonl'));
-  const killedPid = a.child.pid as number;
   const sequenceOf = new Map(appended.map((e) => [e.id, BigInt(e.sequence)]));
   const inKilledLease = (eventId: string) => {
     const sequence = sequenceOf.get(eventId) as bigint;
