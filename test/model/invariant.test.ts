@@ -27,6 +27,7 @@ function runs(eventId: string, handler: string, steps: [RunOutcome, number, numb
       startMs,
       endMs: startMs + 5,
       pid: pid ?? PID,
+      leaseId: 'lease',
     };
   });
 }
