@@ -1,0 +1,186 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { RUN_OPTION_KEYS } from '../../src/config/options.js';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { CliProcess, waitReady } from '../cli/cli-process.js';
+import { underCi } from '../fixtures/ci.js';
+import { consumerState, createConsumer, tempDir, TENANT, waitFor } from '../worker/harness.js';
+import type { RunLine } from '../fixtures/model-handlers/_plan.js';
+import { checkInvariant, describeViolations, keyOf } from './invariant.js';
+import { checkModel } from './model-check.js';
+import { readDeadLetterLines, readRuns, runStats } from './observe.js';
+import { appendOverHttp, expectedHandlers, MODEL_HANDLERS } from './run-scenario.js';
+import { BATCH_HANDLERS, describeScenario, eventsOf, RETRY_BACKOFF_MAX_MS, RETRY_BACKOFF_MIN_MS, scenarioArb, type Scenario } from './scenario.js';
+
+/**
+ * The model test's invariant (test/model/invariant.ts) across two `durable-worker run` processes
+ * sharing one Redis (then PostgreSQL) idempotency store, one of them SIGKILLed mid-run and
+ * restarted under the same worker ids: the attempts of an event for a handler are carried over
+ * between processes and over the kill, never reset, never counted twice.
+ *
+ * The kill's tolerance is exact: only an (event, handler) in flight at the kill, i.e. one the killed
+ * process ran under a lease it still held when it died, may have lost the bookkeeping of that run
+ * (its done mark: the effect runs again; or its failure's count: one extra run). Every other pair is
+ * held to the strict invariant.
+ */
+const STORES = [
+  { name: 'redis', variable: 'REDIS_URL', url: process.env.REDIS_URL },
+  { name: 'postgres', variable: 'DATABASE_URL', url: process.env.DATABASE_URL },
+] as const;
+const FILE = 'test/model/shared-store.test.ts';
+const VISIBILITY_SECONDS = 3;
+
+describe('shared-store model test environment', () => {
+  for (const store of STORES) {
+    // CI must exercise the real stores: a missing variable fails there instead of skipping quietly.
+    it.runIf(underCi())(`has ${store.variable} in CI`, () => {
+      expect(store.url, `${store.variable} must be set in CI (eval "$(bash .ci/services.sh)")`).toBeTruthy();
+    });
+    if (store.url === undefined) console.warn(`[model] ${store.name} shared-store model test skipped: ${store.variable} is not set`);
+  }
+});
+
+let emulator: RunningEmulator;
+const children: CliProcess[] = [];
+
+beforeAll(async () => {
+  emulator = await startEmulator({ port: 0 });
+});
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+});
+afterAll(async () => {
+  await emulator?.close();
+});
+
+/** The retry and breaker flags of a scenario, passed only once `run` knows them. */
+function failureFlags(scenario: Scenario): string[] {
+  const known = new Set<string>(RUN_OPTION_KEYS);
+  const flags: string[] = [];
+  if (known.has('retryBackoffMin')) flags.push('--retry-backoff-min', `${RETRY_BACKOFF_MIN_MS}ms`, '--retry-backoff-max', `${RETRY_BACKOFF_MAX_MS}ms`);
+  if (known.has('breakerCooldown')) flags.push('--breaker-cooldown', `${scenario.breakerCooldownMs}ms`);
+  if (known.has('breaker') && !scenario.breaker) flags.push('--no-breaker');
+  return flags;
+}
+
+function runArgs(scenario: Scenario, destination: string, dir: string, storeUrl: string, prefix: string, workerIdPrefix: string): string[] {
+  return [
+    'run',
+    '--base-url', emulator.url,
+    '--tenant', TENANT,
+    '--client-id', 'dev-client',
+    '--client-secret', 'dev-secret',
+    '--destination', destination,
+    '--handlers', MODEL_HANDLERS,
+    '--dead-letter', `file:${join(dir, 'dead-letter.jsonl')}`,
+    '--metrics-port', '0',
+    '--metrics-host', '127.0.0.1',
+    '--log-level', 'info',
+    '--workers', String(scenario.workers),
+    '--limit', String(scenario.limit),
+    '--concurrency', String(scenario.concurrency),
+    ...(scenario.maxInProgress === undefined ? [] : ['--max-in-progress', String(scenario.maxInProgress)]),
+    ...(scenario.maxLeases === undefined ? [] : ['--max-leases', String(scenario.maxLeases)]),
+    '--isolation', scenario.isolation,
+    '--max-attempts', String(scenario.maxAttempts),
+    '--visibility', String(VISIBILITY_SECONDS),
+    '--shutdown-timeout', '1',
+    '--idempotency', storeUrl,
+    '--idempotency-prefix', prefix,
+    // The shared servers outlive the test: let its keys expire soon.
+    '--idempotency-ttl', '10m',
+    '--worker-id-prefix', workerIdPrefix,
+    ...failureFlags(scenario),
+  ];
+}
+
+function runFiles(runsDir: string): number {
+  return existsSync(runsDir) ? readdirSync(runsDir).length : 0;
+}
+
+async function killAndRestart(scenario: Scenario, storeUrl: string): Promise<void> {
+  const dir = tempDir('model-shared');
+  const runsDir = join(dir, 'runs');
+  mkdirSync(runsDir);
+  const destination = await createConsumer(emulator, 'model-shared');
+  // One key namespace for both processes: that is what makes the store shared.
+  const prefix = `model-${randomUUID()}`;
+  const start = (workerIdPrefix: string) => {
+    const child = new CliProcess(runArgs(scenario, destination, dir, storeUrl, prefix, workerIdPrefix));
+    children.push(child);
+    return child;
+  };
+  const a = start('model-a');
+  const b = start('model-b');
+  await Promise.all([waitReady(a), waitReady(b)]);
+  const appended = await appendOverHttp(emulator, eventsOf(scenario, dir, runsDir, Date.now()));
+  const expected = expectedHandlers(scenario, appended);
+  const pairs = [...expected.values()].reduce((n, handlers) => n + handlers.length, 0);
+
+  // Mid-run: a third of the pairs have run at least once, and the process to kill has a pair it
+  // failed that is not over yet (so the kill is sure to leave attempts for another process to carry).
+  const killedPid = a.child.pid as number;
+  const unfinishedFailure = () => {
+    const byKey = new Map<string, RunLine[]>();
+    for (const run of readRuns(runsDir)) byKey.set(keyOf(run.handler, run.eventId), [...(byKey.get(keyOf(run.handler, run.eventId)) ?? []), run]);
+    return [...byKey.values()].some((list) => {
+      const failed = list.filter((r) => r.outcome !== 'ok');
+      return failed.some((r) => r.pid === killedPid) && !list.some((r) => r.outcome === 'ok' || r.outcome === 'permanent') && failed.length < scenario.maxAttempts;
+    });
+  };
+  await waitFor('a third of the pairs run, one failure of the first process not over', () => runFiles(runsDir) >= pairs / 3 && unfinishedFailure(), 60_000, 100);
+  a.kill('SIGKILL');
+  expect((await a.exited).signal).toBe('SIGKILL');
+  // The leases the killed process held: they stay its until they expire, and nobody else runs as
+  // `model-a-*` until the restart below. Its runs under them are the ones in flight at the kill.
+  const killedLeases = new Set(consumerState(emulator, destination).leases.filter((lease) => lease.workerId?.startsWith('model-a-') === true).map((lease) => lease.leaseId));
+  const atKill = consumerState(emulator, destination);
+  expect(atKill.committed, 'the run was over before the kill').not.toBe(atKill.head);
+
+  // Restarted under the same worker ids: it pulls the killed process's leases back.
+  const restarted = start('model-a');
+  await waitReady(restarted);
+  await waitFor(
+    'the cursor at the head',
+    () => {
+      const state = consumerState(emulator, destination);
+      return state.committed === state.head && state.leased === 0 && state.pendingRedelivery === 0;
+    },
+    90_000,
+  ).catch(() => undefined);
+  b.kill('SIGTERM');
+  restarted.kill('SIGTERM');
+  const ends = await Promise.all([b.exited, restarted.exited]);
+
+  const runs = readRuns(runsDir);
+  const deadLetters = readDeadLetterLines(join(dir, 'dead-letter.jsonl'));
+  const tolerated = new Set(runs.filter((r) => r.pid === killedPid && killedLeases.has(r.leaseId)).map((r) => keyOf(r.handler, r.eventId)));
+  const state = consumerState(emulator, destination);
+  const violations = checkInvariant(
+    { expected, runs, deadLetters, cursor: { committed: state.committed, head: state.head }, tolerated: { pid: killedPid, keys: tolerated } },
+    { maxAttempts: scenario.maxAttempts, retryBackoffMinMs: RETRY_BACKOFF_MIN_MS, retryBackoffMaxMs: RETRY_BACKOFF_MAX_MS, batchHandlers: BATCH_HANDLERS },
+  );
+  // The scenario exercised what it is about: failed runs of one process continued by another.
+  const byKey = new Map<string, typeof runs>();
+  for (const run of runs.slice().sort((x, y) => x.startMs - y.startMs)) byKey.set(keyOf(run.handler, run.eventId), [...(byKey.get(keyOf(run.handler, run.eventId)) ?? []), run]);
+  const carried = [...byKey.values()].filter((list) => list.some((run, i) => run.outcome !== 'ok' && list.slice(i + 1).some((later) => later.pid !== run.pid))).length;
+  const summary = `${describeScenario(scenario)}\n${runStats(runs, deadLetters)}; ${carried} pair(s) whose failures moved between processes; ${tolerated.size} pair(s) in flight at the kill; files in ${dir}`;
+  console.log(`[model] ${summary}`);
+  const exits = ends.map((end) => (end.code === 0 ? undefined : `exit ${end.code}: ${end.stderr.slice(-2_000)}`)).filter(Boolean);
+  if (violations.length > 0 || exits.length > 0 || carried === 0) {
+    throw new Error(`${summary}\n${carried === 0 ? 'no failed run was continued by another process\n' : ''}${exits.join('\n')}\n${describeViolations(violations)}`);
+  }
+}
+
+for (const store of STORES) {
+  describe.skipIf(store.url === undefined)(`model invariant across two processes sharing ${store.name}`, () => {
+    it('one process SIGKILLed and restarted mid-run: attempts carried over, none reset, none double-counted', async () => {
+      const scenarios = scenarioArb({ minEvents: 250, maxEvents: 300, weights: { failingPercent: 15 }, outage: false, workMs: [5, 15] })
+        // Enough subjects and in-flight room that the kill finds work under way in several leases.
+        .filter((s) => s.subjects >= 5 && s.limit >= 5);
+      await checkModel(scenarios, (scenario) => killAndRestart(scenario, store.url as string), { testFile: FILE, defaultRuns: 1, noShrink: true });
+    }, 300_000);
+  });
+}
