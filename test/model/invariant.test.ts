@@ -42,7 +42,7 @@ function record(history: RunLine[], reason: 'permanent' | 'max-attempts'): DeadL
     reason,
     event: { id: last.eventId },
     error: { message: last.message as string },
-    attempts: failed.length,
+    attempt: failed.length,
     firstFailedAt: new Date(first.endMs).toISOString(),
     lastFailedAt: new Date(last.endMs).toISOString(),
   };
@@ -108,7 +108,7 @@ describe('the failure-handling invariant', () => {
   });
 
   it('reports a dead letter with the wrong reason, attempts, times or error', () => {
-    const bad = { ...record(poison, 'max-attempts'), reason: 'permanent', attempts: 1, firstFailedAt: new Date(0).toISOString(), error: { message: 'other' } };
+    const bad = { ...record(poison, 'max-attempts'), reason: 'permanent', attempt: 1, firstFailedAt: new Date(0).toISOString(), error: { message: 'other' } };
     expect(rules(observed([{ eventId: 'e2', handler: 'one', history: poison, dead: [bad] }]))).toEqual(['dead-letter-attempts', 'dead-letter-error', 'dead-letter-reason', 'dead-letter-times']);
   });
 

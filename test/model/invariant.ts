@@ -34,7 +34,8 @@ export interface DeadLetterLine {
   reason: string;
   event: { id: string };
   error: { message: string };
-  attempts?: number;
+  /** The handler's attempt that dead-lettered it: its failed runs. */
+  attempt?: number;
   firstFailedAt?: string;
   lastFailedAt?: string;
   updatedAt?: string;
@@ -129,8 +130,8 @@ function checkRecord(record: DeadLetterLine, counted: readonly RunLine[], ended:
   const first = failed[0];
   const last = failed.at(-1);
   if (last === undefined || first === undefined) return;
-  const attemptsOk = record.attempts === failed.length || (loose && record.attempts === failed.length + 1);
-  if (!attemptsOk) add('dead-letter-attempts', `record attempts ${record.attempts ?? '(none)'}, ${failed.length} failed run(s)`);
+  const attemptsOk = record.attempt === failed.length || (loose && record.attempt === failed.length + 1);
+  if (!attemptsOk) add('dead-letter-attempts', `record attempt ${record.attempt ?? '(none)'}, ${failed.length} failed run(s)`);
   if (record.error?.message !== last.message && !loose) add('dead-letter-error', `record error "${record.error?.message}", last failure "${last.message}"`);
   const firstMs = record.firstFailedAt === undefined ? NaN : Date.parse(record.firstFailedAt);
   const lastMs = record.lastFailedAt === undefined ? NaN : Date.parse(record.lastFailedAt);

@@ -16,13 +16,12 @@ export const MODEL_HANDLERS = fileURLToPath(new URL('../fixtures/model-handlers'
  * them with the worker's retry and breaker support; a worker without it ignores them.
  */
 export function failureOptions(scenario: Scenario): Partial<WorkerConfig> {
-  const options = {
+  return {
     retryBackoffMinMs: RETRY_BACKOFF_MIN_MS,
     retryBackoffMaxMs: RETRY_BACKOFF_MAX_MS,
     breaker: scenario.breaker,
     breakerCooldownMs: scenario.breakerCooldownMs,
   };
-  return options as Partial<WorkerConfig>;
 }
 
 /** Appends events over the emulator's seeding route: their ids and sequences, in order. */

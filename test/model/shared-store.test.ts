@@ -57,11 +57,8 @@ afterAll(async () => {
 
 /** The retry and breaker flags of a scenario, passed only once `run` knows them. */
 function failureFlags(scenario: Scenario): string[] {
-  const known = new Set<string>(RUN_OPTION_KEYS);
-  const flags: string[] = [];
-  if (known.has('retryBackoffMin')) flags.push('--retry-backoff-min', `${RETRY_BACKOFF_MIN_MS}ms`, '--retry-backoff-max', `${RETRY_BACKOFF_MAX_MS}ms`);
-  if (known.has('breakerCooldown')) flags.push('--breaker-cooldown', `${scenario.breakerCooldownMs}ms`);
-  if (known.has('breaker') && !scenario.breaker) flags.push('--no-breaker');
+  const flags = ['--retry-backoff-min', `${RETRY_BACKOFF_MIN_MS}ms`, '--retry-backoff-max', `${RETRY_BACKOFF_MAX_MS}ms`, '--breaker-cooldown', `${scenario.breakerCooldownMs}ms`];
+  if (!scenario.breaker) flags.push('--no-breaker');
   return flags;
 }
 
