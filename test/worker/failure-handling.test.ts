@@ -170,6 +170,8 @@ describe('failure handling: waits and outages', () => {
         await waitFor('the breaker open', () => changes.includes('open'));
         const text = await (await fetch(`${worker.metricsUrl}/metrics`)).text();
         expect(metric(text, 'durable_worker_breaker_state', { handler: 'behave' })).toBeGreaterThanOrEqual(1);
+        // The dependency is down, not the pod: a restart would not help.
+        expect((await fetch(`${worker.metricsUrl}/readyz`)).status).toBe(200);
       }
       // The outage lasts until the breaker has re-opened after three failed probes (about a second),
       // or, without one, until events were dead-lettered for it.
