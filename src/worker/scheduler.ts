@@ -1,14 +1,9 @@
-import type { Blocked, BreakerChange } from './breakers.js';
+import type { BreakerChange } from './breakers.js';
 import { leaseDeadline, type HeldLease, type LeaseOwner } from './held-lease.js';
 import type { InFlightCounter } from './in-flight.js';
 import type { EventEnd, EventPlace, LeaseEvent } from './lease-event.js';
+import { ParkedEvents } from './parked-events.js';
 import { SubjectOrder } from './subject-order.js';
-
-/** An event that may not start yet, and what it waits for (LeaseEvent.admit). */
-interface Parked {
-  event: LeaseEvent;
-  blocked: Blocked;
-}
 
 /** What the scheduler tells the pull controller. */
 export interface SchedulerListener {
@@ -39,13 +34,8 @@ export class Scheduler implements LeaseOwner {
   /** Events that ran, failed, and wait in their lease for their retry time. */
   #retrying = 0;
   #unacked = 0;
-  /**
-   * Events held back: until a retry time (woken by `#parkTimer`), or by an open breaker (woken by
-   * the breaker's changes: all when it closes, the one with the fewest failures to probe).
-   */
-  #parked: Parked[] = [];
-  #parkTimer: NodeJS.Timeout | undefined = undefined;
-  #parkTimerAtMs = Number.POSITIVE_INFINITY;
+  /** Events that may not start yet: a retry time, or an open breaker. */
+  readonly #parked = new ParkedEvents((events) => this.#unpark(events));
   #pumping = false;
   /** An event became ready while pumping: look again. */
   #again = false;
@@ -174,7 +164,7 @@ export class Scheduler implements LeaseOwner {
       if (event.ended) continue;
       const blocked = event.admit(now);
       if (blocked !== undefined) {
-        this.#park(event, blocked);
+        this.#parked.park(event, blocked);
         continue;
       }
       this.#running++;
@@ -215,70 +205,18 @@ export class Scheduler implements LeaseOwner {
     this.#running--;
     this.#inFlight.add(-1);
     this.#retrying++;
-    this.#park(event, { reason: 'retry', handler: '', untilMs: event.retryAtMs });
+    this.#parked.park(event, { reason: 'retry', handler: '', untilMs: event.retryAtMs });
     this.pump();
   }
 
-  /**
-   * A handler's breaker changed: closed, its events held back start again; half-open, the one
-   * held back with the fewest failures of that handler goes first, as the probe (so probes do not
-   * spend one event's attempts).
-   */
+  /** A handler's breaker changed: the events it held back may start (ParkedEvents says which). */
   breakerChanged(change: BreakerChange): void {
-    if (change.state === 'open') return;
-    let probe: Parked | undefined;
-    let fewest = Number.POSITIVE_INFINITY;
-    const kept: Parked[] = [];
-    for (const parked of this.#parked) {
-      if (parked.event.ended) continue;
-      if (parked.blocked.reason !== 'breaker' || parked.blocked.handler !== change.handler) kept.push(parked);
-      else if (change.state === 'closed') this.#unpark(parked.event);
-      else {
-        const failures = parked.event.failuresOf(change.handler);
-        if (failures < fewest) {
-          if (probe !== undefined) kept.push(probe);
-          probe = parked;
-          fewest = failures;
-        } else kept.push(parked);
-      }
-    }
-    if (probe !== undefined) this.#unpark(probe.event);
-    this.#parked = kept;
-    this.pump();
+    this.#parked.breakerChanged(change);
   }
 
-  #park(event: LeaseEvent, blocked: Blocked): void {
-    this.#parked.push({ event, blocked });
-    if (blocked.reason === 'retry' && blocked.untilMs < this.#parkTimerAtMs) this.#armParkTimer(blocked.untilMs);
-  }
-
-  #unpark(event: LeaseEvent): void {
-    if (!event.ended && !event.lease.stopped) event.lease.ready.push(event);
-  }
-
-  #armParkTimer(atMs: number): void {
-    clearTimeout(this.#parkTimer);
-    this.#parkTimerAtMs = atMs;
-    this.#parkTimer = setTimeout(() => this.#wakeDue(), Math.max(0, atMs - Date.now()));
-  }
-
-  /** Retry times that came: those events may start (if their breakers let them). */
-  #wakeDue(): void {
-    this.#parkTimer = undefined;
-    this.#parkTimerAtMs = Number.POSITIVE_INFINITY;
-    const now = Date.now();
-    let next = Number.POSITIVE_INFINITY;
-    const kept: Parked[] = [];
-    for (const parked of this.#parked) {
-      if (parked.event.ended) continue;
-      if (parked.blocked.reason === 'retry' && parked.blocked.untilMs <= now) this.#unpark(parked.event);
-      else {
-        kept.push(parked);
-        if (parked.blocked.reason === 'retry') next = Math.min(next, parked.blocked.untilMs);
-      }
-    }
-    this.#parked = kept;
-    if (next !== Number.POSITIVE_INFINITY && !this.#draining) this.#armParkTimer(next);
+  /** Parked events whose wait is over go back to their lease's ready queue. */
+  #unpark(events: readonly LeaseEvent[]): void {
+    for (const event of events) if (!event.ended && !event.lease.stopped) event.lease.ready.push(event);
     this.pump();
   }
 
@@ -318,7 +256,7 @@ export class Scheduler implements LeaseOwner {
   leaseDone(lease: HeldLease, answer: 'answered' | 'unanswered'): void {
     const at = this.#leases.indexOf(lease);
     if (at !== -1) this.#leases.splice(at, 1);
-    if (this.#parked.length > 0) this.#parked = this.#parked.filter((parked) => parked.event.lease !== lease);
+    this.#parked.leaseDone(lease);
     // Without an answer the platform keeps the lease until it expires, then redelivers it.
     this.#order.released(lease, answer === 'answered' ? Date.now() : lease.expiresAtMs);
     this.#listener.leaseLeaving(lease, answer);
@@ -328,8 +266,7 @@ export class Scheduler implements LeaseOwner {
   /** Drain: nothing starts any more; leases with nothing running are acked (failed) at once. */
   drain(): void {
     this.#draining = true;
-    clearTimeout(this.#parkTimer);
-    this.#parkTimerAtMs = Number.POSITIVE_INFINITY;
+    this.#parked.stop();
     for (const lease of [...this.#leases]) lease.stop(undefined);
   }
 

@@ -135,9 +135,11 @@ describe('failure handling: waits and outages', () => {
     const [first, second] = runsIn(runsFile);
     expect([first?.attempt, second?.attempt]).toEqual([1, 2]);
     expect((second?.atMs ?? 0) - (first?.atMs ?? 0)).toBeGreaterThanOrEqual(6_000);
-    // One lease per lease deadline while it waits (first, then about one every 3 s), not a tight loop.
-    expect(pulled.length).toBeLessThanOrEqual(5);
-    expect(acks.filter((status) => status === 'requeued').length).toBeLessThanOrEqual(4);
+    // No tight loop: the first lease, its redelivery right after the failure, one more per lease
+    // deadline (3 s) over the 6 s wait, the one that runs it, and one for a deadline and the retry
+    // time falling together on a slow machine.
+    expect(pulled.length).toBeLessThanOrEqual(6);
+    expect(acks.filter((status) => status === 'requeued').length).toBeLessThanOrEqual(5);
     expect(acks.at(-1)).toBe('committed');
   });
 
