@@ -98,7 +98,7 @@ describe('dev: a request for a rebound name gets 403 on every local server', () 
 
   it('every state-changing route, with the page\'s own Origin: 403 and nothing changed', async () => {
     const before = await changeableState();
-    const servers: Array<[string, typeof EMULATOR_CHANGES]> = [
+    const servers: Array<[string, ReadonlyArray<{ method: string; path: string }>]> = [
       [emulatorUrl, EMULATOR_CHANGES],
       [consoleUrl, CONSOLE_CHANGES],
     ];
