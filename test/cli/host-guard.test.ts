@@ -26,7 +26,7 @@ function send(base: string, method: string, path: string, headers: Record<string
   const url = new URL(path, base);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }) } },
+      { host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers: { ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }), ...headers } },
       (res) => {
         let text = '';
         res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
@@ -173,8 +173,9 @@ describe('durable-worker emulator --allowed-hosts', () => {
       const port = new URL(url).port;
       for (const host of [`emulator:${port}`, 'emulator', `dw.ns.svc.example:${port}`]) {
         expect((await send(url, 'POST', '/_emulator/tenants/dev-tenant/events', { host }, EVENTS_BODY)).status, host).toBe(201);
-        const token = await send(url, 'POST', '/oauth2/token', { host }, JSON.stringify({ grant_type: 'client_credentials', client_id: 'dev-client', client_secret: 'dev-secret', audience: 'dev-tenant' }));
-        expect(token.status, `${host} ${token.body}`).not.toBe(403);
+        const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: 'dev-client', client_secret: 'dev-secret', audience: 'dev-tenant' }).toString();
+        const token = await send(url, 'POST', '/oauth2/token', { host, 'content-type': 'application/x-www-form-urlencoded' }, form);
+        expect(token.status, `${host} ${token.body}`).toBe(200);
       }
       for (const host of ['emulator.evil.example', `evil.example:${port}`, '127.0.0.1.evil.example']) {
         expect((await send(url, 'POST', '/_emulator/tenants/dev-tenant/events', { host }, EVENTS_BODY)).status, host).toBe(403);
