@@ -48,8 +48,11 @@ COPY --from=build /src/node_modules/@esbuild ./node_modules/@esbuild
 # --- runtime -----------------------------------------------------------------------------------
 FROM ${DEBIAN_IMAGE}
 # tini as PID 1: it forwards SIGTERM to the worker, which drains, and reaps any orphaned process.
+# ca-certificates: Debian's CA bundle in /etc/ssl/certs, for `NODE_OPTIONS=--use-openssl-ca` and for a
+# derived image that adds a private CA with update-ca-certificates (Node's own store stays the default;
+# a private CA can also come in by NODE_EXTRA_CA_CERTS, docs/kubernetes.md).
 RUN apt-get update \
- && apt-get install -y --no-install-recommends tini \
+ && apt-get install -y --no-install-recommends tini ca-certificates \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt /var/log/dpkg.log \
  && groupadd --gid 10001 durable-worker \
  && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin durable-worker \

@@ -51,6 +51,7 @@ export const RUN_OPTION_KEYS = [
   'deadLetter',
   'metricsPort',
   'metricsHost',
+  'allowedHosts',
   'logLevel',
   'otel',
   'exitWhenIdle',
@@ -112,7 +113,13 @@ const specs: Record<RunOptionKey, Omit<OptionSpec, 'key'>> = {
     describe: 'Dead-letter sink: file:PATH (JSON lines) | sqlite:PATH | redis://... | postgres://... (default: the --idempotency URL when it is redis:// or postgres://, else file:.durable-worker/dead-letter.jsonl)',
   },
   metricsPort: { kind: 'number', group: 'Observability', describe: 'Health + metrics port; 0 = random free port (default: 9464)' },
-  metricsHost: { kind: 'string', group: 'Observability', describe: 'Health + metrics host (default: 0.0.0.0)' },
+  metricsHost: { kind: 'string', group: 'Observability', describe: 'Health + metrics host (default: 0.0.0.0; dev: 127.0.0.1)' },
+  allowedHosts: {
+    kind: 'string',
+    group: 'Observability',
+    describe:
+      'Host names the local servers answer besides localhost, 127.0.0.0/8 and [::1], comma-separated; .example.com allows every name below it. Given (or with --metrics-host on loopback), the metrics server refuses requests for other names (default: none)',
+  },
   logLevel: { kind: 'string', group: 'Observability', describe: 'fatal | error | warn | info | debug | trace | silent (default: info)' },
   otel: {
     kind: 'boolean',

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import * as z from 'zod';
 import { DEAD_LETTER_URL_HELP, isSharedSink, parseDeadLetterUrl } from '../dead-letter/index.js';
+import { ALLOWED_HOSTS_HELP, splitAllowedHosts } from '../runtime/loopback-guard.js';
 import { parseDurationMs } from './duration.js';
 import { BREAKER_DEFAULTS, RETRY_DEFAULTS } from './failure-defaults.js';
 import { flowLimitsOf } from './flow-defaults.js';
@@ -200,6 +201,15 @@ export function createWorkerConfigSchema(context: SchemaContext) {
       deadLetter: text(DEAD_LETTER_URL_HELP).refine(isDeadLetterUrl, { error: DEAD_LETTER_URL_HELP }).optional(),
       metricsPort: intRange(0, 65535).default(9464),
       metricsHost: text().default('0.0.0.0'),
+      allowedHosts: z
+        .unknown()
+        .transform((value, ctx) => {
+          const result = splitAllowedHosts(value);
+          if ('names' in result) return result.names;
+          ctx.addIssue({ code: 'custom', message: ALLOWED_HOSTS_HELP });
+          return z.NEVER;
+        })
+        .optional(),
       logLevel: oneOf(LOG_LEVELS).default('info'),
       exitWhenIdle: z.preprocess(toBoolean, z.boolean({ error: BOOLEAN_MESSAGE })).default(false),
       otel: z.preprocess(toBoolean, z.boolean({ error: BOOLEAN_MESSAGE })).default(false),
@@ -288,6 +298,7 @@ export function createWorkerConfigSchema(context: SchemaContext) {
         deadLetterUrl: resolveDeadLetterUrl(context.cwd, input.deadLetter, input.idempotency),
         metricsPort: input.metricsPort,
         metricsHost: input.metricsHost,
+        ...(input.allowedHosts === undefined ? {} : { allowedHosts: input.allowedHosts }),
         exitWhenIdle: input.exitWhenIdle,
         logLevel: input.logLevel,
         otel: input.otel,

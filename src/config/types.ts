@@ -57,6 +57,11 @@ export interface WorkerConfig {
   /** Health + metrics port; 0 = random free port. Default 9464. */
   metricsPort: number;
   metricsHost: string;
+  /**
+   * Host names the metrics server answers besides the loopback ones (`--allowed-hosts`); given, any
+   * other name gets 403 (observability/health-server.ts).
+   */
+  allowedHosts?: readonly string[];
   /** Exit 0 once every worker got 204 and nothing is in flight. */
   exitWhenIdle: boolean;
   logLevel: string;

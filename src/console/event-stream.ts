@@ -30,6 +30,7 @@ export class EventStreamHub {
       connection: 'keep-alive',
       // No buffering proxy in between should hold messages back.
       'x-accel-buffering': 'no',
+      'x-content-type-options': 'nosniff',
     });
     res.write(`retry: ${RECONNECT_MS}\n\n`);
     for (const [name, data] of greeting) res.write(frame(name, data));

@@ -14,7 +14,8 @@ import { ConsoleFeed } from './feed.js';
 import { peekEventLogLine } from './log-lines.js';
 import { loadPageFiles } from './page-files.js';
 import type { Hello } from './protocol.js';
-import { isLoopbackHost, startConsoleServer, type ConsoleServer } from './server.js';
+import { isLoopbackInterface } from '../runtime/loopback-guard.js';
+import { startConsoleServer, type ConsoleServer } from './server.js';
 
 export interface DevConsoleOptions {
   /** Events kept for the Events page (`--console-events`). */
@@ -26,6 +27,8 @@ export interface ConsoleStartOptions {
   host: string;
   port: number;
   portIsDefault: boolean;
+  /** Host names besides the loopback ones the console answers (`--allowed-hosts`). */
+  allowedHosts?: readonly string[];
   /** The emulator the worker consumes, and the credentials `dev` gives the worker. */
   emulatorUrl: string;
   tenant: string;
@@ -121,6 +124,7 @@ export class DevConsole {
     };
     const server: ConsoleServer = await startConsoleServer({
       host: options.host,
+      ...(options.allowedHosts === undefined ? {} : { allowedHosts: options.allowedHosts }),
       port: options.port,
       portIsDefault: options.portIsDefault,
       routes: apiRoutes({ hello, feed: this.feed, watch, control, deadLetters }),
@@ -134,7 +138,7 @@ export class DevConsole {
         ]),
       logger,
     });
-    if (!isLoopbackHost(options.host)) {
+    if (!isLoopbackInterface(options.host)) {
       logger.warn({ host: options.host }, `the console listens on ${options.host}: it has no login, and whoever reaches it can replay and purge dead letters and inject faults`);
     }
     // Streams end before the server closes, so that close() does not wait for them.

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { HttpProblem, problemBody } from '../emulator/http/problem.js';
 import { ConfigError } from '../errors.js';
+import { createHostGuard, type HostGuard } from '../runtime/loopback-guard.js';
 import type { ApiRoute } from './api.js';
 import type { PageFiles } from './page-files.js';
 
@@ -16,6 +17,8 @@ export interface ConsoleServerOptions {
   /** Serves `/api/stream` (server-sent events). */
   stream: (res: ServerResponse) => void;
   logger: Logger;
+  /** Host names besides the loopback ones the console answers (`--allowed-hosts`). */
+  allowedHosts?: readonly string[];
 }
 
 export interface ConsoleServer {
@@ -24,40 +27,38 @@ export interface ConsoleServer {
   close(): Promise<void>;
 }
 
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
-
-export function isLoopbackHost(host: string): boolean {
-  return LOOPBACK_HOSTS.has(host) || host.startsWith('127.');
-}
-
-/** `Host` without its port (`[::1]:8788` -> `[::1]`). */
-function hostName(header: string): string {
-  return header.startsWith('[') ? header.slice(0, header.indexOf(']') + 1) : header.replace(/:\d+$/, '');
-}
-
 /**
- * The page can replay and purge dead letters and inject faults, with no login: on loopback only
- * pages served from loopback may call it. A `Host` other than a loopback name is refused (another
- * site's page resolving its own name to 127.0.0.1, "DNS rebinding"), and a change must come as JSON
- * (readJson) from this origin (a cross-site form or fetch carries another `Origin`).
+ * The page can replay and purge dead letters and inject faults, with no login: only pages served
+ * from this machine may call it. The host guard (runtime/loopback-guard.ts) refuses a `Host` other
+ * than a loopback name or an allowed one (another site's page resolving its own name to 127.0.0.1,
+ * "DNS rebinding"); a change must also come as JSON (readJson) from this very origin (a cross-site
+ * form or fetch carries another `Origin`).
  */
-function guard(req: IncomingMessage, loopbackOnly: boolean): void {
+function guard(req: IncomingMessage, hostGuard: HostGuard): void {
+  const refusal = hostGuard.refusal(req.method, req.headers);
+  if (refusal !== undefined) throw new HttpProblem(403, refusal);
   const host = req.headers.host ?? '';
-  if (loopbackOnly && !isLoopbackHost(hostName(host))) throw new HttpProblem(403, `the console answers loopback names only (Host: ${host.slice(0, 100)})`);
   const origin = req.headers.origin;
   if (req.method !== 'GET' && req.method !== 'HEAD' && origin !== undefined && origin !== `http://${host}`) {
     throw new HttpProblem(403, 'changes are accepted from the console page itself only (cross-origin request refused)');
   }
 }
 
+/** JSON answers are data, never a document: not sniffed as HTML, nothing runs or loads in them. */
+const JSON_SECURITY_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+  'referrer-policy': 'no-referrer',
+};
+
 function sendJson(res: ServerResponse, status: number, body: unknown, type = 'application/json'): void {
   const text = body === undefined ? '' : JSON.stringify(body);
-  res.writeHead(status, { 'content-type': `${type}; charset=utf-8`, 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' });
+  res.writeHead(status, { 'content-type': `${type}; charset=utf-8`, 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store', ...JSON_SECURITY_HEADERS });
   res.end(text);
 }
 
-async function handle(options: ConsoleServerOptions, loopbackOnly: boolean, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  guard(req, loopbackOnly);
+async function handle(options: ConsoleServerOptions, hostGuard: HostGuard, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  guard(req, hostGuard);
   const url = new URL(req.url ?? '/', 'http://console');
   const path = url.pathname;
   if (!path.startsWith('/api/')) {
@@ -106,9 +107,9 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 /** The console's HTTP server: the page's files, its JSON API and its event stream. */
 export async function startConsoleServer(options: ConsoleServerOptions): Promise<ConsoleServer> {
   const { host, logger } = options;
-  const loopbackOnly = isLoopbackHost(host);
+  const hostGuard = createHostGuard(options.allowedHosts);
   const server = createServer((req, res) => {
-    handle(options, loopbackOnly, req, res).catch((err: unknown) => answerError(res, req, err, logger));
+    handle(options, hostGuard, req, res).catch((err: unknown) => answerError(res, req, err, logger));
   });
   server.keepAliveTimeout = 5_000;
   let port = options.port;

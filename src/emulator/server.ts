@@ -3,6 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { gzipSync } from 'node:zlib';
 import type { Logger } from 'pino';
 import { stringifyJsonExact } from '../ingest/index.js';
+import { createHostGuard, type HostGuard } from '../runtime/loopback-guard.js';
 import type { FaultInjector } from './faults/injector.js';
 import type { RouteFamily } from './faults/options.js';
 import { exchangeObserver } from './http/exchange-observer.js';
@@ -18,10 +19,14 @@ import type { OperationSpec } from './openapi/operation.js';
 
 export const ADMIN_PREFIX = '/_emulator';
 
+const LOOPBACK_ONLY = createHostGuard();
+
 export interface ServerDeps {
   router: Router;
   faults: FaultInjector;
   logger: Logger;
+  /** Refuses a request for a name other than a loopback or allowed one (runtime/loopback-guard.ts). Default: loopback names only. */
+  hostGuard?: HostGuard;
 }
 
 /** Route family of a request, for fault injection. */
@@ -116,6 +121,10 @@ async function dispatch(deps: ServerDeps, req: IncomingMessage, res: ServerRespo
   const queryAt = url.indexOf('?');
   const path = queryAt < 0 ? url : url.slice(0, queryAt);
   const method = req.method ?? 'GET';
+  // Before anything else, faults included: a page that rebound its own name to this machine must
+  // not append events, mint tokens or change faults (runtime/loopback-guard.ts).
+  const refusal = (deps.hostGuard ?? LOOPBACK_ONLY).refusal(method, req.headers);
+  if (refusal !== undefined) throw new HttpProblem(403, refusal);
   const match = deps.router.match(method, path);
   if (match !== undefined && !('allow' in match)) (req as RoutedRequest)[OPERATION] = match.operation;
 

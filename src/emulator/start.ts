@@ -25,12 +25,19 @@ import { registerOpenApiRoutes } from './openapi/route.js';
 import { tenantLimitsResolver } from './sources/limits.js';
 import { Tenants } from './tenants.js';
 import { ConfigError } from '../errors.js';
+import { createHostGuard, parseAllowedHosts } from '../runtime/loopback-guard.js';
 
 export interface EmulatorOptions {
   /** TCP port. Default 8787; 0 = a random free port (read it from `RunningEmulator.port`). */
   port?: number;
   /** Interface to listen on. Default 127.0.0.1. */
   host?: string;
+  /**
+   * Host names the emulator answers besides `localhost`, 127.0.0.0/8 and `[::1]` (`--allowed-hosts`):
+   * the name other containers reach it by, e.g. `emulator`; `.example.com` allows that name and every
+   * name below it. A request for any other name gets 403. Default none.
+   */
+  allowedHosts?: readonly string[];
   /** Config object, or the path of a JSON config file. Default: the CONTRACT defaults only. */
   config?: EmulatorConfig | string;
   /** Lifetime of issued access tokens, seconds. Overrides the config. Default 3600. */
@@ -174,8 +181,9 @@ export function emulatorOperations(options: EmulatorOptions = {}): OperationSpec
 
 /** Starts the platform emulator: public API, issuer and seeding endpoints on one origin. */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
+  const hostGuard = createHostGuard(parseAllowedHosts(options.allowedHosts, 'allowedHosts'));
   const { router, faults, logger, sources, state, appendEvents } = assemble(options);
-  const server = createEmulatorServer({ router, faults, logger });
+  const server = createEmulatorServer({ router, faults, logger, hostGuard });
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,4 +1,4 @@
-import { readdir, stat } from 'node:fs/promises';
+import { readdir, realpath, stat } from 'node:fs/promises';
 import { extname, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DurableWorkerError, ErrorCodes } from '../errors.js';
@@ -47,14 +47,32 @@ function isCandidate(fileName: string): boolean {
   return HANDLER_EXTENSIONS.has(extname(fileName));
 }
 
-async function listModules(dir: string): Promise<string[]> {
+/**
+ * The handler modules under `dir`, in name order. Symbolic links are followed, to files and to
+ * folders: the kubelet mounts a ConfigMap, a Secret or a projected volume as `NAME -> ..data/NAME`
+ * with `..data -> ..<timestamp>/` (its atomic writer swaps `..data` on an update), so the names a
+ * user gave are links and the real files sit in hidden folders, which stay skipped like every
+ * hidden name. A folder reached twice (a link loop) is listed once.
+ */
+async function listModules(dir: string, seen: Set<string> = new Set()): Promise<string[]> {
+  seen.add(await realpath(dir));
   const entries = await readdir(dir, { withFileTypes: true });
   const files: string[] = [];
   for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     if (entry.name.startsWith('_') || entry.name.startsWith('.') || entry.name === 'node_modules') continue;
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) files.push(...(await listModules(path)));
-    else if (entry.isFile() && isCandidate(entry.name)) files.push(path);
+    let kind: 'folder' | 'file' | 'other' = entry.isDirectory() ? 'folder' : entry.isFile() ? 'file' : 'other';
+    if (entry.isSymbolicLink()) {
+      const target = await stat(path).catch(() => undefined);
+      if (target === undefined) {
+        if (isCandidate(entry.name)) throw new HandlerLoadError(path, `${path}: a symbolic link to a file that does not exist`);
+        continue;
+      }
+      kind = target.isDirectory() ? 'folder' : target.isFile() ? 'file' : 'other';
+    }
+    if (kind === 'folder') {
+      if (!seen.has(await realpath(path))) files.push(...(await listModules(path, seen)));
+    } else if (kind === 'file' && isCandidate(entry.name)) files.push(path);
   }
   return files;
 }

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { ConfigError } from '../errors.js';
+import { createHostGuard, isLoopbackInterface, type HostGuard } from '../runtime/loopback-guard.js';
 
 export interface StartHealthServerOptions {
   /** 0 = a random free port (the chosen one is logged and returned). */
@@ -15,6 +16,13 @@ export interface StartHealthServerOptions {
   /** Why it is not ready, for the 503's body (fixed texts and handler names only: no error message, which could carry a secret). */
   notReadyReason?: () => string | undefined;
   logger?: Logger;
+  /**
+   * Host names besides the loopback ones it answers (`--allowed-hosts`). Given, or when the server
+   * listens on loopback (`dev`'s default), a request for any other name gets 403: a web page that
+   * rebinds its own name to this machine reads no metrics. Absent on 0.0.0.0 (`run` in a pod),
+   * every name is answered: probes and scrapers address the pod by its IP.
+   */
+  allowedHosts?: readonly string[];
 }
 
 export interface HealthServer {
@@ -32,7 +40,9 @@ function notReadyBody(reason: string | undefined): string {
   return reason === undefined ? 'not ready\n' : `not ready: ${reason}\n`;
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, options: StartHealthServerOptions): Promise<void> {
+async function handle(req: IncomingMessage, res: ServerResponse, options: StartHealthServerOptions, hostGuard: HostGuard | undefined): Promise<void> {
+  const refusal = hostGuard?.refusal(req.method, req.headers);
+  if (refusal !== undefined) return send(res, 403, `${refusal}\n`);
   const path = new URL(req.url ?? '/', 'http://localhost').pathname;
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     res.setHeader('allow', 'GET, HEAD');
@@ -54,8 +64,9 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: StartH
 /** GET /healthz, /readyz and /metrics (CONTRACT "Health and metrics"). */
 export async function startHealthServer(options: StartHealthServerOptions): Promise<HealthServer> {
   const host = options.host ?? '0.0.0.0';
+  const hostGuard = options.allowedHosts !== undefined || isLoopbackInterface(host) ? createHostGuard(options.allowedHosts) : undefined;
   const server = createServer((req, res) => {
-    handle(req, res, options).catch((err: unknown) => {
+    handle(req, res, options, hostGuard).catch((err: unknown) => {
       options.logger?.error({ err }, 'health server request failed');
       if (!res.headersSent) send(res, 500, 'internal error\n');
       else res.destroy();

@@ -26,13 +26,13 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-/** A fresh browser profile (its own --user-data-dir) and one page. */
-export async function launchBrowser(): Promise<Browser> {
+/** A fresh browser profile (its own --user-data-dir) and one page; `extraArgs` go after CHROMIUM_FLAGS. */
+export async function launchBrowser(extraArgs: readonly string[] = []): Promise<Browser> {
   const profile = mkdtempSync(join(tmpdir(), 'dw-chromium-'));
   let context: BrowserContext;
   try {
     // The profile is the --user-data-dir: playwright passes it as that flag.
-    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_FLAGS, viewport: VIEWPORT, timeout: 60_000 });
+    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM_PATH, headless: true, args: [...CHROMIUM_FLAGS, ...extraArgs], viewport: VIEWPORT, timeout: 60_000 });
   } catch (err) {
     rmSync(profile, { recursive: true, force: true });
     throw err;

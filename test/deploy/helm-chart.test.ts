@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadWorkerConfig } from '../../src/config/load.js';
-import { CHART_DIR, REPO_ROOT, run, toolGate } from './tools.js';
+import { CHART_DIR, REPO_ROOT, run, STANDALONE_VALUES, toolGate } from './tools.js';
 import { block, envNames, listItem, listValues, onlyDoc, splitManifests, type ManifestDoc } from './manifests.js';
 
 const helm = toolGate('helm', 'bash .ci/deploy-tools.sh builds it with `go install helm.sh/helm/v3/cmd/helm@v3.16.4`');
@@ -18,14 +18,14 @@ function helmRun(args: string[]) {
 
 /** `helm template` that must succeed; returns the parsed documents. */
 function render(args: string[] = [], release = 'rel'): ManifestDoc[] {
-  const result = helmRun(['template', release, CHART_DIR, '--namespace', 'jobs', ...args]);
+  const result = helmRun(['template', release, CHART_DIR, '--namespace', 'jobs', '-f', STANDALONE_VALUES, ...args]);
   if (result.code !== 0) throw new Error(`helm template failed (${result.code}): ${result.stderr}`);
   return splitManifests(result.stdout);
 }
 
 /** `helm template` that must fail; returns stderr. */
 function renderFailure(args: string[]): string {
-  const result = helmRun(['template', 'rel', CHART_DIR, ...args]);
+  const result = helmRun(['template', 'rel', CHART_DIR, '-f', STANDALONE_VALUES, ...args]);
   expect(result.code, `expected helm template ${args.join(' ')} to fail`).not.toBe(0);
   return result.stderr;
 }
@@ -94,12 +94,15 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
     expect(helm.path, 'helm is missing: run bash .ci/deploy-tools.sh').toBeDefined();
   });
 
+  // The chart renders nothing without the values every install needs, so it is linted with the examples.
   it.each([
-    ['default values', []],
+    ['standalone example', []],
     ['sidecar example', ['-f', SIDECAR_VALUES]],
     ['KEDA + ServiceMonitor + PrometheusRule + dashboard', ['--set', 'keda.enabled=true,serviceMonitor.enabled=true,prometheusRule.enabled=true,grafanaDashboard.enabled=true,worker.idempotency=postgres://pg/app']],
+    ['a private CA by extraVolumes, extraVolumeMounts and extraEnv', ['-f', join(CHART_DIR, 'examples', 'private-ca-values.yaml')]],
+    ['pinned by digest', ['--set', `image.digest=sha256:${'ab'.repeat(32)}`]],
   ])('helm lint --strict passes: %s', (_name, extra) => {
-    const result = helmRun(['lint', '--strict', CHART_DIR, ...extra]);
+    const result = helmRun(['lint', '--strict', CHART_DIR, '-f', STANDALONE_VALUES, ...extra]);
     expect(result.stdout + result.stderr).toContain('1 chart(s) linted, 0 chart(s) failed');
     expect(result.code).toBe(0);
   });
@@ -112,7 +115,7 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
     });
 
     it('args carry run --handlers --base-url --destination only; no secret, no forward', () => {
-      expect(args(workerContainer(docs))).toEqual(['run', '--handlers', '/app/handlers', '--base-url', 'http://durable-worker-emulator:8787', '--destination', 'dev-consumer']);
+      expect(args(workerContainer(docs))).toEqual(['run', '--handlers', '/app/handlers', '--base-url', 'https://api.example.com', '--destination', 'orders-consumer']);
     });
 
     it('every env var is a CONTRACT option (DURABLE_WORKER_<UPPER_SNAKE>)', () => {
@@ -196,13 +199,13 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
       const secretDir = join(scratch, 'secret-mount');
       mkdirSync(secretDir, { recursive: true });
       writeFileSync(join(secretDir, 'client-secret'), 's3cret-from-file\n');
-      const docs = render(['--set', `credentials.clientId=my-client,credentials.create=true,credentials.clientSecret=x,credentials.mountPath=${secretDir},worker.limit=50,worker.visibilitySeconds=120`]);
+      const docs = render(['--set', `credentials.clientId=my-client,credentials.existingSecret=,credentials.create=true,credentials.clientSecret=x,credentials.mountPath=${secretDir},worker.limit=50,worker.visibilitySeconds=120`]);
       const { env, flags } = processInputs(workerContainer(docs), 'rel-durable-worker-7d9f-abcde');
       const config = loadWorkerConfig({ flags, env, cwd: scratch, hostname: 'not-used' });
       expect(config).toMatchObject({
-        baseUrl: 'http://durable-worker-emulator:8787',
-        destination: 'dev-consumer',
-        tenant: 'dev-tenant',
+        baseUrl: 'https://api.example.com',
+        destination: 'orders-consumer',
+        tenant: 'my-tenant',
         clientId: 'my-client',
         clientSecret: 's3cret-from-file',
         handlersDir: '/app/handlers',
@@ -240,11 +243,21 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
     });
   });
 
+  describe('a private CA', () => {
+    it('extraVolumes, worker.extraVolumeMounts and worker.extraEnv reach the pod and the worker container', () => {
+      const docs = render(['-f', join(CHART_DIR, 'examples', 'private-ca-values.yaml')]);
+      const container = workerContainer(docs);
+      expect(envVar(container, 'NODE_EXTRA_CA_CERTS')).toMatch(/value: "?\/etc\/durable-worker\/ca\/ca\.crt"?$/m);
+      expect(block(container, 'volumeMounts')).toMatch(/- mountPath: \/etc\/durable-worker\/ca\n\s+name: private-ca\n\s+readOnly: true/);
+      expect(block(onlyDoc(docs, 'Deployment').text, 'volumes')).toMatch(/- configMap:\n\s+name: corporate-ca\n\s+name: private-ca/);
+    });
+  });
+
   describe('credentials', () => {
     const SECRET = 'TOPSECRET-d0-not-leak';
 
     it('created Secret, mounted as a file for --client-secret-file; never in args or env values', () => {
-      const docs = render(['--set', `credentials.clientId=my-client,credentials.create=true,credentials.clientSecret=${SECRET}`]);
+      const docs = render(['--set', `credentials.clientId=my-client,credentials.existingSecret=,credentials.create=true,credentials.clientSecret=${SECRET}`]);
       const secret = onlyDoc(docs, 'Secret');
       expect(secret.name).toBe('rel-durable-worker-credentials');
       expect(secret.text).toContain(`client-secret: "${Buffer.from(SECRET).toString('base64')}"`);
@@ -276,7 +289,22 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
     });
 
     it('a client id without a secret source fails with a clear message', () => {
-      expect(renderFailure(['--set', 'credentials.clientId=my-client'])).toContain('credentials.clientId needs the client secret: set credentials.existingSecret, or credentials.create with credentials.clientSecret');
+      expect(renderFailure(['--set', 'credentials.clientId=my-client,credentials.existingSecret='])).toContain('credentials.clientId needs the client secret: set credentials.existingSecret, or credentials.create with credentials.clientSecret');
+    });
+
+    it('without credentials, helm template fails naming the values to set (the worker would exit 2 in a crash loop)', () => {
+      const bare = helmRun(['template', 'rel', CHART_DIR]);
+      expect(bare.code).not.toBe(0);
+      expect(bare.stderr).toContain('credentials are required');
+      expect(bare.stderr).toContain('credentials.clientId');
+      expect(bare.stderr).toContain('credentials.useApiKey');
+      expect(renderFailure(['--set', 'credentials.clientId=,credentials.existingSecret='])).toContain('credentials are required');
+    });
+
+    it('without worker.baseUrl, worker.destination or image.repository, helm template fails naming it (no default points at a Service the chart does not create)', () => {
+      expect(renderFailure(['--set', 'worker.baseUrl='])).toContain('worker.baseUrl is required');
+      expect(renderFailure(['--set', 'worker.destination='])).toContain('worker.destination is required');
+      expect(renderFailure(['--set', 'image.repository='])).toContain('image.repository is required');
     });
   });
 
@@ -309,6 +337,13 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
       expect(renderFailure(['--set', 'mode=sidecar'])).toContain('mode sidecar needs sidecar.app.image.repository');
     });
 
+    it('needs the app version: no latest default; a digest pins it', () => {
+      expect(renderFailure(['-f', SIDECAR_VALUES, '--set', 'sidecar.app.image.tag='])).toContain('mode sidecar needs sidecar.app.image.tag or sidecar.app.image.digest');
+      const digest = `sha256:${'cd'.repeat(32)}`;
+      const app = listItem(onlyDoc(render(['-f', SIDECAR_VALUES, '--set', `sidecar.app.image.tag=,sidecar.app.image.digest=${digest}`]), 'Deployment').text, 'name', 'orders-app')!;
+      expect(app).toContain(`image: "registry.example.com/orders-app@${digest}"`);
+    });
+
     it('the named template durable-worker.sidecarContainer works from a parent chart', () => {
       const parent = join(scratch, 'my-app');
       mkdirSync(join(parent, 'templates'), { recursive: true });
@@ -317,7 +352,7 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
       writeFileSync(join(parent, 'Chart.yaml'), 'apiVersion: v2\nname: my-app\nversion: 1.0.0\ndependencies:\n  - name: durable-worker\n    version: 0.1.0\n');
       writeFileSync(
         join(parent, 'values.yaml'),
-        'durable-worker:\n  workload:\n    enabled: false\n  worker:\n    baseUrl: https://api.example.com\n    destination: my-consumer\n  handlers:\n    source: none\n  sidecar:\n    app:\n      port: 3000\n  forward:\n    path: /cloudevents\n',
+        'durable-worker:\n  workload:\n    enabled: false\n  image:\n    repository: registry.example.com/team/durable-worker\n  credentials:\n    useApiKey: true\n    existingSecret: worker-key\n  worker:\n    baseUrl: https://api.example.com\n    destination: my-consumer\n  handlers:\n    source: none\n  sidecar:\n    app:\n      port: 3000\n  forward:\n    path: /cloudevents\n',
       );
       writeFileSync(
         join(parent, 'templates', 'deployment.yaml'),
@@ -361,7 +396,7 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
       const scaled = onlyDoc(docs, 'ScaledObject').text;
       expect(scaled).toMatch(/scaleTargetRef:\n\s+name: rel-durable-worker/);
       expect(scaled).toMatch(/- type: prometheus/);
-      expect(scaled).toContain('query: "max(durable_worker_backlog_age_seconds{namespace=\\"jobs\\",destination=\\"dev-consumer\\"})"');
+      expect(scaled).toContain('query: "max(durable_worker_backlog_age_seconds{namespace=\\"jobs\\",destination=\\"orders-consumer\\"})"');
       expect(scaled).toContain('threshold: "30"');
       expect(scaled).toMatch(/minReplicaCount: 1\n\s+maxReplicaCount: 4/);
       expect(onlyDoc(docs, 'Deployment').text).not.toMatch(/^\s+replicas:/m);
@@ -438,9 +473,9 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
       expect(sinkOf(render(['--set', 'replicaCount=3,worker.idempotency=rediss://cache:6380/1']))).toBe('rediss://cache:6380/1');
       expect(sinkOf(render(['--set', 'worker.idempotency=redis://cache,worker.deadLetter=postgres://pg/app']))).toBe('postgres://pg/app');
       // The config loader reads what the chart renders: the shared default is the sink the worker opens.
-      const docs = render(['--set', 'replicaCount=2,worker.idempotency=redis://cache:6379']);
+      const docs = render(['--set', 'replicaCount=2,worker.idempotency=redis://cache:6379,credentials.mountAsFile=false']);
       const { env, flags } = processInputs(workerContainer(docs), 'rel-pod');
-      expect(loadWorkerConfig({ flags, env: { ...env, DURABLE_WORKER_API_KEY: 'k' }, cwd: scratch, hostname: 'h' }).deadLetterUrl).toBe('redis://cache:6379');
+      expect(loadWorkerConfig({ flags, env, cwd: scratch, hostname: 'h' }).deadLetterUrl).toBe('redis://cache:6379');
     });
 
     it.each([
@@ -464,7 +499,7 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
       cpSync(join(copy, 'templates', 'NOTES.txt'), join(copy, 'notes.txt'));
       writeFileSync(join(copy, 'templates', 'notes-render.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  notes: |\n{{ tpl (.Files.Get "notes.txt") . | indent 4 }}\n');
       const notes = (extra: string[]) => {
-        const result = helmRun(['template', 'rel', copy, '--namespace', 'jobs', '--show-only', 'templates/notes-render.yaml', ...extra]);
+        const result = helmRun(['template', 'rel', copy, '--namespace', 'jobs', '--show-only', 'templates/notes-render.yaml', '-f', STANDALONE_VALUES, ...extra]);
         if (result.code !== 0) throw new Error(result.stderr);
         return result.stdout;
       };

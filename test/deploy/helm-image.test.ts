@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { block, listItem, onlyDoc, splitManifests, type ManifestDoc } from './manifests.js';
-import { CHART_DIR, REPO_ROOT, run, toolGate } from './tools.js';
+import { CHART_DIR, REPO_ROOT, run, STANDALONE_VALUES, toolGate } from './tools.js';
 
 /**
  * The chart runs the image the Dockerfile builds: same name and version, the image's entrypoint
@@ -13,7 +13,7 @@ const dockerfile = readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8');
 const packageVersion = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 function render(args: string[] = []): ManifestDoc[] {
-  const result = run(helm.path!, ['template', 'rel', CHART_DIR, '--namespace', 'jobs', ...args]);
+  const result = run(helm.path!, ['template', 'rel', CHART_DIR, '--namespace', 'jobs', '-f', STANDALONE_VALUES, ...args]);
   if (result.code !== 0) throw new Error(`helm template failed (${result.code}): ${result.stderr}`);
   return splitManifests(result.stdout);
 }
@@ -32,11 +32,11 @@ function runtimeStage(): string {
 describe.skipIf(helm.skip)('helm chart: the image', () => {
   const docs = helm.path ? render() : [];
 
-  it('defaults to the image this repository builds: durable-worker, tagged with the package version', () => {
+  it('defaults to the tag of the image this repository builds: the package version', () => {
     const chart = readFileSync(join(CHART_DIR, 'Chart.yaml'), 'utf8');
     expect(/^appVersion: "(.+)"$/m.exec(chart)?.[1]).toBe(packageVersion);
     expect(/^ARG VERSION=(.+)$/m.exec(dockerfile)?.[1]).toBe(packageVersion);
-    expect(workerContainer(docs)).toMatch(new RegExp(`^\\s+image: "durable-worker:${packageVersion.replace(/\./g, '\\.')}"$`, 'm'));
+    expect(workerContainer(docs)).toMatch(new RegExp(`^\\s+image: "registry\\.example\\.com/team/durable-worker:${packageVersion.replace(/\./g, '\\.')}"$`, 'm'));
   });
 
   it("runs the image's entrypoint (tini, then the CLI): no command, args from `run`", () => {
@@ -60,6 +60,9 @@ describe.skipIf(helm.skip)('helm chart: the image', () => {
   it('takes a registry image and tag, and a command for an image whose entrypoint is not the CLI', () => {
     const pushed = workerContainer(render(['--set', 'image.repository=registry.example.com/team/orders-worker,image.tag=1.4.2']));
     expect(pushed).toMatch(/^\s+image: "registry\.example\.com\/team\/orders-worker:1\.4\.2"$/m);
+    const digest = `sha256:${'0123456789abcdef'.repeat(4)}`;
+    const pinned = workerContainer(render(['--set', `image.repository=registry.example.com/team/orders-worker,image.tag=1.4.2,image.digest=${digest}`]));
+    expect(pinned).toMatch(new RegExp(`^\\s+image: "registry\\.example\\.com/team/orders-worker@${digest}"$`, 'm'));
     const other = workerContainer(render(['--set', 'image.command={durable-worker}']));
     expect(block(other, 'command')).toMatch(/^\s+- durable-worker$/m);
   });

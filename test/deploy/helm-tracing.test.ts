@@ -2,12 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { loadWorkerConfig } from '../../src/config/load.js';
 import { exportSettings } from '../../src/tracing/sdk.js';
 import { listItem, onlyDoc, splitManifests } from './manifests.js';
-import { CHART_DIR, run, toolGate } from './tools.js';
+import { CHART_DIR, run, STANDALONE_VALUES, toolGate } from './tools.js';
 
 const helm = toolGate('helm', 'bash .ci/deploy-tools.sh builds it with `go install helm.sh/helm/v3/cmd/helm@v3.16.4`');
 
 function template(set: string): { code: number; stdout: string; stderr: string } {
-  return run(helm.path!, ['template', 'rel', CHART_DIR, '--namespace', 'jobs', ...(set ? ['--set', set] : [])]);
+  return run(helm.path!, ['template', 'rel', CHART_DIR, '--namespace', 'jobs', '-f', STANDALONE_VALUES, ...(set ? ['--set', set] : [])]);
 }
 
 /** The worker container's env: literal values by name, `fieldRef` ones as the marker `<field>`. */
@@ -29,7 +29,7 @@ describe.skipIf(helm.skip)('chart values for OpenTelemetry (real helm)', () => {
   });
 
   it('on: --otel by env and the standard variables the SDK reads, which the worker accepts', () => {
-    const env = workerEnv('tracing.enabled=true,tracing.otlpEndpoint=http://otel-collector.observability:4318,tracing.protocol=http/json,tracing.sampler=parentbased_traceidratio,tracing.samplerArg=0.25,tracing.resourceAttributes=deployment.environment=prod');
+    const env = workerEnv('credentials.useApiKey=true,tracing.enabled=true,tracing.otlpEndpoint=http://otel-collector.observability:4318,tracing.protocol=http/json,tracing.sampler=parentbased_traceidratio,tracing.samplerArg=0.25,tracing.resourceAttributes=deployment.environment=prod');
     expect(env).toMatchObject({
       DURABLE_WORKER_OTEL: 'true',
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector.observability:4318',

@@ -19,7 +19,7 @@ import { waitFor } from '../fixtures/wait-for.js';
 import { workerConfig } from '../worker/harness.js';
 import { onlyDoc, splitManifests } from './manifests.js';
 import { startPrometheus, type RunningPrometheus, type ScrapeTarget } from './prometheus-server.js';
-import { CHART_DIR, REPO_ROOT, run, toolGate } from './tools.js';
+import { CHART_DIR, REPO_ROOT, run, STANDALONE_VALUES, toolGate } from './tools.js';
 
 const prometheusBinary = toolGate('prometheus', 'apt-get install prometheus (the server, from the same package as promtool)');
 const helm = toolGate('helm', 'bash .ci/deploy-tools.sh builds it with `go install helm.sh/helm/v3/cmd/helm@v3.16.4`');
@@ -57,7 +57,7 @@ function quotedField(text: string, key: string): string {
 
 function renderChart(dir: string): Chart {
   const result = run(helm.path!, [
-    'template', RELEASE, CHART_DIR, '--namespace', NAMESPACE,
+    'template', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '-f', STANDALONE_VALUES,
     '--set', `keda.enabled=true,serviceMonitor.enabled=true,prometheusRule.enabled=true,worker.destination=${DESTINATION},worker.idempotency=redis://redis:6379`,
   ]);
   if (result.code !== 0) throw new Error(`helm template failed: ${result.stderr}`);

@@ -11,6 +11,8 @@ import { underCi } from '../fixtures/ci.js';
 
 export const REPO_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 export const CHART_DIR = join(REPO_ROOT, 'helm', 'durable-worker');
+/** The values every install needs (image, platform, consumer, credentials): the chart refuses to render without them. */
+export const STANDALONE_VALUES = join(CHART_DIR, 'examples', 'standalone-values.yaml');
 
 function isExecutable(path: string): boolean {
   try {

@@ -40,7 +40,7 @@ const COVERAGE: Record<string, Coverage> = {
   'curl -s http://127.0.0.1:9464/metrics | grep durable_worker_events_total': HERE,
   [REAL_PLATFORM_RUN]: HERE,
   'npx durable-worker run --help': HERE,
-  'helm lint --strict helm/durable-worker': { kind: 'test', file: 'test/deploy/helm-chart.test.ts', proof: "'lint', '--strict'" },
+  'helm lint --strict helm/durable-worker -f helm/durable-worker/examples/standalone-values.yaml': { kind: 'test', file: 'test/deploy/helm-chart.test.ts', proof: "'lint', '--strict', CHART_DIR, '-f', STANDALONE_VALUES" },
   'helm install my-worker helm/durable-worker -f my-values.yaml': { kind: 'manual', why: 'needs a Kubernetes cluster; test/deploy/helm-chart.test.ts renders and lints the chart it installs' },
   'PORT=3000 node --import tsx examples/forward-to-webhook/app.ts': { kind: 'test', file: 'examples/forward-to-webhook/forward.test.ts', proof: 'also runs as a standalone process' },
   'npx durable-worker dev --demo --forward-url http://127.0.0.1:3000/events': HERE,
@@ -51,6 +51,7 @@ const COVERAGE: Record<string, Coverage> = {
   'npx vitest run examples/sync-to-postgres': { kind: 'test', file: 'examples/sync-to-postgres/sync.test.ts', proof: "describe('examples/sync-to-postgres'" },
   'npx durable-worker check --handlers examples/typescript-handlers/handlers': HERE,
   'npx durable-worker emulator &': { kind: 'test', file: 'test/cli/emulator.test.ts', proof: "'emulator'" },
+  'npx durable-worker emulator --host 0.0.0.0 --allowed-hosts emulator': { kind: 'test', file: 'test/cli/host-guard.test.ts', proof: "'--allowed-hosts', 'emulator," },
   'export DURABLE_WORKER_BASE_URL=http://127.0.0.1:8787 DURABLE_WORKER_TENANT=dev-tenant DURABLE_WORKER_CLIENT_ID=dev-client DURABLE_WORKER_CLIENT_SECRET=dev-secret': {
     kind: 'manual',
     why: 'sets the environment of the next command',

@@ -259,6 +259,28 @@ describe('destination query: POST filter', () => {
     expect(Object.keys(r.body.errors!).sort()).toEqual(['filter[0].must.active.values[0]', 'filter[0].must.price.values[0]']);
   });
 
+  it('the body is held to the published DestinationQueryRequest: members it does not list, and null where it allows none, are 400 by path', async () => {
+    const cases: Array<[unknown, string[]]> = [
+      [{ period: { since: '2024-05-01T00:00:00.0000000Z', until: 'x' } }, ['period.until']],
+      [{ filter: [{ must: { color: { values: ['red'], extra: 1 } } }] }, ['filter[0].must.color.extra']],
+      [{ filter: [{ must_not: { color: { operator: null, values: ['red'] } } }] }, ['filter[0].must_not.color.operator']],
+      [{ filter: [{ must: { color: { match: null, values: ['red'] } } }] }, ['filter[0].must.color.match']],
+      [{ filter: [{ must: { color: 'red' } }] }, ['filter[0].must.color']],
+      [{ periodSince: '2024-05-01T00:00:00.0000000Z', nope: 1 }, ['nope', 'periodSince']],
+    ];
+    for (const [body, paths] of cases) {
+      const r = await post(body);
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(Object.keys(r.body.errors!).sort(), JSON.stringify(body)).toEqual(paths);
+    }
+  });
+
+  it('an empty search phrase is a phrase like any other (the document allows it): it matches empty values only', async () => {
+    const r = await post({ search: [''] });
+    expect(r.status).toBe(200);
+    expect(r.body.results).toEqual([]);
+  });
+
   it('an unknown operator or match is refused', async () => {
     const r = await post({ filter: [{ must: { stock: { operator: 'Like', values: ['1'], match: 'Some' } } }] });
     expect(Object.keys(r.body.errors!).sort()).toEqual(['filter[0].must.stock.match', 'filter[0].must.stock.operator']);

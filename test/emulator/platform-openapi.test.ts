@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parsePostQuery } from '../../src/emulator/destinations/query/params.js';
+import { parsePostQuery } from '../../src/emulator/destinations/query/post-body.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { renderOpenApiDocs } from '../../src/emulator/openapi/write-docs.js';
 import { emulatorOperations } from '../../src/emulator/start.js';
@@ -187,6 +187,15 @@ describe('request schemas of the description agree with what the emulator accept
       { filter: [{ must: { color: { values: [] } } }] },
       { select: 'id' },
       [],
+      // What an independent validator found the two disagreeing on.
+      { period: { since: '2024-05-01T00:00:00.0000000Z', extra: 1 } },
+      { filter: [{ must: { color: { values: ['red'], extra: 1 } } }] },
+      { filter: [{ must: { color: { operator: null, values: ['red'] } } }] },
+      { filter: [{ must: { color: { match: null, values: ['red'] } } }] },
+      { search: [''] },
+      { search: ['', 'x'] },
+      { filter: [{ must: { color: 'red' } }] },
+      { periodSince: '2024-05-01T00:00:00.0000000Z' },
     ];
     for (const body of cases) expect(validate(body), JSON.stringify(body)).toBe(accepts(body));
   });

@@ -120,7 +120,7 @@ describe('emulator unexpected errors', () => {
     });
     try {
       const socket = connect(em.port, '127.0.0.1', () => {
-        socket.write('POST /v1/slow-body HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"half":');
+        socket.write('POST /v1/slow-body HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"half":');
         setImmediate(() => socket.destroy());
       });
       socket.on('error', () => {});

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { CHART_DIR, findTool, REPO_ROOT } from '../deploy/tools.js';
+import { writeAtomicWriterVolume } from '../fixtures/kubelet-volume.js';
 import { waitFor } from '../fixtures/wait-for.js';
 import { consumerState, createConsumer, TENANT } from '../worker/harness.js';
 
@@ -50,13 +51,9 @@ function chartGraceSeconds(): number {
   return grace;
 }
 
-/** A handlers folder as a user mounts it: one .js and one .ts handler, both importing `durable-worker`. */
-function handlersFolder(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'dw-image-handlers-'));
-  chmodSync(dir, 0o755); // mkdtemp makes it 0700: the container's uid 10001 must read it, as a ConfigMap mount allows
-  writeFileSync(
-    join(dir, 'record.js'),
-    `import { defineHandler } from 'durable-worker';
+/** One .js and one .ts handler, both importing `durable-worker`. */
+const HANDLER_FILES: Record<string, string> = {
+  'record.js': `import { defineHandler } from 'durable-worker';
 export default defineHandler({
   type: 'image.*',
   async handle(event, ctx) {
@@ -64,10 +61,7 @@ export default defineHandler({
   },
 });
 `,
-  );
-  writeFileSync(
-    join(dir, 'slow.ts'),
-    `import { setTimeout as sleep } from 'node:timers/promises';
+  'slow.ts': `import { setTimeout as sleep } from 'node:timers/promises';
 import { defineHandler } from 'durable-worker';
 
 interface SlowData {
@@ -82,24 +76,42 @@ export default defineHandler({
   },
 });
 `,
-  );
+};
+
+/** A handlers folder as a user mounts it: plain files, or the kubelet's ConfigMap layout (links into `..data`). */
+function handlersFolder(layout: 'plain' | 'configMap' = 'plain'): string {
+  const dir = mkdtempSync(join(tmpdir(), 'dw-image-handlers-'));
+  chmodSync(dir, 0o755); // mkdtemp makes it 0700: the container's uid 10001 must read it, as a ConfigMap mount allows
+  if (layout === 'configMap') writeAtomicWriterVolume(dir, HANDLER_FILES);
+  else for (const [name, content] of Object.entries(HANDLER_FILES)) writeFileSync(join(dir, name), content);
   return dir;
+}
+
+/** A figure of the size table of docs/kubernetes.md, in bytes, by the start of its first cell. */
+function documentedSize(doc: string, label: string): number {
+  const row = doc.split('\n').find((line) => line.startsWith(`| ${label}`));
+  const mb = row === undefined ? undefined : /\|\s*\**([\d.]+) MB\**\s*\|\s*$/.exec(row)?.[1];
+  if (mb === undefined) throw new Error(`docs/kubernetes.md: no size row starting with "| ${label}"`);
+  return Number(mb) * 1e6;
 }
 
 describe.skipIf(skip)('container image', () => {
   const version = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
   let handlers: string;
+  let configMapHandlers: string;
   let emulator: RunningEmulator;
   const containers: string[] = [];
 
   beforeAll(async () => {
     handlers = handlersFolder();
+    configMapHandlers = handlersFolder('configMap');
     emulator = await startEmulator({ port: 0 });
   });
   afterAll(async () => {
     for (const name of containers) await podman(['rm', '--force', '--volumes', name]);
     await emulator?.close();
     rmSync(handlers, { recursive: true, force: true });
+    rmSync(configMapHandlers, { recursive: true, force: true });
   });
 
   it('is built (CI: eval "$(bash .ci/image.sh)") and podman is installed', () => {
@@ -136,6 +148,38 @@ describe.skipIf(skip)('container image', () => {
     expect(output).toMatch(/slow/);
     expect(output).toMatch(/image\.slow/);
   }, 60_000);
+
+  it('check loads the handlers mounted as the kubelet mounts a ConfigMap (KEY -> ..data/KEY, ..data -> ..<timestamp>/)', async () => {
+    const check = await podman(['run', '--rm', '--read-only', '-v', `${configMapHandlers}:/app/handlers:ro`, image!, 'check']);
+    expect(check.code, check.stdout + check.stderr).toBe(0);
+    const output = check.stdout + check.stderr;
+    expect(output).toMatch(/record/);
+    expect(output).toMatch(/image\.slow/);
+  }, 60_000);
+
+  it('has the sizes docs/kubernetes.md gives, within 5% (the page is measured, not typed)', async () => {
+    const doc = readFileSync(join(REPO_ROOT, 'docs', 'kubernetes.md'), 'utf8');
+    const inContainer = async (script: string) => {
+      const result = await podman(['run', '--rm', '--read-only', '--entrypoint', 'sh', image!, '-c', script]);
+      expect(result.code, result.stderr).toBe(0);
+      return Number(result.stdout.trim());
+    };
+    const inspect = async (name: string) => Number((await podman(['image', 'inspect', '--format', '{{.Size}}', name])).stdout.trim());
+    const base = (await podman(['image', 'inspect', '--format', '{{index .Labels "org.opencontainers.image.base.name"}}', image!])).stdout.trim();
+    const measured: Array<[string, number]> = [
+      ['Debian bookworm', await inspect(base)],
+      ['tini and Debian', 1024 * (await inContainer("dpkg-query -W -f='${Installed-Size}\\n' tini ca-certificates openssl libssl3 | awk '{ s += $1 } END { print s }'"))],
+      ['`node`', await inContainer('stat -c %s /usr/local/bin/node')],
+      ['production dependencies', await inContainer('du -sb /app/node_modules/durable-worker/node_modules | cut -f1')],
+      ['the package', await inContainer('du -sb --exclude=node_modules /app/node_modules/durable-worker | cut -f1')],
+      ['**total**', await inspect(image!)],
+    ];
+    const report = measured.map(([label, bytes]) => `${label}: ${(bytes / 1e6).toFixed(1)} MB`).join(', ');
+    for (const [label, bytes] of measured) {
+      const documented = documentedSize(doc, label);
+      expect(Math.abs(documented - bytes) / bytes, `${label}: documented ${documented / 1e6} MB; measured ${report}`).toBeLessThanOrEqual(0.05);
+    }
+  }, 120_000);
 
   it('the derived image of docs/kubernetes.md builds on it and loads the handlers baked in', async () => {
     const doc = readFileSync(join(REPO_ROOT, 'docs', 'kubernetes.md'), 'utf8');

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { startHealthServer } from '../../src/observability/health-server.js';
 import { createMetrics } from '../../src/observability/metrics.js';
@@ -47,6 +48,33 @@ describe('startHealthServer', () => {
       });
     } finally {
       await first.close();
+      metrics.close();
+    }
+  });
+
+  it('on loopback or with allowed hosts, refuses another Host (a rebound name); on 0.0.0.0 without them, answers any (probes use the pod IP)', async () => {
+    const metrics = createMetrics({ events: new EventEmitter() as WorkerEmitter, destination: 'dest-h3', collectDefaultMetrics: false });
+    const status = (port: number, host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port, path: '/metrics', headers: { host } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const loopback = await startHealthServer({ port: 0, host: '127.0.0.1', registry: metrics.registry, isReady: () => true });
+    const allowed = await startHealthServer({ port: 0, host: '0.0.0.0', allowedHosts: ['metrics.example'], registry: metrics.registry, isReady: () => true });
+    const open = await startHealthServer({ port: 0, host: '0.0.0.0', registry: metrics.registry, isReady: () => true });
+    try {
+      expect(await status(loopback.port, `localhost:${loopback.port}`)).toBe(200);
+      expect(await status(loopback.port, `127.0.0.1.evil.example:${loopback.port}`)).toBe(403);
+      expect(await status(allowed.port, 'metrics.example')).toBe(200);
+      expect(await status(allowed.port, '[::1]')).toBe(200);
+      expect(await status(allowed.port, 'evil.example')).toBe(403);
+      expect(await status(open.port, '10.1.2.3:9464')).toBe(200);
+    } finally {
+      await Promise.all([loopback.close(), allowed.close(), open.close()]);
       metrics.close();
     }
   });

@@ -10,7 +10,7 @@ Only --handlers, --base-url, --destination and --forward-url go in args; every o
 {{- $c := $v.credentials }}
 {{- $secretName := include "durable-worker.secretName" $root -}}
 - name: durable-worker
-  image: "{{ $v.image.repository }}:{{ $v.image.tag | default $root.Chart.AppVersion }}"
+  image: {{ include "durable-worker.imageRef" (dict "image" $v.image "defaultTag" $root.Chart.AppVersion) | quote }}
   imagePullPolicy: {{ $v.image.pullPolicy }}
   {{- with $v.image.command }}
   command:
@@ -150,6 +150,9 @@ Only --handlers, --base-url, --destination and --forward-url go in args; every o
       mountPath: {{ $c.mountPath }}
       readOnly: true
     {{- end }}
+    {{- with $w.extraVolumeMounts }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
 {{- end }}
 
 {{/*
@@ -185,6 +188,9 @@ It forwards to forward.url, or to http://127.0.0.1:<sidecar.app.port><forward.pa
     items:
       - key: {{ $c.clientSecretKey }}
         path: {{ $c.clientSecretKey }}
+{{- end }}
+{{- with $v.extraVolumes }}
+{{ toYaml . }}
 {{- end }}
 {{- end }}
 

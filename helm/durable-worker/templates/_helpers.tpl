@@ -50,6 +50,15 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 {{- end }}
 
+{{/* An image reference: repository@digest when a digest is given, else repository:tag. Call with (dict "image" <values> "defaultTag" <tag>). */}}
+{{- define "durable-worker.imageRef" -}}
+{{- if .image.digest }}
+{{- printf "%s@%s" .image.repository .image.digest }}
+{{- else }}
+{{- printf "%s:%s" .image.repository (.image.tag | default .defaultTag) }}
+{{- end }}
+{{- end }}
+
 {{/* The handlers ConfigMap name (existing or created). */}}
 {{- define "durable-worker.handlersConfigMapName" -}}
 {{- default (printf "%s-handlers" (include "durable-worker.fullname" .)) .Values.handlers.configMap.name }}
@@ -122,6 +131,9 @@ Cross-field rules the schema cannot say clearly. Each failure names the values t
 {{- if and (eq $v.mode "sidecar") (not $v.sidecar.app.image.repository) }}
 {{- fail "durable-worker: mode sidecar needs sidecar.app.image.repository (your app's image)." }}
 {{- end }}
+{{- if and (eq $v.mode "sidecar") (not $v.sidecar.app.image.tag) (not $v.sidecar.app.image.digest) }}
+{{- fail "durable-worker: mode sidecar needs sidecar.app.image.tag or sidecar.app.image.digest (your app's version; there is no latest default)." }}
+{{- end }}
 {{- if and (eq $v.mode "standalone") (eq $v.handlers.source "none") (not $v.forward.url) }}
 {{- fail "durable-worker: mode standalone with handlers.source none needs forward.url: the worker would have nothing to run." }}
 {{- end }}
@@ -134,6 +146,18 @@ Cross-field rules the schema cannot say clearly. Each failure names the values t
 {{- define "durable-worker.validateCredentials" -}}
 {{- $v := .Values }}
 {{- $c := $v.credentials }}
+{{- if and (not $c.useApiKey) (not $c.clientId) }}
+{{- fail "durable-worker: credentials are required (the worker exits 2 without): set credentials.clientId with credentials.existingSecret (or credentials.create and credentials.clientSecret), or credentials.useApiKey with credentials.existingSecret." }}
+{{- end }}
+{{- if not $v.worker.baseUrl }}
+{{- fail "durable-worker: worker.baseUrl is required: the platform API's base URL, e.g. https://api.example.com." }}
+{{- end }}
+{{- if not $v.worker.destination }}
+{{- fail "durable-worker: worker.destination is required: the id of the durable consumer to run." }}
+{{- end }}
+{{- if not $v.image.repository }}
+{{- fail "durable-worker: image.repository is required: the fully qualified name of the image you pushed, e.g. registry.example.com/team/durable-worker (docs/kubernetes.md)." }}
+{{- end }}
 {{- if and $c.create $c.existingSecret }}
 {{- fail "durable-worker: set either credentials.existingSecret or credentials.create, not both." }}
 {{- end }}

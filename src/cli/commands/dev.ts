@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { Argv, CommandModule } from 'yargs';
 import { collectRunOptions, loadWorkerConfig } from '../../config/load.js';
 import { envName } from '../../config/options.js';
+import { parseAllowedHosts } from '../../runtime/loopback-guard.js';
 import { createLogger, type Logger } from '../../observability/logger.js';
 import type { DevConsole } from '../../console/index.js';
 import type { WorkerConfig } from '../../config/types.js';
@@ -89,6 +90,7 @@ function startDevConsole(devConsole: DevConsole, options: Extract<ConsoleCliOpti
   const { tenant, clientId, clientSecret } = EMULATOR_DEFAULTS;
   return devConsole.start({
     host: options.host,
+    ...(config.allowedHosts === undefined ? {} : { allowedHosts: config.allowedHosts }),
     port: options.port,
     portIsDefault: options.portIsDefault,
     emulatorUrl,
@@ -159,8 +161,11 @@ export function devCommand(context: CliContext, setExitCode: (code: number) => v
         ...(devConsole === undefined ? {} : { tap: devConsole.tap }),
       });
       let emulator: Awaited<ReturnType<typeof startEmulatorFromArgs>>;
+      let allowedHosts: string[];
       try {
-        emulator = await startEmulatorFromArgs(args, context, args.emulatorConfig, logger.child({ component: 'emulator' }));
+        // One list for the emulator, the console and the metrics server (runtime/loopback-guard.ts).
+        allowedHosts = parseAllowedHosts(collectRunOptions({ flags: pickRunFlags(argv), env, cwd: context.cwd }).values.allowedHosts);
+        emulator = await startEmulatorFromArgs({ ...args, allowedHosts }, context, args.emulatorConfig, logger.child({ component: 'emulator' }));
       } catch (err) {
         await devConsole?.close();
         throw err;
@@ -170,12 +175,16 @@ export function devCommand(context: CliContext, setExitCode: (code: number) => v
         const { tenant, clientId, clientSecret, destination } = EMULATOR_DEFAULTS;
         const flags = { ...pickRunFlags(argv), baseUrl: emulator.url, tenant, clientId, clientSecret };
         const bundledHandlers = bundledHandlersFallback(flags, env, context.cwd);
-        const config = loadWorkerConfig({
-          flags,
-          env,
-          cwd: context.cwd,
-          defaults: { destination, ...(bundledHandlers !== undefined ? { handlers: bundledHandlers } : {}) },
-        });
+        // Metrics on loopback unless asked otherwise, and guarded like every local server of dev.
+        const config = {
+          ...loadWorkerConfig({
+            flags,
+            env,
+            cwd: context.cwd,
+            defaults: { destination, metricsHost: '127.0.0.1', ...(bundledHandlers !== undefined ? { handlers: bundledHandlers } : {}) },
+          }),
+          allowedHosts,
+        };
         logger.info({ url: emulator.url }, `emulator listening on ${emulator.url} (tenant ${tenant}, client ${clientId} / ${clientSecret})`);
         if (bundledHandlers !== undefined) {
           logger.info(

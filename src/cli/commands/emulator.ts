@@ -1,6 +1,7 @@
 import type { Argv, CommandModule } from 'yargs';
 import { isAbsolute, resolve } from 'node:path';
 import { createLogger } from '../../observability/logger.js';
+import { parseAllowedHosts } from '../../runtime/loopback-guard.js';
 import type { CliContext } from '../context.js';
 import { EMULATOR_DEFAULTS, curlHints, listenError, parseLogLevel, parsePort, parseTokenLifetimeSeconds } from '../emulator-defaults.js';
 import type { RunningEmulator } from '../../emulator/index.js';
@@ -14,6 +15,8 @@ export interface EmulatorArgs {
   config?: string;
   tokenLifetime?: string;
   logLevel?: string;
+  /** `--allowed-hosts`: a string or list as given, checked here. */
+  allowedHosts?: unknown;
 }
 
 export function withEmulatorOptions<T>(yargs: Argv<T>, portDescription: string): Argv<T> {
@@ -33,12 +36,14 @@ export async function startEmulatorFromArgs(
   const port = args.port === undefined ? EMULATOR_DEFAULTS.port : parsePort(args.port, '--port');
   const host = args.host ?? EMULATOR_DEFAULTS.host;
   const tokenLifetimeSeconds = parseTokenLifetimeSeconds(args.tokenLifetime);
+  const allowedHosts = parseAllowedHosts(args.allowedHosts);
   const config = emulatorConfigPath === undefined ? undefined : isAbsolute(emulatorConfigPath) ? emulatorConfigPath : resolve(context.cwd, emulatorConfigPath);
   const startEmulator = await loadStartEmulator();
   try {
     return await startEmulator({
       port,
       host,
+      allowedHosts,
       logger,
       ...(config !== undefined ? { config } : {}),
       ...(tokenLifetimeSeconds !== undefined ? { tokenLifetimeSeconds } : {}),
@@ -56,8 +61,15 @@ export function emulatorCommand(context: CliContext, setExitCode: (code: number)
       withEmulatorOptions(yargs, `Port (default: ${EMULATOR_DEFAULTS.port}; 0 = a random free port)`)
         .option('config', { type: 'string', requiresArg: true, describe: 'Emulator JSON config file (tenants, applications, consumers...)' })
         .option('log-level', { type: 'string', requiresArg: true, describe: 'pino level (default: info)' })
+        .option('allowed-hosts', {
+          type: 'string',
+          requiresArg: true,
+          describe: 'Host names the emulator answers besides localhost, 127.0.0.0/8 and [::1], comma-separated (the name other containers reach it by); .example.com allows every name below it',
+          group: 'Emulator:',
+        })
         .example('$0 emulator', `Listen on http://${EMULATOR_DEFAULTS.host}:${EMULATOR_DEFAULTS.port} with client ${EMULATOR_DEFAULTS.clientId} / ${EMULATOR_DEFAULTS.clientSecret}`)
-        .example('$0 emulator --port 0 --token-lifetime 60', 'Random port, tokens that expire after a minute'),
+        .example('$0 emulator --port 0 --token-lifetime 60', 'Random port, tokens that expire after a minute')
+        .example('$0 emulator --host 0.0.0.0 --allowed-hosts emulator', 'In a container that other containers reach as http://emulator:8787'),
     handler: async (argv) => {
       const args = argv as EmulatorArgs;
       const logger = createLogger({ level: parseLogLevel(args.logLevel), ...(context.stdout === process.stdout ? {} : { destination: context.stdout }) });

@@ -5,9 +5,9 @@ import { OPERATORS } from './query/operators.js';
 
 /**
  * Wire schemas of destinations (spec: Issue a destination token, Destination query API) and of
- * their seeding (CONTRACT). The query parameters are normalised by query/params.ts (key order of
- * `sortAsc`/`sortDesc` is priority, `id` joins every filter query...); the body schema here is
- * what it accepts structurally, and test/emulator/platform-openapi.test.ts keeps the two in step.
+ * their seeding (CONTRACT). A POST query body is validated by `DestinationQueryRequestSchema`
+ * itself, the schema the OpenAPI description publishes (query/post-body.ts), then normalised (key
+ * order of `sortAsc`/`sortDesc` is priority, `id` joins every filter query...).
  */
 
 export const DestinationTokenRequestSchema = component(

@@ -52,7 +52,9 @@ export class Router {
   private readonly routes: Route[] = [];
 
   add(operation: OperationSpec, handler: RouteHandler): this {
-    this.routes.push({ operation, segments: split(operation.path), handler });
+    const segments = split(operation.path);
+    if (segments === undefined) throw new Error(`route template ${operation.path} has an empty segment`);
+    this.routes.push({ operation, segments, handler });
     return this;
   }
 
@@ -61,25 +63,49 @@ export class Router {
     return this.routes.map((route) => route.operation);
   }
 
-  /** `undefined` = no route for the path; `{ allow }` = path known, not for this method (the methods it takes). */
+  /**
+   * `undefined` = no route for the path; `{ allow }` = path known, not for this method (the methods
+   * it takes). As OpenAPI matches paths, a concrete segment wins over a template one:
+   * `/{customer}/{destination}/v1/openapi` is its own resource (GET only), not an endpoint named
+   * `openapi` of `/{customer}/{destination}/v1/{endpoint}`.
+   */
   match(method: string, path: string): RouteMatch | { allow: Method[] } | undefined {
     const segments = split(path);
-    const allow: Method[] = [];
+    if (segments === undefined) return undefined;
+    let best: Array<{ route: Route; params: Record<string, string> }> = [];
     for (const route of this.routes) {
       const params = matchSegments(route.segments, segments);
       if (!params) continue;
-      if (route.operation.method !== method) {
-        if (!allow.includes(route.operation.method)) allow.push(route.operation.method);
-        continue;
-      }
-      return { operation: route.operation, handler: route.handler, params };
+      const order = best.length === 0 ? -1 : compareSpecificity(route.segments, best[0]!.route.segments);
+      if (order < 0) best = [{ route, params }];
+      else if (order === 0) best.push({ route, params });
     }
-    return allow.length > 0 ? { allow } : undefined;
+    if (best.length === 0) return undefined;
+    const found = best.find(({ route }) => route.operation.method === method);
+    if (found) return { operation: found.route.operation, handler: found.route.handler, params: found.params };
+    return { allow: [...new Set(best.map(({ route }) => route.operation.method))] };
   }
 }
 
-function split(path: string): string[] {
-  return path.split('/').filter((s) => s.length > 0);
+/**
+ * The segments of a path, or undefined when it has an empty one (`//v1//managed-tags`,
+ * `/v1/managed-tags/`): the description lists no such path, so it names no resource.
+ */
+function split(path: string): string[] | undefined {
+  if (!path.startsWith('/')) return undefined;
+  const segments = path.slice(1).split('/');
+  return segments.some((s) => s.length === 0) ? undefined : segments;
+}
+
+const isTemplate = (segment: string) => segment.startsWith('{');
+
+/** < 0 when `a` is more specific than `b`: at the first segment where they differ in kind, `a` is concrete. */
+function compareSpecificity(a: readonly string[], b: readonly string[]): number {
+  for (let i = 0; i < a.length; i++) {
+    const aTemplate = isTemplate(a[i]!);
+    if (aTemplate !== isTemplate(b[i]!)) return aTemplate ? 1 : -1;
+  }
+  return 0;
 }
 
 function matchSegments(template: string[], actual: string[]): Record<string, string> | undefined {
@@ -88,7 +114,7 @@ function matchSegments(template: string[], actual: string[]): Record<string, str
   for (let i = 0; i < template.length; i++) {
     const t = template[i]!;
     const a = actual[i]!;
-    if (t.startsWith('{')) {
+    if (isTemplate(t)) {
       try {
         params[t.slice(1, -1)] = decodeURIComponent(a);
       } catch {
