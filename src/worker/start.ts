@@ -175,7 +175,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     cleanups.push({ name: 'metrics', run: () => metrics.close() });
     if (options.healthServer ?? true) {
       const { startHealthServer } = await import('../observability/health-server.js');
-      const server = await startHealthServer({ port: config.metricsPort, host: config.metricsHost, registry: metrics.registry, isReady: () => readiness.ready, notReadyReason: () => readiness.probeReason, logger });
+      const server = await startHealthServer({ port: config.metricsPort, host: config.metricsHost, ...(config.allowedHosts === undefined ? {} : { allowedHosts: config.allowedHosts }), registry: metrics.registry, isReady: () => readiness.ready, notReadyReason: () => readiness.probeReason, logger });
       cleanups.push({ name: 'health server', run: () => server.close() });
       metricsUrl = server.url;
     }

@@ -1,4 +1,5 @@
 import { mkdtempSync, writeFileSync, mkdirSync, cpSync, readFileSync, rmSync } from 'node:fs';
+import { envName, RUN_OPTIONS } from '../../src/config/options.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -51,17 +52,9 @@ function graceSeconds(docs: ManifestDoc[]): number {
 }
 
 /** CONTRACT.md `run` options as env names (DURABLE_WORKER_<UPPER_SNAKE>). */
+/** The env var of every `run` option (src/config/options.ts, the table the CLI and the config loader share). */
 function contractEnvNames(): Set<string> {
-  let contract: string;
-  try {
-    contract = readFileSync(join(REPO_ROOT, '..', 'shared', 'CONTRACT.md'), 'utf8');
-  } catch {
-    // Outside the workplace layout: the table as of this writing.
-    contract = '| --base-url | --auth-url | --destination | --tenant | --client-id / --client-secret / --client-secret-file | --api-key | --handlers | --workers | --worker-id-prefix | --limit | --visibility | --concurrency | --max-attempts | --idempotency | --dead-letter | --metrics-port | --metrics-host | --exit-when-idle | --log-level | --isolation | --shutdown-timeout | --idempotency-prefix | --forward-url |';
-  }
-  const names = new Set<string>();
-  for (const m of contract.matchAll(/--([a-z][a-z-]+)/g)) names.add(`DURABLE_WORKER_${m[1]!.toUpperCase().replaceAll('-', '_')}`);
-  return names;
+  return new Set(RUN_OPTIONS.map((option) => envName(option.key)));
 }
 
 /**
@@ -118,7 +111,7 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
       expect(args(workerContainer(docs))).toEqual(['run', '--handlers', '/app/handlers', '--base-url', 'https://api.example.com', '--destination', 'orders-consumer']);
     });
 
-    it('every env var is a CONTRACT option (DURABLE_WORKER_<UPPER_SNAKE>)', () => {
+    it('every env var is a run option (DURABLE_WORKER_<UPPER_SNAKE>)', () => {
       const names = envNames(workerContainer(docs));
       expect(names.length).toBeGreaterThan(10);
       const known = contractEnvNames();

@@ -57,6 +57,18 @@ Only --handlers, --base-url, --destination and --forward-url go in args; every o
       value: {{ $w.concurrency | quote }}
     - name: DURABLE_WORKER_MAX_ATTEMPTS
       value: {{ $w.maxAttempts | quote }}
+    - name: DURABLE_WORKER_RETRY_BACKOFF_MIN
+      value: {{ $w.retryBackoffMin | quote }}
+    - name: DURABLE_WORKER_RETRY_BACKOFF_MAX
+      value: {{ $w.retryBackoffMax | quote }}
+    - name: DURABLE_WORKER_BREAKER
+      value: {{ $w.breaker.enabled | quote }}
+    - name: DURABLE_WORKER_BREAKER_FAILURE_RATIO
+      value: {{ $w.breaker.failureRatio | quote }}
+    - name: DURABLE_WORKER_BREAKER_WINDOW
+      value: {{ $w.breaker.window | quote }}
+    - name: DURABLE_WORKER_BREAKER_COOLDOWN
+      value: {{ $w.breaker.cooldown | quote }}
     - name: DURABLE_WORKER_IDEMPOTENCY
       value: {{ $w.idempotency | quote }}
     {{- with $w.idempotencyPrefix }}
