@@ -36,7 +36,7 @@ export type { RunOptionsInput as WorkerOptions } from './config/options.js';
 export type { PullTimings } from './worker/pull-controller.js';
 export type { AckStatusLabel, EventOutcome, PullStatusLabel, WorkerEmitter, WorkerEventMap } from './worker/events.js';
 export type { ConsumerApi, PullResult } from './client/consumer-api.js';
-export type { ClaimState, IdempotencyStore } from './idempotency/store.js';
+export type { ClaimResult, ClaimState, FailureEntry, FailureHistory, IdempotencyStore } from './idempotency/store.js';
 export type { DeadLetterSink } from './dead-letter/sink.js';
 export type { DeadLetterStore } from './dead-letter/store.js';
 export type { Clock } from './runtime/clock.js';
