@@ -69,7 +69,7 @@ export function initCommand(context: CliContext, setExitCode: (code: number) => 
       }
       const cd = dir === context.cwd ? '' : `cd ${args.dir ?? dir}\n  `;
       context.stdout.write(
-        `Wrote ${files.map((f) => f.path).join(', ')} in ${dir}\n\nNext:\n  ${cd}npm install\n  npm test\n  npm run dev -- --demo    # emulator + worker + console; a saved handler reloads\n`,
+        `Wrote ${files.map((f) => f.path).join(', ')} in ${dir}\n\nNext:\n  ${cd}npm install            # before durable-worker is on the registry: npm install /path/to/durable-worker-${own.version}.tgz (npm pack in its clone)\n  npm test\n  npm run dev -- --demo    # emulator + worker + console; a saved handler reloads\n`,
       );
       setExitCode(0);
     },
