@@ -97,6 +97,16 @@ export function renderConfigurationReference(): string {
     '- Relative paths (`--handlers`, `sqlite:PATH`, `file:PATH`, `--client-secret-file`) resolve against the working directory.',
     '- Secret values (`--client-secret`, `--api-key`, the secret file\'s content) never appear in logs or error messages; the start-up log line names only which credential kind is in use.',
     '',
+    '## `dev` only',
+    '',
+    '`dev` takes the options above except the connection, which it fills in for its own emulator, and these flags (not env vars):',
+    '',
+    '| flag | default | meaning |',
+    '|---|---|---|',
+    '| `--watch` | true | Watch the handlers folder: a saved change (after 100 ms without another) drains the worker as at SIGTERM and starts it again with the saved handlers, against the same emulator and console. `_lib/` and every other file there count (`.js`, `.mjs`, `.cjs`, `.ts`, `.mts`, `.cts`, `.json`); `node_modules`, hidden folders and `*.test.*` files do not. A handler that fails to load leaves the running ones in place; the error is shown in the terminal and on the console until the next save. `--no-watch` turns it off; `run` never watches. |',
+    '| `--demo` | false | Ingest sample entries into `demo-products` every second |',
+    '| `--port`, `--console-port` | 8787, 8788 | The emulator\'s and the console\'s ports (0 = a free port); `--no-console` serves no console |',
+    '',
   );
   return out.join('\n');
 }

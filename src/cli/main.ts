@@ -6,6 +6,7 @@ import { checkCommand } from './commands/check.js';
 import { deadLettersCommand } from './commands/dead-letters.js';
 import { devCommand } from './commands/dev.js';
 import { emulatorCommand } from './commands/emulator.js';
+import { initCommand } from './commands/init.js';
 import { runCommand } from './commands/run.js';
 import { UsageError, printError, type CliContext } from './context.js';
 import { exitIfStillRunning } from './signals.js';
@@ -71,12 +72,14 @@ export async function main(argv: string[], overrides: Partial<CliContext> = {}):
     .command(devCommand(context, setExitCode))
     .command(checkCommand(context, setExitCode))
     .command(deadLettersCommand(context, setExitCode))
+    .command(initCommand(context, setExitCode))
+    .example('$0 init my-worker', 'Start a project: package.json, a handler and its test')
     .example('$0 dev --demo', 'Try it: emulator + worker with ./handlers + sample traffic')
     .example('$0 check', 'Which handler in ./handlers receives which event type')
     .example('$0 run --base-url https://api.example.com --tenant t --client-id id --client-secret-file secret --destination my-consumer', 'The production job')
     .example('$0 dead-letters list', 'What was dead-lettered; then `dead-letters replay` once the handler is fixed')
     .example('$0 <command> --help', 'Every option of a command, with examples')
-    .demandCommand(1, 'a command is required: run, emulator, dev, check or dead-letters (see --help)')
+    .demandCommand(1, 'a command is required: init, dev, run, emulator, check or dead-letters (see --help)')
     .recommendCommands()
     .strict()
     .exitProcess(false)

@@ -21,15 +21,19 @@ export function booleanFlagValue(value: unknown, option: string): boolean {
   return parsed;
 }
 
-/** Declares the `run` options on a yargs command (no yargs defaults: env vars and --config must show through). */
-export function withRunOptions<T>(yargs: Argv<T>, omit: readonly RunOptionKey[] = []): Argv<T> {
+/**
+ * Declares the `run` options on a yargs command (no yargs defaults: env vars and --config must show
+ * through). `describe` replaces the help of some options where the command finds or needs them
+ * differently than `run` (what `run` requires, `dead-letters` does not).
+ */
+export function withRunOptions<T>(yargs: Argv<T>, omit: readonly RunOptionKey[] = [], describe: Partial<Record<RunOptionKey, string>> = {}): Argv<T> {
   let y = yargs;
   for (const option of RUN_OPTIONS) {
     if (omit.includes(option.key)) continue;
     const group = `${option.group}:`;
     y = y.option(
       toKebab(option.key),
-      option.kind === 'boolean' ? booleanFlag(option.describe, group) : { type: 'string', describe: option.describe, group, requiresArg: true },
+      option.kind === 'boolean' ? booleanFlag(describe[option.key] ?? option.describe, group) : { type: 'string', describe: describe[option.key] ?? option.describe, group, requiresArg: true },
     );
   }
   return y.option('config', {

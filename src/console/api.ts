@@ -9,7 +9,7 @@ import type { ConsumerWatch } from './consumer-watch.js';
 import type { DeadLetterDesk } from './dead-letter-desk.js';
 import type { EmulatorControl } from './emulator-control.js';
 import type { ConsoleFeed } from './feed.js';
-import type { Hello } from './protocol.js';
+import type { Hello, ReloadView } from './protocol.js';
 
 /** What the routes of `/api` work with. */
 export interface ApiDeps {
@@ -18,6 +18,8 @@ export interface ApiDeps {
   watch: ConsumerWatch;
   control: EmulatorControl;
   deadLetters: DeadLetterDesk;
+  /** The last reload of the handlers after a save, if any. */
+  reload?: () => ReloadView | undefined;
 }
 
 export interface ApiRequest {
@@ -59,6 +61,7 @@ export function apiRoutes(deps: ApiDeps): ApiRoute[] {
 
   return [
     route('GET', /^\/api\/info$/, async () => ok(deps.hello)),
+    route('GET', /^\/api\/reload$/, async () => ok(deps.reload?.() ?? null)),
     route('GET', /^\/api\/events$/, async () => ok(feed.list())),
     route('GET', /^\/api\/events\/([^/]+)$/, async ({ params }) => {
       const detail = feed.get(params[0]!);

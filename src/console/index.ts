@@ -13,7 +13,7 @@ import { EventStreamHub } from './event-stream.js';
 import { ConsoleFeed } from './feed.js';
 import { peekEventLogLine } from './log-lines.js';
 import { loadPageFiles } from './page-files.js';
-import type { Hello } from './protocol.js';
+import type { Hello, ReloadView } from './protocol.js';
 import { isLoopbackInterface } from '../runtime/loopback-guard.js';
 import { startConsoleServer, type ConsoleServer } from './server.js';
 
@@ -56,6 +56,7 @@ export class DevConsole {
   readonly #channelName = `durable-worker:console-logs:${randomUUID()}`;
   readonly #channel: BroadcastChannel;
   readonly #hub = new EventStreamHub();
+  #reload: ReloadView | undefined;
   #closers: Array<() => unknown> = [];
 
   constructor(options: DevConsoleOptions) {
@@ -86,6 +87,12 @@ export class DevConsole {
   /** Listens to the worker's event bus (until close). */
   attach(events: WorkerEmitter): void {
     this.#closers.push(this.feed.attach(events));
+  }
+
+  /** The outcome of a reload of the handlers after a save: shown on the page until the next one. */
+  reloaded(view: ReloadView): void {
+    this.#reload = view;
+    this.#hub.broadcast('reload', view);
   }
 
   /** Starts the server; resolves with its URL. */
@@ -127,7 +134,7 @@ export class DevConsole {
       ...(options.allowedHosts === undefined ? {} : { allowedHosts: options.allowedHosts }),
       port: options.port,
       portIsDefault: options.portIsDefault,
-      routes: apiRoutes({ hello, feed: this.feed, watch, control, deadLetters }),
+      routes: apiRoutes({ hello, feed: this.feed, watch, control, deadLetters, reload: () => this.#reload }),
       page: loadPageFiles(),
       stream: (res) =>
         hub.add(res, [
@@ -135,6 +142,7 @@ export class DevConsole {
           ['events', this.feed.list()],
           ['consumer', watch.latest],
           ['lag', watch.history],
+          ...(this.#reload === undefined ? [] : [['reload', this.#reload] as ['reload', ReloadView]]),
         ]),
       logger,
     });

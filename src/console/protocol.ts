@@ -113,6 +113,18 @@ export interface Hello {
   deadLetterSink: string;
 }
 
+/** The outcome of the last reload of the handlers after a save (`dev` watching its handlers folder). */
+export interface ReloadView {
+  /** Epoch ms. */
+  at: number;
+  /** `failed`: the saved handlers could not load; the page shows the error until the next save. */
+  state: 'loaded' | 'failed';
+  message: string;
+  error?: string;
+  /** The changed files, relative to the handlers folder. */
+  changed: string[];
+}
+
 /** Server-sent events of `/api/stream`: `event:` name -> `data:` JSON. */
 export interface StreamMessages {
   hello: Hello;
@@ -129,4 +141,6 @@ export interface StreamMessages {
   'dead-letters:changed': { at: number };
   /** A worker notice worth showing (handling a pull crashed, readiness changed). */
   notice: { at: number; level: 'info' | 'warn' | 'error'; message: string };
+  /** The last reload of the handlers (on connect, when there was one, and after each save). */
+  reload: ReloadView;
 }

@@ -1,8 +1,8 @@
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { extname, join, relative, resolve, sep } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { DurableWorkerError, ErrorCodes } from '../errors.js';
 import { HANDLER_BRAND, type HandlerContext, type LifeCycleContext, type TeardownContext } from './define.js';
+import { handlerModuleUrl } from './module-url.js';
 import { validatePattern } from './router.js';
 
 /** A handler module found in the handlers folder, validated. */
@@ -85,7 +85,7 @@ let tsImportPromise: Promise<(specifier: string, parent: string) => Promise<unkn
  * worker threads on Node 20, an API call made inside the thread does).
  */
 async function importModule(file: string): Promise<Record<string, unknown>> {
-  const url = pathToFileURL(file).href;
+  const url = handlerModuleUrl(file);
   const ext = extname(file);
   if (ext === '.ts' || ext === '.mts') {
     tsImportPromise ??= import('tsx/esm/api').then((m) => m.tsImport as (specifier: string, parent: string) => Promise<unknown>);

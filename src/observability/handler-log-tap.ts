@@ -1,4 +1,6 @@
+import { isatty } from 'node:tty';
 import pino, { type DestinationStream } from 'pino';
+import { loadPretty } from './pretty.js';
 
 /**
  * How the log lines of a handler run reach a development console (`dev`, src/console/) in both
@@ -12,6 +14,13 @@ import pino, { type DestinationStream } from 'pino';
  *   of the thread, never per line.
  */
 export const HANDLER_LOG_CHANNEL_ENV = 'DURABLE_WORKER_HANDLER_LOG_CHANNEL';
+
+/**
+ * Where a handler thread writes its lines: `2` sends them to stderr (set by `dead-letters replay`,
+ * whose table is stdout); anything else, stdout. Threads inherit the environment of the process
+ * that starts them, like HANDLER_LOG_CHANNEL_ENV.
+ */
+export const HANDLER_LOG_FD_ENV = 'DURABLE_WORKER_HANDLER_LOG_FD';
 
 /**
  * A quick test that a serialised pino line belongs to a handler run (its bindings carry `eventId`),
@@ -36,9 +45,22 @@ export function teeDestination(primary: DestinationStream, tap: (line: string) =
   } as DestinationStream;
 }
 
-/** The destination of a handler thread's logger: fd 1, plus the console's channel while one listens. */
+/**
+ * Lines for a person on a terminal, JSON for a pipe or a file: the same choice as the main thread's
+ * logger (createLogger), made here from the file descriptor itself, which a thread shares with the
+ * process, so that every thread of a process writes one format to one destination.
+ */
+function fdDestination(fd: number): DestinationStream {
+  if (isatty(fd)) {
+    const pretty = loadPretty(fd, true);
+    if (pretty !== undefined) return pretty;
+  }
+  return pino.destination({ fd, sync: true });
+}
+
+/** The destination of a handler thread's logger: fd 1 (or 2, see HANDLER_LOG_FD_ENV), plus the console's channel while one listens. */
 export function threadLogDestination(env: NodeJS.ProcessEnv = process.env): DestinationStream {
-  const stdout = pino.destination({ fd: 1, sync: true });
+  const stdout = fdDestination(env[HANDLER_LOG_FD_ENV] === '2' ? 2 : 1);
   const channelName = env[HANDLER_LOG_CHANNEL_ENV];
   if (channelName === undefined || channelName === '') return stdout;
   const channel = new BroadcastChannel(channelName);

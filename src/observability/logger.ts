@@ -1,7 +1,7 @@
-import { createRequire } from 'node:module';
 import { hostname } from 'node:os';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { teeDestination } from './handler-log-tap.js';
+import { loadPretty } from './pretty.js';
 
 export { redactUrl } from './redact.js';
 export type { Logger } from 'pino';
@@ -41,17 +41,6 @@ export interface CreateLoggerOptions {
   tap?: (line: string) => void;
 }
 
-/** pino-pretty (a dependency) makes TTY output readable; should it be missing (pruned install), JSON lines. */
-function loadPretty(destination: CreateLoggerOptions['destination']): DestinationStream | undefined {
-  try {
-    const require = createRequire(import.meta.url);
-    const pretty = require('pino-pretty') as (options: Record<string, unknown>) => DestinationStream;
-    return pretty({ colorize: destination === undefined && process.stdout.isTTY === true, destination: destination ?? 1, sync: true });
-  } catch {
-    return undefined;
-  }
-}
-
 /** The process logger: structured JSON (or pretty on a terminal), secrets redacted by path. */
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const pinoOptions = {
@@ -61,7 +50,7 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
     serializers: { err: pino.stdSerializers.err },
   };
   const wantPretty = options.pretty ?? (options.destination === undefined && process.stdout.isTTY === true);
-  const prettyStream = wantPretty ? loadPretty(options.destination) : undefined;
+  const prettyStream = wantPretty ? loadPretty(options.destination ?? 1, options.destination === undefined && process.stdout.isTTY === true) : undefined;
   // Synchronous stdout by default: a CLI exits soon after its last line (signals, process.exit), and
   // lines must not interleave out of order with plain-text output on the same stream.
   const destination = (prettyStream ?? options.destination ?? pino.destination({ dest: 1, sync: true })) as DestinationStream;

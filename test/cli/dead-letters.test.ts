@@ -16,6 +16,7 @@ import { REPO_ROOT, runCli, type CliResult } from './cli-process.js';
 
 const FIXED = fileURLToPath(new URL('../fixtures/replay-handlers', import.meta.url));
 const BROKEN = fileURLToPath(new URL('../fixtures/replay-handlers-broken', import.meta.url));
+const LOGGING = fileURLToPath(new URL('../fixtures/replay-handlers-logging', import.meta.url));
 const root = mkdtempSync(join(tmpdir(), 'dw-cli-dead-letters-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -146,6 +147,24 @@ describe('dead-letters replay and purge', () => {
     // A flag given twice: the last one wins, as everywhere in the CLI.
     const twice = await dl(['replay', '--dry-run', '--state', 'bogus', '--state', 'dead', '--handlers', FIXED, ...sinkArgs()]);
     expect(twice.code, twice.stderr).toBe(0);
+  }, 90_000);
+
+  it('replay keeps the handlers\' log lines out of its table (stderr, both isolations); --state all lists every state', async () => {
+    await seed('t:c', order('o-1'), order('o-2'), order('o-3'));
+    for (const [id, isolation] of [['orders:o-1', 'thread'], ['orders:o-2', 'none']] as const) {
+      const result = await dl(['replay', id, '--handlers', LOGGING, '--isolation', isolation, ...sinkArgs()]);
+      expect(result.code, result.stdout + result.stderr).toBe(0);
+      expect(result.stdout).toContain('1 of 1 record(s): 1 replayed');
+      expect(result.stdout).not.toContain('replaying order');
+      expect(result.stderr).toContain(`replaying order ${id.slice('orders:'.length)}`);
+    }
+    // Its help says where the values come from: nothing of the connection is required here.
+    const help = await dl(['replay', '--help']);
+    expect(help.stdout).not.toContain('(required');
+    expect(help.stdout).toMatch(/--destination\s+Event destination id: reads the records of prefix <tenant>:<destination>/);
+    const all = await dl(['list', '--json', '--state', 'all', ...sinkArgs()]);
+    expect(all.code, all.stderr).toBe(0);
+    expect(jsonLines(all.stdout).map((r) => r.state).sort()).toEqual(['dead', 'replayed', 'replayed']);
   }, 90_000);
 
   it('purge: needs a selection, and --yes off a terminal; drops the data', async () => {

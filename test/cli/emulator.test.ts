@@ -25,14 +25,18 @@ describe('durable-worker emulator', () => {
     }
   });
 
-  it('reports a taken port as exit 2 naming --port', async () => {
+  it('reports a taken port as exit 2 naming --port and a free one (emulator and dev)', async () => {
     const first = new CliProcess(['emulator', '--port', '0']);
     try {
       const [, port] = await first.waitForOutput(/emulator listening on http:\/\/127\.0\.0\.1:(\d+)/);
-      const second = new CliProcess(['emulator', '--port', port!]);
-      const result = await second.exited;
-      expect(result.code).toBe(2);
-      expect(result.stderr.trim()).toBe(`durable-worker: --port: cannot listen on 127.0.0.1:${port} (EADDRINUSE)`);
+      const results = await Promise.all([new CliProcess(['emulator', '--port', port!]).exited, new CliProcess(['dev', '--port', port!, '--no-console', '--metrics-port', '0']).exited]);
+      for (const result of results) {
+        expect(result.code).toBe(2);
+        const [, free] = /^durable-worker: --port: port \d+ on 127\.0\.0\.1 is taken \(EADDRINUSE\): choose another, e\.g\. --port (\d+) \(free now\), or --port 0 for any free one$/.exec(result.stderr.trim()) ?? [];
+        expect(free, result.stderr).toBeDefined();
+        expect(free).not.toBe(port);
+      }
+      expect(results[0]!.stderr).toContain(`port ${port} on`);
     } finally {
       first.kill('SIGKILL');
     }

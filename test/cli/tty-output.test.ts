@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
+import { createClient } from '../../src/client/index.js';
 import { startEmulator } from '../../src/emulator/index.js';
 import { REPO_ROOT } from './cli-process.js';
 
@@ -40,6 +41,30 @@ describe('run output on a terminal', () => {
       expect(out).toMatch(/"baseUrl": "http:\/\/127\.0\.0\.1:\d+"/);
       expect(out).toContain('"credential": "client-credentials"');
       expect(out).not.toContain('dev-secret');
+    } finally {
+      await emulator.close();
+    }
+  });
+
+  it('handler threads write the same human-readable lines as the main thread (one format on one terminal)', async () => {
+    const emulator = await startEmulator({ port: 0, logger: pino({ level: 'silent' }) });
+    const dir = mkdtempSync(join(tmpdir(), 'dw-tty-threads-'));
+    try {
+      const client = createClient({ baseUrl: emulator.url, tenant: 'dev-tenant', clientId: 'dev-client', clientSecret: 'dev-secret' });
+      await client.ingest('tty', { entries: [{ id: 'tty-1', properties: [{ id: 'name', value: 'Kettle' }] }] }).finally(() => client.close());
+      const args = ['node', join(REPO_ROOT, 'bin', 'durable-worker.js'), 'run', '--base-url', emulator.url, '--tenant', 'dev-tenant', '--client-id', 'dev-client', '--client-secret', 'dev-secret',
+        '--destination', 'dev-consumer', '--handlers', join(REPO_ROOT, 'handlers'), '--exit-when-idle', '--metrics-port', '0', '--metrics-host', '127.0.0.1',
+        '--idempotency', 'memory', '--dead-letter', `file:${join(dir, 'dead.jsonl')}`, '--isolation', 'thread'];
+      const child = spawn('script', ['-qec', args.map(quote).join(' '), '/dev/null'], { cwd: dir, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      out = out.replace(/\u001b\[[0-9;]*m/g, '');
+      expect(code, out).toBe(0);
+      // The bundled handler's line, logged in a handler thread (its `thread` binding), pretty-printed.
+      expect(out).toMatch(/INFO.*entry tty-1 created/);
+      expect(out).toMatch(/^\s+thread: \d+$/m);
+      expect(out).not.toMatch(/^\{"level"/m);
     } finally {
       await emulator.close();
     }

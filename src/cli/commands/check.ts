@@ -101,7 +101,10 @@ export function checkCommand(context: CliContext, setExitCode: (code: number) =>
     command: 'check',
     describe: 'Load the configuration and the handlers, print which handler receives which event type, exit 0 or 1',
     builder: (yargs: Argv) =>
-      withRunOptions(yargs)
+      withRunOptions(yargs, [], {
+        baseUrl: 'Public API base URL, e.g. http://127.0.0.1:8787 (optional here: checked when given; run requires it)',
+        destination: 'Event destination id of a DURABLE_CONSUMER (optional here: checked when given; run requires it)',
+      })
         .example('$0 check --handlers ./handlers', 'List the handlers and their event types')
         .example('$0 check --config worker.json', 'Also validate a full run configuration')
         .example('$0 check --setup', "Also run each handler's setup once (then its teardown)")

@@ -75,8 +75,9 @@ export function parseFilter(argv: Record<string, unknown>): DeadLetterFilter {
   }
   const reason = oneOf<DeadLetterReason>('--reason', DEAD_LETTER_REASONS, argv.reason);
   if (reason !== undefined) filter.reason = reason;
-  const state = oneOf<DeadLetterState>('--state', DEAD_LETTER_STATES, argv.state);
-  if (state !== undefined) filter.state = state;
+  // `all`, as the console offers it: no filter on the state.
+  const state = oneOf<DeadLetterState | 'all'>('--state', [...DEAD_LETTER_STATES, 'all'], argv.state);
+  if (state !== undefined && state !== 'all') filter.state = state;
   const since = parseTime('--since', argv.since);
   if (since !== undefined) filter.since = since;
   const until = parseTime('--until', argv.until);

@@ -3,6 +3,7 @@ import type { Argv, CommandModule } from 'yargs';
 import type { DeadLetters } from '../../dead-letter/api.js';
 import type { DeadLetterFilter } from '../../dead-letter/query.js';
 import { ConfigError, ErrorCodes, hasCode } from '../../errors.js';
+import { HANDLER_LOG_FD_ENV } from '../../observability/handler-log-tap.js';
 import { createLogger } from '../../observability/logger.js';
 import { redactUrl } from '../../observability/redact.js';
 import type { CliContext } from '../context.js';
@@ -23,14 +24,27 @@ function withFilters<T>(yargs: Argv<T>): Argv<T> {
     .option('handler', option('Handler name, exactly (e.g. orders/created, @forward)'))
     .option('type', option("Event type: exact, 'prefix.*' or '*'"))
     .option('reason', option('permanent | max-attempts'))
-    .option('state', option('dead | replayed | purged'))
+    .option('state', option('dead | replayed | purged | all (list: all by default; replay runs dead records only)'))
     .option('since', option('Dead-lettered at or after: ISO time, or a duration ago (30m, 2h, 7d)'))
     .option('until', option('Dead-lettered before: ISO time, or a duration ago'));
 }
 
+/** Where `dead-letters` takes the connection options from: none is needed, they only narrow the records read. */
+const UNUSED_HERE = 'Not used by dead-letters (no platform call); accepted so the worker\'s own options can be passed';
+const SINK_OPTION_HELP = {
+  baseUrl: UNUSED_HERE,
+  authUrl: UNUSED_HERE,
+  clientId: UNUSED_HERE,
+  clientSecret: UNUSED_HERE,
+  clientSecretFile: UNUSED_HERE,
+  apiKey: UNUSED_HERE,
+  tenant: 'Tenant: with --destination, reads the records of prefix <tenant>:<destination> (default: every prefix)',
+  destination: 'Event destination id: reads the records of prefix <tenant>:<destination> (default: every prefix of the sink)',
+} as const;
+
 /** `--handlers`, `--config` and the other `run` options, read from the same sources as `run`. */
 function withSinkOptions<T>(yargs: Argv<T>): Argv<T> {
-  return withRunOptions(yargs).epilogue(
+  return withRunOptions(yargs, [], SINK_OPTION_HELP).epilogue(
     'Every run option is read as `run` reads it (flags, DURABLE_WORKER_* env vars, --config): point the command at the worker\'s own configuration. ' +
       'Records are kept per --idempotency-prefix (default <tenant>:<destination>); without either, every prefix of the sink is read. ' +
       'Exit codes: 0 done, 1 some replay failed (records stay dead), 2 bad input.',
@@ -120,6 +134,10 @@ async function replay(argv: Args, context: CliContext): Promise<number> {
     const stop = new AbortController();
     const onSignal = () => stop.abort();
     process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
+    // The handlers' own lines go where this command's log goes (stderr), never into the table on
+    // stdout: in-process runs log through `logger`, handler threads read the env var when they start.
+    const logFdBefore = process.env[HANDLER_LOG_FD_ENV];
+    process.env[HANDLER_LOG_FD_ENV] = '2';
     let tally = new ReplayTally(0);
     let bar: ProgressBar | undefined;
     try {
@@ -161,6 +179,8 @@ async function replay(argv: Args, context: CliContext): Promise<number> {
     } finally {
       bar?.end();
       process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
+      if (logFdBefore === undefined) delete process.env[HANDLER_LOG_FD_ENV];
+      else process.env[HANDLER_LOG_FD_ENV] = logFdBefore;
     }
   });
 }

@@ -14,6 +14,7 @@ import { EMULATOR_DEFAULTS, curlHints, parseLogLevel } from '../emulator-default
 import { booleanFlag, booleanFlagValue, pickRunFlags, withRunOptions } from '../run-options.js';
 import { loadCreateClient, type DemoClient, type StartWorker } from '../seams.js';
 import { runWorkerProcess } from '../worker-process.js';
+import { withHandlerReload } from '../dev-reload.js';
 import { startEmulatorFromArgs, withEmulatorOptions, type EmulatorArgs } from './emulator.js';
 
 /**
@@ -134,13 +135,15 @@ export function devCommand(context: CliContext, setExitCode: (code: number) => v
       withConsoleOptions(withRunOptions(withEmulatorOptions(yargs, `Emulator port (default: ${EMULATOR_DEFAULTS.port}; 0 = a random free port)`), CONNECTION_KEYS))
         .option('emulator-config', { type: 'string', requiresArg: true, describe: 'Emulator JSON config file', group: 'Emulator:' })
         .option('demo', booleanFlag(`Ingest sample entries into ${DEMO_SOURCE} every second`, 'Emulator:'))
+        .option('watch', booleanFlag('Reload the handlers when a file under the handlers folder is saved (default: true; --no-watch to turn off)', 'Handlers:'))
         .example('$0 dev --demo', 'Emulator on :8787, worker with ./handlers (or the bundled example without one), sample traffic every second')
         .example('$0 dev --port 0 --metrics-port 0 --isolation none', 'Random ports, handlers in-process')
         .example('$0 dev --demo --no-console', 'Without the console (http://127.0.0.1:8788 by default)')
         .epilogue(`The worker uses tenant ${EMULATOR_DEFAULTS.tenant}, client ${EMULATOR_DEFAULTS.clientId} / ${EMULATOR_DEFAULTS.clientSecret}, destination ${EMULATOR_DEFAULTS.destination} and a SQLite idempotency store.`),
     handler: async (argv) => {
-      const args = argv as EmulatorArgs & { demo?: unknown; emulatorConfig?: string; console?: unknown; consolePort?: unknown; consoleHost?: unknown; consoleEvents?: unknown };
+      const args = argv as EmulatorArgs & { demo?: unknown; watch?: unknown; emulatorConfig?: string; console?: unknown; consolePort?: unknown; consoleHost?: unknown; consoleEvents?: unknown };
       const demo = booleanFlagValue(args.demo, '--demo');
+      const watch = args.watch === undefined || booleanFlagValue(args.watch, '--watch');
       const consoleOptions = parseConsoleOptions(args);
       const env = { ...context.env };
       for (const key of CONNECTION_KEYS) delete env[envName(key)];
@@ -206,7 +209,9 @@ export function devCommand(context: CliContext, setExitCode: (code: number) => v
           stopDemo = startDemoTraffic(createClient({ baseUrl: emulator.url, tenant, clientId, clientSecret }), logger);
           logger.info({ source: DEMO_SOURCE }, `demo: ingesting sample entries into ${DEMO_SOURCE} every second`);
         }
-        setExitCode(await runWorkerProcess(config, logger, context, startWorkerWithConsole(devConsole)));
+        // The bundled example folder is part of the package: nothing there is edited.
+        const start = watch && bundledHandlers === undefined ? await withHandlerReload(startWorkerWithConsole(devConsole), devConsole) : startWorkerWithConsole(devConsole);
+        setExitCode(await runWorkerProcess(config, logger, context, start));
       } finally {
         stopDemo();
         await devConsole?.close();

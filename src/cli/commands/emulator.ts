@@ -49,7 +49,7 @@ export async function startEmulatorFromArgs(
       ...(tokenLifetimeSeconds !== undefined ? { tokenLifetimeSeconds } : {}),
     });
   } catch (err) {
-    throw listenError(err, '--port', host, port);
+    throw await listenError(err, '--port', host, port);
   }
 }
 

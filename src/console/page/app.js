@@ -50,7 +50,20 @@ function showNotices() {
   replace(el, ...store.notices.slice(-3).map((n) => h('div', { class: `notice notice-${n.level}` }, `${formatTime(n.at)} ${n.message}`)));
 }
 
+/** A save whose handlers failed to load stays on screen until the next save loads. */
+function showReload() {
+  const el = /** @type {HTMLElement} */ (document.getElementById('reload'));
+  const reload = store.reload;
+  if (reload === undefined || reload.state === 'loaded') {
+    replace(el);
+    if (reload !== undefined) store.addNotice('info', reload.message);
+    return;
+  }
+  replace(el, h('div', { class: 'notice notice-error reload-failed' }, `${formatTime(reload.at)} ${reload.message}`));
+}
+
 store.on('connection', showConnection);
+store.on('reload', showReload);
 store.on('notice', showNotices);
 window.addEventListener('hashchange', route);
 route();

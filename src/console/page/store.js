@@ -12,7 +12,7 @@
 /** @typedef {{ at: number, destination: string, reachable: boolean, error?: string, paused: boolean, head: string | null, committed: string | null,
  *   lag: number, leased: number, pendingRedelivery: number, faults: Record<string, any>,
  *   leases: Array<{ leaseId: string, workerId: string | null, generation: number, attempt: number, firstSequence: string, lastSequence: string, expiresAt: string }> }} ConsumerView */
-/** @typedef {'events' | 'consumer' | 'dead-letters' | 'connection' | 'notice'} Topic */
+/** @typedef {'events' | 'consumer' | 'dead-letters' | 'connection' | 'notice' | 'reload'} Topic */
 
 const RECONNECT_MS = 1000;
 const MAX_LAG_POINTS = 600;
@@ -36,6 +36,8 @@ export class Store {
     this.connection = 'connecting';
     /** @type {Array<{ at: number, level: string, message: string }>} */
     this.notices = [];
+    /** The last reload of the handlers after a save (`dev` watching its folder). @type {{ at: number, state: 'loaded' | 'failed', message: string, error?: string, changed: string[] } | undefined} */
+    this.reload = undefined;
     /** @type {Map<Topic, Set<() => void>>} */
     this.listeners = new Map();
     /** @type {EventSource | undefined} */
@@ -101,6 +103,10 @@ export class Store {
     });
     listen('dead-letters:changed', () => this.emit('dead-letters'));
     listen('notice', (notice) => this.addNotice(notice.level, notice.message));
+    listen('reload', (reload) => {
+      this.reload = reload;
+      this.emit('reload');
+    });
   }
 
   /** @param {ConsumerView} view */
