@@ -8,6 +8,7 @@ import { HeldLease, type LeaseContext } from './held-lease.js';
 import { configProblem, pullStatusLabel } from './pull-status.js';
 import type { Readiness } from './readiness.js';
 import type { Scheduler } from './scheduler.js';
+import { StoreProbe } from './store-probe.js';
 import { backoffMs, withJitter } from './timing.js';
 import type { WorkerIdPool, WorkerSlot } from './worker-ids.js';
 
@@ -34,6 +35,12 @@ export const DEFAULT_PULL_TIMINGS: PullTimings = {
   errorMaxMs: 30_000,
   configRetryMs: 15_000,
 };
+
+/**
+ * The longest back-off for a failing idempotency store: a probe costs one pull and one ack, and a
+ * store that comes back (a failover, a restart) should not wait for the platform's 30 s ceiling.
+ */
+const STORE_BACKOFF_MAX_MS = 5_000;
 
 /** A pull cycle that crashed (a bug) rests its workerId this long at first, doubling up to the ceiling. */
 const RESTART_BASE_MS = 1_000;
@@ -91,16 +98,14 @@ export class PullController {
   #workSeenAtPull = 0;
   #lastConfigProblem: string | undefined = undefined;
   /** The idempotency store failed: after the back-off, one pull at a time until a claim goes through. */
-  #storeFailing = false;
-  /** A pull went out while the store was failing, and its claim has not answered yet. */
-  #storeProbeOut = false;
-  #storeStreak = 0;
+  readonly #store: StoreProbe;
   #pausedLogged = false;
   #onStopped: (() => void) | undefined = undefined;
 
   constructor(options: PullControllerOptions) {
     this.#o = options;
     this.#idleWaitMs = options.timings.idleMinMs;
+    this.#store = new StoreProbe(options.timings.errorBaseMs, Math.min(options.timings.errorMaxMs, STORE_BACKOFF_MAX_MS));
   }
 
   /** Pulls in flight. */
@@ -121,7 +126,7 @@ export class PullController {
       // together, at once (a restart gets back every lease it held). After a back-off: one probe.
       if (idle && (this.#waitTimer !== undefined || this.pulling >= Math.max(1, ids.notPulled))) return;
       if (this.#probing && this.pulling >= 1) return;
-      if (this.#storeFailing && (this.#storeProbeOut || this.pulling >= 1)) return;
+      if (this.#store.holdsPull(this.pulling)) return;
       const hold = model.holdBack({ held: scheduler.held, pulling: this.pulling, unstarted: scheduler.unstarted, unacked: scheduler.unacked }, now);
       // A poll must go out to find work: only the ceiling and the window hold it back.
       if (hold !== undefined && (!idle || hold === 'ceiling' || hold === 'window')) return;
@@ -129,7 +134,7 @@ export class PullController {
       if (slot === undefined) return;
       const pull = ++this.#pullsSent;
       this.#outstanding.add(pull);
-      if (this.#storeFailing) this.#storeProbeOut = true;
+      this.#store.pullSent();
       void this.#cycle(slot, pull);
     }
   }
@@ -141,21 +146,16 @@ export class PullController {
    */
   storeFailed(err: unknown): void {
     if (this.#stopped) return;
-    this.#storeFailing = true;
-    this.#storeProbeOut = false;
+    this.#store.failed();
     if (this.#wait === 'error') return;
-    this.#storeStreak++;
-    const waitMs = Math.max(this.#o.timings.errorBaseMs / 2, backoffMs(this.#storeStreak, this.#o.timings.errorBaseMs, this.#o.timings.errorMaxMs));
-    this.#o.logger.warn({ err, waitMs, errorStreak: this.#storeStreak }, 'idempotency store failed: the process backs off');
+    const { waitMs, streak } = this.#store.nextBackOff();
+    this.#o.logger.warn({ err, waitMs, errorStreak: streak }, 'idempotency store failed: the process backs off');
     this.#waitFor('error', waitMs);
   }
 
   /** A claim went through: the store answers again. */
   storeAnswered(): void {
-    if (!this.#storeFailing) return;
-    this.#storeFailing = false;
-    this.#storeProbeOut = false;
-    this.#storeStreak = 0;
+    if (!this.#store.answered()) return;
     this.#o.logger.info('idempotency store answers again: pulling resumes');
     this.maybePull();
   }
@@ -163,7 +163,7 @@ export class PullController {
   /** A lease's ack was answered: a 429 wait ends (the ack made room), and room may allow a pull. */
   ackAnswered(): void {
     // A probe whose lease needed no claim (or never got one) says nothing of the store: let another go.
-    this.#storeProbeOut = false;
+    this.#store.probeSettled();
     this.#workSeenAtPull = this.#pullsSent;
     if (this.#wait === 'throttled') this.#endWait();
     this.#o.onIdle(this.idle);
@@ -199,13 +199,13 @@ export class PullController {
       result = await o.api.pull(o.destination, { limit: o.limit, visibilitySeconds: o.visibilitySeconds, workerId: slot.id }, o.forceSignal);
     } catch (err) {
       this.#settled(pull);
-      this.#storeProbeOut = false;
+      this.#store.probeSettled();
       o.ids.release(slot);
       if (!o.forceSignal.aborted && !isAbortError(err)) this.#failed(slot, err, sentAtMs);
       return this.maybePull();
     }
     this.#settled(pull);
-    if (result.status !== 200) this.#storeProbeOut = false;
+    if (result.status !== 200) this.#store.probeSettled();
     try {
       this.#take(slot, result, sentAtMs, pull);
     } catch (err) {
