@@ -157,7 +157,7 @@ describe.skipIf(skip)('container image', () => {
     expect(output).toMatch(/image\.slow/);
   }, 60_000);
 
-  it('has the sizes docs/kubernetes.md gives, within 5% (the page is measured, not typed)', async () => {
+  it('has the sizes docs/kubernetes.md gives, within 5% or 0.5 MB (the page is measured, not typed)', async () => {
     const doc = readFileSync(join(REPO_ROOT, 'docs', 'kubernetes.md'), 'utf8');
     const inContainer = async (script: string) => {
       const result = await podman(['run', '--rm', '--read-only', '--entrypoint', 'sh', image!, '-c', script]);
@@ -177,7 +177,8 @@ describe.skipIf(skip)('container image', () => {
     const report = measured.map(([label, bytes]) => `${label}: ${(bytes / 1e6).toFixed(1)} MB`).join(', ');
     for (const [label, bytes] of measured) {
       const documented = documentedSize(doc, label);
-      expect(Math.abs(documented - bytes) / bytes, `${label}: documented ${documented / 1e6} MB; measured ${report}`).toBeLessThanOrEqual(0.05);
+      // Small rows move with every change of code: half a megabyte of slack there, 5 % elsewhere.
+      expect(Math.abs(documented - bytes), `${label}: documented ${documented / 1e6} MB; measured ${report}`).toBeLessThanOrEqual(Math.max(0.05 * bytes, 0.5e6));
     }
   }, 120_000);
 
