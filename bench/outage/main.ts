@@ -1,0 +1,52 @@
+/**
+ * Failures that heal, measured: a dependency outage in a steady stream, and a poison subject in a
+ * saturated one, against `durable-worker run` as a fresh process (the built dist/) with default
+ * settings, the emulator in a process of its own (docs/benchmarks.md, "Failures and retries").
+ *
+ *   npm run bench:outage -- [--only outage|poison] [--latency-ms 50] [--skip-no-breaker] [--keep]
+ *
+ * Each scenario runs on loopback and again with --latency-ms added before every pull and ack
+ * (0: loopback only); the outage also once with --no-breaker (loopback) unless --skip-no-breaker.
+ */
+import { parseArgs } from 'node:util';
+import { runOutage } from './outage.js';
+import { runPoison } from './poison.js';
+import { killLiveChildren } from './processes.js';
+import { formatOutage, formatPoison } from './report.js';
+
+const { values } = parseArgs({
+  options: {
+    only: { type: 'string' },
+    'latency-ms': { type: 'string', default: '50' },
+    'skip-no-breaker': { type: 'boolean', default: false },
+    keep: { type: 'boolean', default: false },
+  },
+});
+const only = values.only;
+if (only !== undefined && only !== 'outage' && only !== 'poison') {
+  process.stderr.write(`bench:outage: --only must be outage or poison (got ${only})\n`);
+  process.exit(2);
+}
+const latencyMs = Number(values['latency-ms']);
+if (!Number.isInteger(latencyMs) || latencyMs < 0) {
+  process.stderr.write(`bench:outage: --latency-ms must be an integer >= 0 (got ${values['latency-ms']})\n`);
+  process.exit(2);
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    killLiveChildren();
+    process.exit(130);
+  });
+}
+
+const latencies = latencyMs > 0 ? [0, latencyMs] : [0];
+const label = (ms: number) => (ms === 0 ? 'loopback' : `latency ${ms} ms`);
+const out = (text: string) => process.stdout.write(`${text}\n\n`);
+out(`node ${process.version}, ${process.platform} ${process.arch}`);
+if (only !== 'poison') {
+  for (const ms of latencies) out(formatOutage(label(ms), await runOutage({ latencyMs: ms, keepDir: values.keep })));
+  if (!values['skip-no-breaker']) out(formatOutage('loopback, --no-breaker', await runOutage({ breaker: false, keepDir: values.keep })));
+}
+if (only !== 'outage') {
+  for (const ms of latencies) out(formatPoison(label(ms), await runPoison({ latencyMs: ms, keepDir: values.keep })));
+}

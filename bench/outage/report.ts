@@ -1,0 +1,32 @@
+import type { OutageResult } from './outage.js';
+import type { PoisonResult, PoisonRun } from './poison.js';
+
+const n = (x: number | undefined, digits = 1) => (x === undefined ? 'never' : x.toFixed(digits));
+
+/** The outage run in a few lines: what the targets ask, then what the worker did meanwhile. */
+export function formatOutage(label: string, r: OutageResult): string {
+  const o = r.options;
+  return [
+    `outage ${label}: ${r.appended} events over ${o.produceSeconds} s (${o.subjects} subjects), dependency down ${o.outageStartSeconds}-${o.outageStartSeconds + o.outageSeconds} s, latency ${o.latencyMs} ms, breaker ${o.breaker ? 'on' : 'off'}`,
+    `  dead letters ${r.deadLetters}, lost ${r.lost}, duplicates ${r.duplicates}, cursor ${r.cursorAtHead ? 'at head' : 'NOT at head'}, worker exit ${r.workerExit}`,
+    `  during the outage: ${n(r.pullsPerSecondDuring, 2)} pulls/s (max ${r.maxPullsInASecondDuring} in a second), ${n(r.requeuedAcksPerSecondDuring, 2)} requeued acks/s (max ${r.maxRequeuedAcksInASecondDuring}), ${r.failedRunsDuring} failed runs`,
+    `  throughput before ${n(r.beforeEventsPerSecond)} events/s; after the return, per second: ${r.afterEventsPerSecond.map((x) => x.toFixed(0)).join(' ')}`,
+    `  first effect ${n(r.firstEffectAfterSeconds, 2)} s after the return, >= 80 % of before within ${r.recoverySeconds ?? 'never'} s, backlog worked off after ${n(r.caughtUpSeconds)} s`,
+    `  whole run: ${r.pulls} pulls, ${r.requeuedAcks} requeued acks, ${r.failedRuns} failed runs, churn ${n(r.churn, 3)} requeued acks per failed run`,
+  ].join('\n');
+}
+
+function poisonRunLine(name: string, p: PoisonRun): string {
+  return `  ${name}: ${p.appended} events, dead letters ${p.deadLetters.length}, lost ${p.lost}, duplicates ${p.duplicates}, cursor ${p.cursorAtHead ? 'at head' : 'NOT at head'}, ${p.pulls} pulls, ${p.requeuedAcks} requeued acks, ${p.failedRuns} failed runs, churn ${n(p.churn, 3)}, worker exit ${p.workerExit}`;
+}
+
+export function formatPoison(label: string, r: PoisonResult): string {
+  const o = r.options;
+  return [
+    `poison ${label}: ${o.seconds} s of production over ${o.subjects} subjects (backlog ${o.backlog}), poison subject events at ${o.poisonAtSeconds.join(', ')} s, latency ${o.latencyMs} ms`,
+    poisonRunLine('baseline', r.baseline),
+    poisonRunLine('poisoned', r.poisoned),
+    `  others while the poison backs off (${n(r.windowMs[0] / 1_000)}-${n(r.windowMs[1] / 1_000)} s): ${n(r.othersEventsPerSecondPoisoned)} events/s against ${n(r.othersEventsPerSecondBaseline)} without poison (${n(100 * r.othersRatio)} %)`,
+    `  poison dead-lettered: ${r.poisonDeadLettered.map((d) => `attempt ${d.attempt} after ${n(d.seconds)} s`).join('; ') || 'none'}`,
+  ].join('\n');
+}
