@@ -25,7 +25,7 @@ function errorOf(fn: () => unknown): ConfigError {
 }
 
 describe('defaults', () => {
-  it('fills every default of CONTRACT.md', () => {
+  it('fills every default', () => {
     const cwd = tmp();
     const config = loadWorkerConfig({ flags: minimal, env: {}, cwd, hostname: 'host-a' });
     expect(config).toEqual({
@@ -45,6 +45,12 @@ describe('defaults', () => {
       maxInProgress: 8,
       maxLeases: 32,
       maxAttempts: 5,
+      retryBackoffMinMs: 1_000,
+      retryBackoffMaxMs: 60_000,
+      breaker: true,
+      breakerFailureRatio: 0.5,
+      breakerWindow: 20,
+      breakerCooldownMs: 3_000,
       idempotencyUrl: `sqlite:${join(cwd, '.durable-worker/idempotency.sqlite')}`,
       idempotencyPrefix: 't1:dest-1',
       idempotencyTtlMs: 7 * 24 * 3600 * 1000,
