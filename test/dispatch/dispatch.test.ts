@@ -112,6 +112,54 @@ describe('dispatch, isolation thread: a crashing thread', () => {
   }, 60_000);
 });
 
+describe('dispatch, isolation thread: many runs and chained runs', () => {
+  let dispatcher: Dispatcher;
+  beforeAll(async () => {
+    dispatcher = await dispatcherFor('thread', BEHAVIOURS);
+  }, 60_000);
+  afterAll(async () => {
+    await dispatcher?.close();
+  });
+
+  it('runs started together each end with their own outcome', async () => {
+    const runs = dispatcher.open(new AbortController().signal);
+    const behaviours = ['ok', 'fail', 'permanent', 'retry-later', 'ok', 'fail', 'ok', 'permanent'];
+    const jobs = behaviours.map((behaviour) => behave({ behaviour, afterMs: 77 }));
+    const results = await Promise.all(jobs.map((j) => new Promise<DispatchResult>((end) => runs.start({ job: j, end, dispatcherRecord: undefined }))));
+    runs.close();
+    expect(results.map((r) => r.status)).toEqual(['ok', 'failed', 'permanent', 'failed', 'ok', 'failed', 'ok', 'permanent']);
+    expect(results[1]).toMatchObject({ error: { message: `always fails (${jobs[1]!.event.id})` } });
+    expect(results[3]).toMatchObject({ error: { retryAfterMs: 77 } });
+    expect(results[5]).toMatchObject({ error: { message: `always fails (${jobs[5]!.event.id})` } });
+  }, 60_000);
+
+  it('startAfter: a follower starts once its leader ended ok, and ends unstarted (never called) when the leader failed', async () => {
+    const runs = dispatcher.open(new AbortController().signal);
+    expect(runs.startAfter).toBeDefined();
+    const dir = mkdtempSync(join(tmpdir(), 'dw-dispatch-'));
+    const order: string[] = [];
+    const startRun = (name: string, j: DispatchJob, after?: { job: DispatchJob; end: (r: DispatchResult) => void; dispatcherRecord: unknown }) => {
+      let dispatchRun!: { job: DispatchJob; end: (r: DispatchResult) => void; dispatcherRecord: unknown };
+      const ended = new Promise<DispatchResult>((resolveEnd) => {
+        dispatchRun = { job: j, dispatcherRecord: undefined, end: (r) => (order.push(name), resolveEnd(r)) };
+      });
+      if (after === undefined) runs.start(dispatchRun);
+      else runs.startAfter?.(dispatchRun, after);
+      return { run: dispatchRun, ended };
+    };
+    const leader = startRun('leader', behave({ behaviour: 'sleep', sleepMs: 100 }));
+    const follower = startRun('follower', behave({ behaviour: 'ok', runsFile: join(dir, 'follower-runs') }), leader.run);
+    const failing = startRun('failing', behave({ behaviour: 'fail' }));
+    const orphan = startRun('orphan', behave({ behaviour: 'ok', runsFile: join(dir, 'orphan-runs') }), failing.run);
+    const [l, f, x, o] = await Promise.all([leader.ended, follower.ended, failing.ended, orphan.ended]);
+    runs.close();
+    expect([l.status, f.status, x.status, o.status]).toEqual(['ok', 'ok', 'failed', 'unstarted']);
+    expect(order.indexOf('follower')).toBeGreaterThan(order.indexOf('leader'));
+    expect(readable(join(dir, 'follower-runs'))).toBe(true);
+    expect(readable(join(dir, 'orphan-runs'))).toBe(false);
+  }, 60_000);
+});
+
 describe.each(['none', 'thread'] as const)('dispatch of a batch handler, isolation %s', (isolation) => {
   let dispatcher: Dispatcher;
   const calls = join(mkdtempSync(join(tmpdir(), 'dw-dispatch-')), 'calls.jsonl');
