@@ -25,6 +25,9 @@ export function createInProcessDispatcher(options: InProcessDispatcherOptions): 
       const runOptions: RunHandlerOptions = { signal, logger: childLogger, defaultTimeoutMs: options.defaultTimeoutMs };
       return {
         start(run: DispatchRun): void {
+          // As the thread pool does (thread-runs.ts): a lease aborted before the run started never
+          // calls the handler, so the run did not happen and counts as no attempt.
+          if (signal.aborted) return run.end({ status: 'unstarted' });
           const handler = byName.get(run.job.handler);
           if (handler === undefined) run.end({ status: 'failed', error: { message: `unknown handler ${run.job.handler}` } });
           else startHandlerRun(handler, run.job, runOptions, run);

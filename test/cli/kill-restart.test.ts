@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { FORCED_ACK_GRACE_MS } from '../../src/worker/lease-ack.js';
 import { openSqlite } from '../../src/sqlite/index.js';
 import { appendEffectEvents, readEffects, runArgs, summarize } from '../scale/effects.js';
 import { startedRuns } from '../fixtures/spans.js';
@@ -192,6 +193,9 @@ describe('durable-worker run: kill and restart', () => {
     expect(state.committed).toBe(state.head);
   }, 90_000);
 
+  const SHUTDOWN_TIMEOUT_SECONDS = 1;
+  const EXIT_MARGIN_MS = 5_000;
+
   it('SIGTERM with an ack the platform never answers: exits 0 at the forced shutdown, abandoning the ack; the restart gets the lease back and runs no effect twice', async () => {
     const dir = tempDir('hung-ack');
     const effects = join(dir, 'effects.log');
@@ -201,7 +205,7 @@ describe('durable-worker run: kill and restart', () => {
       workers: 1,
       limit: 20,
       visibility: 600,
-      'shutdown-timeout': 1,
+      'shutdown-timeout': SHUTDOWN_TIMEOUT_SECONDS,
       isolation: 'none',
       idempotency: `sqlite:${join(dir, 'idempotency.sqlite')}`,
       'worker-id-prefix': 'hung-ack',
@@ -213,9 +217,22 @@ describe('durable-worker run: kill and restart', () => {
     const first = start(args, effects, 0);
     await waitFor('the batch handled (its ack is then on its way)', () => readEffects(effects).length === ids.length, 60_000);
     expect(consumerState(emulator, destination).leased).toBe(ids.length);
+    const signalledAtMs = performance.now();
     first.kill('SIGTERM');
-    // Held by the ack, the process would exit when the ack is answered, a minute from now.
+    // Held by the ack, the process would exit when the ack is answered, a minute from now. It must
+    // leave at the forced shutdown instead: --shutdown-timeout (src/worker/start.ts aborts what is
+    // still running), then FORCED_ACK_GRACE_MS for the ack in flight (src/worker/lease-ack.ts), then
+    // the margin. The margin covers what follows the abandoned ack: closing the local resources
+    // (client, SQLite store, file sink, metrics server: milliseconds when the machine is idle), the
+    // process's own exit and this test's 100 ms poll; on a loaded two-core CI runner a child's event
+    // loop can stall for seconds, hence a generous margin that still fails long before the hung
+    // ack's minute would end.
+    const boundMs = SHUTDOWN_TIMEOUT_SECONDS * 1_000 + FORCED_ACK_GRACE_MS + EXIT_MARGIN_MS;
     await waitFor('the process to exit', () => first.child.exitCode !== null || first.child.signalCode !== null, 30_000, 100);
+    const exitedAfterMs = performance.now() - signalledAtMs;
+    expect(exitedAfterMs, `exited ${Math.round(exitedAfterMs)} ms after SIGTERM, bound ${boundMs} ms`).toBeLessThan(boundMs);
+    // And not before the shutdown timeout: the drain waited as long as it was told to.
+    expect(exitedAfterMs).toBeGreaterThanOrEqual(SHUTDOWN_TIMEOUT_SECONDS * 1_000);
     const result = await first.exited;
     expect(result.code, result.stderr).toBe(0);
     const logged = result.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { msg: string; sent?: string });

@@ -70,7 +70,7 @@ if (!chromiumInstalled() && !underCi()) {
   describe.skip(`SKIPPED: the console's browser tests need Chromium at ${CHROMIUM_PATH} (apt-get install -y chromium, or bash .ci/browser.sh)`, () => {});
 } else {
   describe('the console in a browser, on dev --demo', { timeout: 90_000 }, () => {
-    const shots = new Screenshots();
+    const shots = new Screenshots(dir);
     let dev: Dev;
     let browser: Browser;
     let page: Page;

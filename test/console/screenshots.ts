@@ -27,13 +27,38 @@ export function pageFingerprint(): string {
   return hash.digest('hex');
 }
 
+/**
+ * Rewrites the page's text so that a shot names no machine path: the repository's own files by their
+ * path in the repository, the run's folder (handlers, sinks) by paths relative to it, and no module
+ * loader query. A reader of the README sees what a project's own run shows, not the test machine.
+ */
+function neutralisePaths(roots: readonly string[]): string {
+  return `(() => {
+    const roots = ${JSON.stringify(roots)};
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    const rewrite = (text) => {
+      let out = text.replace(/\\?tsx-namespace=[^:)\\s]+/g, '');
+      for (const root of roots) out = out.split('file://' + root + '/').join('').split(root + '/').join('');
+      return out;
+    };
+    for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+      const text = rewrite(node.nodeValue);
+      if (text !== node.nodeValue) node.nodeValue = text;
+    }
+  })()`;
+}
+
 export class Screenshots {
   readonly fingerprint = pageFingerprint();
   readonly stale: boolean;
   readonly write: boolean;
   readonly #taken = new Set<string>();
+  readonly #roots: readonly string[];
 
-  constructor() {
+  /** `runDir`: the folder the run under test works in (its handlers and sinks). */
+  constructor(runDir?: string) {
+    // The longer root first: the run's folder may lie inside the repository.
+    this.#roots = [runDir, REPO_ROOT].filter((root): root is string => root !== undefined).sort((a, b) => b.length - a.length);
     const stamp = existsSync(STAMP_FILE) ? (JSON.parse(readFileSync(STAMP_FILE, 'utf8')) as { fingerprint?: string }) : {};
     this.stale = stamp.fingerprint !== this.fingerprint || SCREENSHOTS.some((name) => !existsSync(join(SCREENSHOT_DIR, `${name}.png`)));
     this.write = process.env.DW_UPDATE_SCREENSHOTS === '1' || (this.stale && !underCi());
@@ -45,6 +70,7 @@ export class Screenshots {
     mkdirSync(SCREENSHOT_DIR, { recursive: true });
     // A click may have scrolled the page: the shot shows its top, as a visitor first sees it.
     await page.evaluate('window.scrollTo(0, 0)');
+    await page.evaluate(neutralisePaths(this.#roots));
     await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`) });
   }
 

@@ -38,18 +38,23 @@ function clientBrokenOnce(): ConsumerApi {
 }
 
 describe('a crashed pull loop', () => {
-  it('is restarted: loop:crashed is emitted and logged, every event still takes effect once', async () => {
+  it('is restarted: loop:crashed is emitted and logged, the same workerId pulls again and every event takes effect once', async () => {
     const dir = tempDir('crashed-loop');
     const record = join(dir, 'effects.log');
     const destination = await createConsumer(t.emulator);
     appendBehave(t.emulator, 10, () => ({ record }), (i) => `s-${i % 3}`);
     const { logger, lines } = capturingLogger('info');
-    const config = workerConfig(t.emulator, destination, dir);
+    // One workerId and one lease at a time: no other workerId exists to take over the work, so every
+    // effect below was pulled by the loop that crashed, after its restart.
+    const config = workerConfig(t.emulator, destination, dir, { workers: 1, maxLeases: 1 });
     const worker = await startWorker(config, { logger, client: clientBrokenOnce(), timings: FAST });
     t.running.push(worker);
     const crashes: { workerId: string; restartInMs: number }[] = [];
+    const timeline: { what: 'crashed' | 'pulled'; workerId: string; eventCount: number }[] = [];
+    worker.events.on('pull:done', (e) => timeline.push({ what: 'pulled', workerId: e.workerId, eventCount: e.eventCount }));
     worker.events.on('loop:crashed', (e) => {
       crashes.push({ workerId: e.workerId, restartInMs: e.restartInMs });
+      timeline.push({ what: 'crashed', workerId: e.workerId, eventCount: 0 });
       // A broken listener of the crash report must not stop the restart either.
       throw new Error('a loop:crashed listener bug');
     });
@@ -60,6 +65,11 @@ describe('a crashed pull loop', () => {
     expect(new Set(records(record).map((r) => r.eventId)).size).toBe(10);
     const loopId = `${config.workerIdPrefix}-0`;
     expect(crashes.map((c) => c.workerId)).toEqual([loopId]);
+    // The restart, counted: after the crash the same workerId pulled again and got the events.
+    expect(new Set(timeline.map((e) => e.workerId))).toEqual(new Set([loopId]));
+    const crashedAt = timeline.findIndex((e) => e.what === 'crashed');
+    const pulledAfter = timeline.slice(crashedAt + 1).filter((e) => e.what === 'pulled');
+    expect(pulledAfter.reduce((sum, e) => sum + e.eventCount, 0)).toBe(10);
     const crashLine = lines().find((l) => l.msg === `pull loop ${loopId} crashed: restarting`);
     expect(crashLine).toMatchObject({ level: 50, workerId: loopId, crashes: 1, err: { type: 'TypeError' } });
     const text = await scrape(worker.metricsUrl);
