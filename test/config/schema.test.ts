@@ -203,6 +203,11 @@ const ROWS: Record<RunOptionKey, Row> = {
     inside: [['0', { metricsPort: 0 }], ['65535', { metricsPort: 65_535 }]],
     outside: [['65536', `${from('metricsPort')} must be 0..65535 (got 65536)`]],
   },
+  allowedHosts: {
+    set: ['emulator, .dev.example', { allowedHosts: ['emulator', '.dev.example'] }],
+    unset: { allowedHosts: undefined },
+    outside: [['http://emulator', `${from('allowedHosts')} must be host names without scheme or port, separated by commas, e.g. emulator,.dev.example (got http://emulator)`]],
+  },
   metricsHost: { set: ['127.0.0.1', { metricsHost: '127.0.0.1' }], unset: { metricsHost: '0.0.0.0' }, outside: anyText },
   logLevel: { set: ['debug', { logLevel: 'debug' }], unset: { logLevel: 'info' }, outside: [['loud', `${from('logLevel')} must be one of fatal, error, warn, info, debug, trace, silent (got loud)`]] },
   otel: { set: ['true', { otel: true }], unset: { otel: false }, outside: [['maybe', `${from('otel')} must be true or false (or 1/0) (got maybe)`]] },
