@@ -90,8 +90,10 @@ function checkKey(key: string, runs: readonly RunLine[], dead: readonly DeadLett
     const previous = runs[index - 1];
     if (previous !== undefined && isFailure(previous) && index - 1 !== ghost) {
       const waitedMs = run.startMs - previous.endMs;
-      const askedMs = previous.outcome === 'retry-later' ? Math.min(previous.afterMs ?? 0, options.retryBackoffMaxMs) : 0;
-      const floorMs = Math.max(askedMs, options.retryBackoffMinMs);
+      // A handler's own wait is honoured as asked (capped by the maximum), below the minimum too;
+      // without one (or with 0, no opinion) the backoff's minimum applies.
+      const askedMs = previous.outcome === 'retry-later' && (previous.afterMs ?? 0) > 0 ? Math.min(previous.afterMs as number, options.retryBackoffMaxMs) : undefined;
+      const floorMs = askedMs ?? options.retryBackoffMinMs;
       if (waitedMs + CLOCK_SLACK_MS < floorMs) {
         add('retry-too-soon', `run ${i + 1} started ${waitedMs} ms after a ${previous.outcome} run (at least ${floorMs} ms expected)`);
       }

@@ -109,7 +109,8 @@ export function scenarioArb(bounds: Bounds): fc.Arbitrary<Scenario> {
         isolation: fc.constantFrom('thread' as const, 'none' as const),
         maxAttempts: fc.constant(maxAttempts),
         breaker: fc.boolean(),
-        breakerCooldownMs: fc.integer({ min: 50, max: 300 }),
+        // --breaker-cooldown takes 100 ms at the least.
+        breakerCooldownMs: fc.integer({ min: 100, max: 300 }),
         outage: bounds.outage
           ? fc.option(
               fc.record({
