@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { RUN_OPTION_KEYS } from '../../src/config/options.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { CliProcess, waitReady } from '../cli/cli-process.js';
 import { underCi } from '../fixtures/ci.js';
+import { runArgs as sharedRunArgs } from '../scale/effects.js';
 import { consumerState, createConsumer, tempDir, TENANT, waitFor } from '../worker/harness.js';
 import type { RunLine } from '../fixtures/model-handlers/_plan.js';
 import { checkInvariant, describeViolations, keyOf } from './invariant.js';
@@ -64,31 +64,24 @@ function failureFlags(scenario: Scenario): string[] {
 
 function runArgs(scenario: Scenario, destination: string, dir: string, storeUrl: string, prefix: string, workerIdPrefix: string): string[] {
   return [
-    'run',
-    '--base-url', emulator.url,
-    '--tenant', TENANT,
-    '--client-id', 'dev-client',
-    '--client-secret', 'dev-secret',
-    '--destination', destination,
-    '--handlers', MODEL_HANDLERS,
-    '--dead-letter', `file:${join(dir, 'dead-letter.jsonl')}`,
-    '--metrics-port', '0',
-    '--metrics-host', '127.0.0.1',
-    '--log-level', 'info',
-    '--workers', String(scenario.workers),
-    '--limit', String(scenario.limit),
-    '--concurrency', String(scenario.concurrency),
-    ...(scenario.maxInProgress === undefined ? [] : ['--max-in-progress', String(scenario.maxInProgress)]),
-    ...(scenario.maxLeases === undefined ? [] : ['--max-leases', String(scenario.maxLeases)]),
-    '--isolation', scenario.isolation,
-    '--max-attempts', String(scenario.maxAttempts),
-    '--visibility', String(VISIBILITY_SECONDS),
-    '--shutdown-timeout', '1',
-    '--idempotency', storeUrl,
-    '--idempotency-prefix', prefix,
-    // The shared servers outlive the test: let its keys expire soon.
-    '--idempotency-ttl', '10m',
-    '--worker-id-prefix', workerIdPrefix,
+    ...sharedRunArgs(emulator, destination, dir, {
+      handlers: MODEL_HANDLERS,
+      'log-level': 'info',
+      workers: scenario.workers,
+      limit: scenario.limit,
+      concurrency: scenario.concurrency,
+      ...(scenario.maxInProgress === undefined ? {} : { 'max-in-progress': scenario.maxInProgress }),
+      ...(scenario.maxLeases === undefined ? {} : { 'max-leases': scenario.maxLeases }),
+      isolation: scenario.isolation,
+      'max-attempts': scenario.maxAttempts,
+      visibility: VISIBILITY_SECONDS,
+      'shutdown-timeout': 1,
+      idempotency: storeUrl,
+      'idempotency-prefix': prefix,
+      // The shared servers outlive the test: let its keys expire soon.
+      'idempotency-ttl': '10m',
+      'worker-id-prefix': workerIdPrefix,
+    }),
     ...failureFlags(scenario),
   ];
 }

@@ -63,7 +63,10 @@ export function appendEffectEvents(emulator: RunningEmulator, count: number, dat
   return { ids, sequenceOf };
 }
 
-/** Common `durable-worker run` arguments against the in-process emulator with the dev client. */
+/**
+ * Common `durable-worker run` arguments against the in-process emulator with the dev client; each of
+ * `options` (kebab-case name -> value) adds its flag, and `handlers` replaces the effects folder.
+ */
 export function runArgs(emulator: RunningEmulator, destination: string, dir: string, options: Record<string, string | number>): string[] {
   const args = [
     'run',
@@ -72,12 +75,12 @@ export function runArgs(emulator: RunningEmulator, destination: string, dir: str
     '--client-id', 'dev-client',
     '--client-secret', 'dev-secret',
     '--destination', destination,
-    '--handlers', EFFECTS_HANDLERS,
+    '--handlers', String(options.handlers ?? EFFECTS_HANDLERS),
     '--dead-letter', `file:${join(dir, 'dead-letter.jsonl')}`,
     '--metrics-port', '0',
     '--metrics-host', '127.0.0.1',
   ];
   if (!('log-level' in options)) args.push('--log-level', 'warn');
-  for (const [name, value] of Object.entries(options)) args.push(`--${name}`, String(value));
+  for (const [name, value] of Object.entries(options)) if (name !== 'handlers') args.push(`--${name}`, String(value));
   return args;
 }
