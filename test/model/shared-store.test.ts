@@ -6,7 +6,7 @@ import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js
 import { CliProcess, waitReady } from '../cli/cli-process.js';
 import { underCi } from '../fixtures/ci.js';
 import { runArgs as sharedRunArgs } from '../scale/effects.js';
-import { consumerState, createConsumer, tempDir, TENANT, waitFor } from '../worker/harness.js';
+import { consumerState, createConsumer, tempDir, waitFor } from '../worker/harness.js';
 import type { RunLine } from '../fixtures/model-handlers/_plan.js';
 import { checkInvariant, describeViolations, keyOf } from './invariant.js';
 import { checkModel } from './model-check.js';
