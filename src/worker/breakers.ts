@@ -114,6 +114,11 @@ export class Breakers {
     return undefined;
   }
 
+  /** No breaker is open or half-open: every run may start. */
+  get allClosed(): boolean {
+    return this.#notClosed === 0;
+  }
+
   /** Whether runs of `handler` start without asking (no breaker, or closed). */
   isClosed(handler: string): boolean {
     return this.#notClosed === 0 || (this.#byHandler.get(handler)?.state ?? 'closed') === 'closed';

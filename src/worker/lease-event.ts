@@ -124,6 +124,8 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent> {
       }
     }
     const breakers = lease.context.breakers;
+    // Every breaker closed (the usual case): nothing to look up, nothing to allocate.
+    if (breakers.allClosed) return undefined;
     if (route.length === 1) return breakers.admit([(route[0] as LoadedHandler).name], nowMs);
     return breakers.admit((positions ?? route.map((_, j) => first + j)).map((k) => (route[k - first] as LoadedHandler).name), nowMs);
   }
