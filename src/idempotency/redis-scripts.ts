@@ -6,12 +6,15 @@ import { createHash } from 'node:crypto';
  * absent and the next claimant takes it. A script runs atomically: no other client's command
  * interleaves, so two workers claiming the same key cannot both see it free.
  *
- * A key's failure history lives in a second key, the event's key with `dw:fail:` in place of its
- * leading `dw:idem:` (redis.ts builds every key so), holding
- * `failures:retryAtMs:firstFailedAtMs:lastFailedAtMs` with the done TTL (so it outlives the claim).
- * The scripts derive it from the declared key rather than declaring it too: the rest of the name,
- * hash tag included, is the same, so it is in the same cluster slot, and the batch's arguments stay
- * one per event.
+ * Failure histories live in one hash per prefix (redis.ts names it; it is always the last of
+ * KEYS), a field per event key holding `failures:retryAtMs:firstFailedAtMs:lastFailedAtMs:expiresAtMs`.
+ * Why one hash rather than a key per event: a claim reads the histories of its whole batch in one
+ * HMGET whose field names are the batch's keys as given, so a batch without failures costs one
+ * lookup of a hash that usually does not exist, instead of building and looking up a second key name
+ * per event. Redis (before 7.4) cannot expire a field, so each value carries its expiry, checked
+ * against the server's clock (TIME), and the hash's own TTL is pushed to the done TTL at every
+ * failure: the hash goes once its prefix has had no failure for that long, and a done mark deletes
+ * its key's field meanwhile.
  */
 export interface LuaScript {
   source: string;
@@ -23,36 +26,37 @@ export function luaScript(source: string): LuaScript {
   return { source, sha1: createHash('sha1').update(source).digest('hex') };
 }
 
-/** Lua: `history_key(key)`, the name of a key's failure history (see above). */
-const HISTORY_KEY = `local function history_key(key) return 'dw:fail:' .. string.sub(key, 9) end
-`;
-
-/**
- * Lua: `history_keys(from, to)`, the history keys of KEYS[from..to]: read or deleted in one call per
- * 1,000 keys (a call into Redis costs more than a key in it; unpack has a limit).
- */
-const HISTORY_KEYS = `${HISTORY_KEY}local function history_keys(from, to)
-  local names = {}
-  for i = from, to do names[#names + 1] = history_key(KEYS[i]) end
-  return names
+/** Lua: `n`, the number of event keys; `histories`, the hash; `now_ms()`, the server's clock. */
+const PRELUDE = `local n = #KEYS - 1
+local histories = KEYS[#KEYS]
+local function now_ms()
+  local time = redis.call('TIME')
+  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
 `;
 
+/** Keys per HMGET / HDEL call: unpack has a limit. */
+const CHUNK = 1_000;
+
 /**
- * KEYS = the batch; ARGV[1] = owner, ARGV[2] = claim TTL in ms.
+ * KEYS = the batch, then the histories hash; ARGV[1] = owner, ARGV[2] = claim TTL in ms.
  * Returns one letter per key: n(ew), d(one), b(usy) — a string is the cheapest reply to parse —
- * then, for each key not done that has a failure history, `|<position>:<history>` (1-based).
+ * then, for each key not done that has an unexpired history, `|<position>:<history>` (1-based).
  */
 export const CLAIM_SCRIPT = luaScript(`
-${HISTORY_KEYS}local mine = 'c:' .. ARGV[1]
+${PRELUDE}local mine = 'c:' .. ARGV[1]
 local stored = {}
-for from = 1, #KEYS, 1000 do
-  local got = redis.call('MGET', unpack(history_keys(from, math.min(from + 999, #KEYS))))
-  for j = 1, #got do stored[from + j - 1] = got[j] end
+local now = 0
+if redis.call('EXISTS', histories) == 1 then
+  now = now_ms()
+  for from = 1, n, ${CHUNK} do
+    local got = redis.call('HMGET', histories, unpack(KEYS, from, math.min(from + ${CHUNK - 1}, n)))
+    for j = 1, #got do stored[from + j - 1] = got[j] end
+  end
 end
 local states = {}
-local histories = {}
-for i = 1, #KEYS do
+local found = {}
+for i = 1, n do
   local value = redis.call('GET', KEYS[i])
   if value == 'd' then
     states[i] = 'd'
@@ -64,33 +68,39 @@ for i = 1, #KEYS do
       states[i] = 'n'
     end
     if stored[i] then
-      histories[#histories + 1] = '|' .. i .. ':' .. stored[i]
+      local history, expires = string.match(stored[i], '^(.*):(%d+)$')
+      if tonumber(expires) > now then found[#found + 1] = '|' .. i .. ':' .. history end
     end
   end
 end
-return table.concat(states) .. table.concat(histories)
+return table.concat(states) .. table.concat(found)
 `);
 
-/** KEYS = the batch; ARGV[1] = done TTL in ms. A done mark replaces any claim and failure history. */
+/** KEYS = the batch, then the histories hash; ARGV[1] = done TTL in ms. A done mark replaces any claim and history. */
 export const DONE_SCRIPT = luaScript(`
-${HISTORY_KEYS}for i = 1, #KEYS do
+${PRELUDE}for i = 1, n do
   redis.call('SET', KEYS[i], 'd', 'PX', ARGV[1])
 end
-for from = 1, #KEYS, 1000 do
-  redis.call('DEL', unpack(history_keys(from, math.min(from + 999, #KEYS))))
+if redis.call('EXISTS', histories) == 1 then
+  for from = 1, n, ${CHUNK} do
+    redis.call('HDEL', histories, unpack(KEYS, from, math.min(from + ${CHUNK - 1}, n)))
+  end
 end
-return #KEYS
+return n
 `);
 
 /**
- * KEYS = the failed runs' keys; ARGV[1] = owner, ARGV[2] = done TTL in ms, then per key its
- * failedAtMs and retryAtMs. Returns the new counts (0 for a done key, left as it is). The owner's
- * claim goes as in release; another owner's claim stays (it holds the event now).
+ * KEYS = the failed runs' keys, then the histories hash; ARGV[1] = owner, ARGV[2] = done TTL in
+ * ms, then per key its failedAtMs and retryAtMs. Returns the new counts (0 for a done key, left as
+ * it is). The owner's claim goes as in release; another owner's claim stays (it holds the event now).
  */
 export const RECORD_FAILURES_SCRIPT = luaScript(`
-${HISTORY_KEY}local mine = 'c:' .. ARGV[1]
+${PRELUDE}local mine = 'c:' .. ARGV[1]
+local now = now_ms()
+local expires = now + tonumber(ARGV[2])
 local counts = {}
-for i = 1, #KEYS do
+local recorded = false
+for i = 1, n do
   local value = redis.call('GET', KEYS[i])
   if value == 'd' then
     counts[i] = 0
@@ -101,16 +111,20 @@ for i = 1, #KEYS do
     local failedAt = ARGV[1 + 2 * i]
     local failures = 1
     local firstFailedAt = failedAt
-    local history = redis.call('GET', history_key(KEYS[i]))
+    local history = redis.call('HGET', histories, KEYS[i])
     if history then
-      local count, _, first = string.match(history, '^(%d+):([^:]*):([^:]*):')
-      failures = tonumber(count) + 1
-      firstFailedAt = first
+      local count, first, until_ms = string.match(history, '^(%d+):[^:]*:([^:]*):[^:]*:(%d+)$')
+      if tonumber(until_ms) > now then
+        failures = tonumber(count) + 1
+        firstFailedAt = first
+      end
     end
-    redis.call('SET', history_key(KEYS[i]), failures .. ':' .. ARGV[2 + 2 * i] .. ':' .. firstFailedAt .. ':' .. failedAt, 'PX', ARGV[2])
+    redis.call('HSET', histories, KEYS[i], failures .. ':' .. ARGV[2 + 2 * i] .. ':' .. firstFailedAt .. ':' .. failedAt .. ':' .. expires)
     counts[i] = failures
+    recorded = true
   end
 end
+if recorded then redis.call('PEXPIRE', histories, ARGV[2]) end
 return counts
 `);
 

@@ -25,6 +25,8 @@ const STATE_BY_LETTER: Record<string, ClaimState> = { n: 'new', d: 'done', b: 'b
 export class RedisIdempotencyStore implements IdempotencyStore {
   readonly #client: RedisClientType;
   readonly #keyPrefix: string;
+  /** The hash of the prefix's failure histories (redis-scripts.ts says why one hash). */
+  readonly #historiesKey: string;
   readonly #doneTtlMs: number;
   #closed = false;
 
@@ -34,6 +36,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     // key `b:c`); the braces are a cluster hash tag that keeps a prefix's keys in one slot, as a
     // multi-key script requires there.
     this.#keyPrefix = `dw:idem:${options.prefix.length}:{${options.prefix}}:`;
+    this.#historiesKey = `dw:fail:${options.prefix.length}:{${options.prefix}}`;
     this.#doneTtlMs = options.doneTtlMs;
   }
 
@@ -50,7 +53,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
 
   async claim(keys: readonly string[], owner: string, claimTtlMs: number): Promise<ClaimResult> {
     if (keys.length === 0) return { states: [], failures: undefined };
-    const reply = String(await this.#run('claim', CLAIM_SCRIPT, keys, [owner, String(Math.max(1, Math.ceil(claimTtlMs)))]));
+    const reply = String(await this.#run('claim', CLAIM_SCRIPT, keys, true, [owner, String(Math.max(1, Math.ceil(claimTtlMs)))]));
     if (reply.length < keys.length || (reply.length > keys.length && reply[keys.length] !== '|')) {
       throw storeError('redis', 'claim', new Error(`script answered ${reply.length} states for ${keys.length} keys`));
     }
@@ -65,7 +68,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     if (entries.length === 0) return [];
     const args = [owner, String(Math.max(1, Math.ceil(this.#doneTtlMs)))];
     for (const entry of entries) args.push(String(Math.round(entry.failedAtMs)), String(Math.round(entry.retryAtMs)));
-    const reply = await this.#run('recordFailures', RECORD_FAILURES_SCRIPT, entries.map((entry) => entry.key), args);
+    const reply = await this.#run('recordFailures', RECORD_FAILURES_SCRIPT, entries.map((entry) => entry.key), true, args);
     if (!Array.isArray(reply) || reply.length !== entries.length) {
       throw storeError('redis', 'recordFailures', new Error(`script answered ${Array.isArray(reply) ? reply.length : typeof reply} counts for ${entries.length} keys`));
     }
@@ -74,12 +77,12 @@ export class RedisIdempotencyStore implements IdempotencyStore {
 
   async markDone(keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return;
-    await this.#run('markDone', DONE_SCRIPT, keys, [String(Math.max(1, Math.ceil(this.#doneTtlMs)))]);
+    await this.#run('markDone', DONE_SCRIPT, keys, true, [String(Math.max(1, Math.ceil(this.#doneTtlMs)))]);
   }
 
   async release(keys: readonly string[], owner: string): Promise<void> {
     if (keys.length === 0) return;
-    await this.#run('release', RELEASE_SCRIPT, keys, [owner]);
+    await this.#run('release', RELEASE_SCRIPT, keys, false, [owner]);
   }
 
   async close(): Promise<void> {
@@ -88,10 +91,13 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     await closeRedis(this.#client);
   }
 
-  async #run(operation: string, script: LuaScript, keys: readonly string[], args: string[]): Promise<unknown> {
+  /** Runs a script over the batch's keys, followed by the histories hash when `withHistories`. */
+  async #run(operation: string, script: LuaScript, keys: readonly string[], withHistories: boolean, args: string[]): Promise<unknown> {
     if (this.#closed) throw closedError('redis', operation);
+    const names = keys.map((key) => this.#keyPrefix + key);
+    if (withHistories) names.push(this.#historiesKey);
     try {
-      return await evalScript(this.#client, script, keys.map((key) => this.#keyPrefix + key), args);
+      return await evalScript(this.#client, script, names, args);
     } catch (err) {
       throw storeError('redis', operation, err);
     }

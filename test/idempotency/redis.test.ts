@@ -62,22 +62,27 @@ describe.skipIf(REDIS_URL === undefined)('redis store', () => {
     }
   });
 
-  it('keeps a failure history beside the claim, under its own key, with the done TTL', async () => {
+  it('keeps failure histories in one hash per prefix, with the done TTL, and a done mark deletes its field', async () => {
     const prefix = `test-${randomUUID()}`;
     const store = await RedisIdempotencyStore.open({ url, prefix, doneTtlMs: 3_600_000 });
     const { createClient } = await import('redis');
     const probe = createClient({ url });
     await probe.connect();
     try {
-      await store.claim(['h:failing'], 'worker-a', 30_000);
+      await store.claim(['h:failing', 'h:other'], 'worker-a', 30_000);
+      const historiesKey = `dw:fail:${prefix.length}:{${prefix}}`;
+      expect(await probe.exists(historiesKey)).toBe(0); // nothing failed yet: no hash at all
+      const before = Date.now();
       expect(await store.recordFailures([{ key: 'h:failing', failedAtMs: 1_000, retryAtMs: 3_000 }], 'worker-a')).toEqual([1]);
       const claimKey = `dw:idem:${prefix.length}:{${prefix}}:h:failing`;
-      const historyKey = `dw:fail:${prefix.length}:{${prefix}}:h:failing`;
       expect(await probe.get(claimKey)).toBeNull(); // the owner's claim went with the failure
-      expect(await probe.get(historyKey)).toBe('1:3000:1000:1000');
-      expect(await probe.pTTL(historyKey)).toBeGreaterThan(3_500_000);
+      const stored = await probe.hGet(historiesKey, claimKey);
+      const [history, expiresAtMs] = [stored?.slice(0, stored.lastIndexOf(':')), Number(stored?.slice(stored.lastIndexOf(':') + 1))];
+      expect(history).toBe('1:3000:1000:1000');
+      expect(expiresAtMs).toBeGreaterThanOrEqual(before + 3_600_000 - 1_000);
+      expect(await probe.pTTL(historiesKey)).toBeGreaterThan(3_500_000);
       await store.markDone(['h:failing']);
-      expect(await probe.exists(historyKey)).toBe(0);
+      expect(await probe.hExists(historiesKey, claimKey)).toBe(0);
     } finally {
       await probe.close();
       await store.close();
