@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline/promises';
 import type { Argv, CommandModule } from 'yargs';
-import type { DeadLetters } from '../../dead-letter/api.js';
+import type { DeadLetters } from '../../dead-letter-admin/api.js';
 import type { DeadLetterFilter } from '../../dead-letter/query.js';
 import { ConfigError, ErrorCodes, hasCode } from '../../errors.js';
 import { HANDLER_LOG_FD_ENV } from '../../observability/handler-log-tap.js';
@@ -71,7 +71,7 @@ function idsOf(argv: Args): string[] {
 /** Opens the sink of the configuration for one subcommand, closing it whatever happens. */
 async function withSink<T>(argv: Args, context: CliContext, action: (sink: DeadLetters, loaded: DeadLetterCommandConfig) => Promise<T>): Promise<T> {
   const loaded = loadDeadLetterConfig(argv, context);
-  const { openDeadLetters } = await import('../../dead-letter/api.js');
+  const { openDeadLetters } = await import('../../dead-letter-admin/api.js');
   const sink = await openDeadLetters(loaded.config.deadLetterUrl, { ...(loaded.prefix === undefined ? {} : { prefix: loaded.prefix }), cwd: context.cwd });
   try {
     return await action(sink, loaded);
