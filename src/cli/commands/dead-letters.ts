@@ -5,7 +5,7 @@ import type { DeadLetterFilter } from '../../dead-letter/query.js';
 import { ConfigError, ErrorCodes, hasCode } from '../../errors.js';
 import { HANDLER_LOG_FD_ENV } from '../../observability/handler-log-tap.js';
 import { createLogger } from '../../observability/logger.js';
-import { redactUrl } from '../../observability/redact.js';
+import { redactUrl } from '../../runtime/redact-url.js';
 import type { CliContext } from '../context.js';
 import { booleanFlag, booleanFlagValue, withRunOptions } from '../run-options.js';
 import { hasFilter, loadDeadLetterConfig, parseDuration, parseFilter, type DeadLetterCommandConfig } from './dead-letters-config.js';
