@@ -52,9 +52,9 @@ export type {
   PurgeSelectionOptions,
   ReplayOptions,
   ReplayReport,
-} from './dead-letter/api.js';
+} from './dead-letter-admin/api.js';
 export type { DeadLetterFilter } from './dead-letter/query.js';
-export type { ReplayOutcome, ReplayResult } from './dead-letter/replay.js';
+export type { ReplayOutcome, ReplayResult } from './dead-letter-admin/replay.js';
 export type { DeadLetterRecord, DeadLetterReason, DeadLetterState, StoredDeadLetter } from './dead-letter/sink.js';
 export type { DeadLetterCount } from './dead-letter/store.js';
 

@@ -2,7 +2,7 @@ import { ErrorCodes } from '../errors.js';
 import type { HandlerLogger } from '../handlers/define.js';
 import { setUpHandlers, tearDownHandlers } from '../handlers/life-cycle.js';
 import { toLoadedHandler, type LoadedHandler } from '../handlers/loader.js';
-import { matchesPattern } from '../handlers/router.js';
+import { matchesPattern } from '../runtime/type-pattern.js';
 import { runHandler as dispatchRun, type Clock } from '../dispatch/run-handler.js';
 import type { DispatchError, CallOutcome } from '../dispatch/types.js';
 import type { CloudEvent } from '../types.js';
