@@ -5,7 +5,7 @@
  * clean report means "nothing found", not "nothing read".
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -124,6 +124,22 @@ describe('the graph', () => {
     expect(check({ root, layers: [['low'], ['high']], allowedUpward: [allowance] }).problems).toEqual([]);
     const stale = { from: 'src/low/a.ts', to: 'src/high/gone.ts', reason: 'moved' };
     expect(check({ root, layers: [['low'], ['high']], allowedUpward: [allowance, stale] }).problems.map((p) => p.kind)).toEqual(['stale allowance']);
+  });
+});
+
+describe('docs/contributing.md', () => {
+  const guide = readFileSync(join(ROOT, 'docs', 'contributing.md'), 'utf8');
+
+  it('describes every folder and top-level file of src/ in its layout table', () => {
+    const units = [...new Set(buildGraph(ROOT).files.map(unitOf))];
+    const rows = new Set([...guide.matchAll(/^\| `src\/([\w-]+?)(?:\.ts)?` \|/gm)].map((m) => m[1]!));
+    expect(units.filter((u) => !rows.has(u))).toEqual([]);
+  });
+
+  it('lists the layers of scripts/check-imports.mjs, in its order', () => {
+    const section = guide.slice(guide.indexOf('### Layers'));
+    const listed = [...section.matchAll(/^\d+\. (.+)$/gm)].map((m) => [...m[1]!.matchAll(/`([\w-]+?)(?:\.ts)?`/g)].map((n) => n[1]!));
+    expect(listed).toEqual(LAYERS);
   });
 });
 
