@@ -1,6 +1,7 @@
 /**
- * docs/architecture.md uses the code's names: a reader who follows an event with the page open must
- * find every file it cites and every name it gives in backticks in the repository.
+ * docs/architecture.md (and docs/contributing.md beside it) use the code's names: a reader who follows
+ * an event with the page open must find every file it cites and every name it gives in backticks in
+ * the repository.
  *
  * What is checked, and how:
  * - **Paths.** Every `src/`, `test/`, `bench/`, `docs/`, `examples/`, `scripts/`, `handlers/`,
@@ -19,8 +20,15 @@
  *   - `word:word` is a name of the worker's event bus, a string in src/;
  *   - `snake_case` is a metric (without its `durable_worker_` prefix) or another name the code spells
  *     that way: a string in src/;
- *   - `--option` (with a value or not) is an option of the CLI: its name appears in src/;
- *   - `durable-worker/sub` is a subpath in package.json's `exports`.
+ *   - `--option` (with a value or not) is an option of the CLI, or of a script of bench/ or scripts/:
+ *     its name appears there;
+ *   - `durable-worker/sub` is a subpath in package.json's `exports`;
+ *   - `name.ts` (a bare file name) is the name of a file at the root or in src/, test/, bench/,
+ *     scripts/ or docs/;
+ *   - a `PascalCase` name that JavaScript or Node defines globally (`AbortSignal`, `MessagePort`) is
+ *     taken as it is.
+ * - **Commands** in backticks (`npm ...`, `node ...`, `npx ...`) are left to test/docs/commands.test.ts
+ *   and to the path check above.
  * - **Not checked** (not names of code): single letters and formulas (anything with spaces or
  *   operators: `H + P < --max-leases` is checked only for its options), HTTP routes (`/readyz`),
  *   ENV_NAMES and header names, quoted values (`'source_entry.updated'`), `<placeholders>`, and plain
@@ -32,7 +40,8 @@ import { dirname, join, normalize, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from './doc-commands.js';
 
-const PAGE = 'docs/architecture.md';
+/** The pages a contributor reads beside the code; both use the code's own names. */
+const PAGES = ['docs/architecture.md', 'docs/contributing.md'];
 
 /** Names in backticks that are not this repository's code, and where they come from. */
 const FOREIGN: Record<string, string> = {
@@ -101,6 +110,10 @@ interface Code {
   /** Members: methods, properties, object keys, private fields, defined anywhere. */
   members: Set<string>;
   all: string;
+  /** `all` with the scripts of bench/ and scripts/, whose options a page may cite. */
+  withTools: string;
+  /** The names of every file of src/, test/, bench/, scripts/ and docs/. */
+  fileNames: Set<string>;
 }
 
 function sourceFiles(dir: string): string[] {
@@ -115,6 +128,11 @@ function withoutComments(text: string): string {
 
 function readCode(): Code {
   const files = sourceFiles(join(ROOT, 'src')).map((path) => ({ path, text: withoutComments(readFileSync(path, 'utf8')) }));
+  const tools = ['bench', 'scripts'].flatMap((dir) => sourceFiles(join(ROOT, dir))).map((path) => readFileSync(path, 'utf8'));
+  const fileNames = new Set([
+    ...readdirSync(ROOT),
+    ...['src', 'test', 'bench', 'scripts', 'docs'].flatMap((dir) => readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' }).map((p) => p.split(/[\\/]/).pop()!)),
+  ]);
   const declared = new Set<string>();
   const members = new Set<string>();
   for (const { text } of files) {
@@ -131,7 +149,8 @@ function readCode(): Code {
     // Object literal keys and shorthand methods after `{` or `,` on the same line.
     for (const m of text.matchAll(new RegExp(`[{,]\\s*(${IDENT})\\??\\s*[(:]`, 'g'))) members.add(m[1]!);
   }
-  return { files, declared, members, all: files.map((f) => f.text).join('\n') };
+  const all = files.map((f) => f.text).join('\n');
+  return { files, declared, members, all, withTools: [all, ...tools].join('\n'), fileNames };
 }
 
 /** The body of `class|interface|type Name`, and the names it extends. */
@@ -203,7 +222,8 @@ function isOption(code: Code, name: string): boolean {
   if (name === 'help' || name === 'version') return true;
   const base = name.startsWith('no-') ? name.slice(3) : name;
   const camel = base.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-  return new RegExp(`['"\\s{,]${camel}['"]?\\??\\s*:`).test(code.all) || code.all.includes(`'${base}'`) || code.all.includes(`--${base}`);
+  const text = code.withTools;
+  return new RegExp(`['"\\s{,]${camel}['"]?\\??\\s*:`).test(text) || text.includes(`'${base}'`) || text.includes(`--${base}`);
 }
 
 const pascal = (word: string) => word[0]!.toUpperCase() + word.slice(1);
@@ -211,6 +231,10 @@ const pascal = (word: string) => word[0]!.toUpperCase() + word.slice(1);
 /** Why a name in backticks is not a name of the code, or undefined when it is (or is not a name). */
 function checkName(code: Code, cite: string): string | undefined {
   if (FOREIGN[cite] !== undefined) return undefined;
+  if (/^(?:npm|npx|node|bash|eval|git|docker|helm|curl) /.test(cite)) return undefined; // a command
+  if (/^[\w.-]+\.(?:ts|mts|js|mjs|md|json|sh)$/.test(cite)) {
+    return code.fileNames.has(cite) ? undefined : 'no file of that name in the repository';
+  }
   if (/^--[a-z]/.test(cite) || /\s--[a-z]/.test(cite)) {
     const missing = [...cite.matchAll(/--([a-z][a-z0-9-]*)/g)].map((m) => m[1]!).filter((o) => !isOption(code, o));
     return missing.length > 0 ? `no option ${missing.map((o) => `--${o}`).join(', ')} in src/` : undefined;
@@ -236,6 +260,7 @@ function checkName(code: Code, cite: string): string | undefined {
   const isCamel = /^[a-z][a-z0-9]*[A-Z]/.test(name);
   if (receiver === undefined && call === undefined && !isPascal && !isCamel) return undefined; // a plain word
   if (receiver === undefined && call === undefined && isPascal) {
+    if (name in globalThis) return undefined; // AbortSignal, MessagePort: JavaScript's or Node's own
     return code.declared.has(name) ? undefined : 'no class, interface, type or function of that name in src/';
   }
   if (receiver !== undefined && !/^[a-z]/.test(receiver) && !/^[A-Z]/.test(receiver)) return undefined;
@@ -263,7 +288,7 @@ function checkName(code: Code, cite: string): string | undefined {
 
 // --- the tests ------------------------------------------------------------------------------------
 
-describe(`${PAGE} cites the repository as it is`, () => {
+describe.each(PAGES)('%s cites the repository as it is', (PAGE) => {
   const text = readFileSync(join(ROOT, PAGE), 'utf8');
   const { prose, all } = pageParts(text);
 
@@ -303,13 +328,13 @@ describe(`${PAGE} cites the repository as it is`, () => {
 describe('the name check itself', () => {
   const code = readCode();
   it('accepts names the code defines, with their parameters', () => {
-    for (const cite of ['PermanentError', 'LeaseDispatch.start', 'defineHandler', 'close()', 'start(run)', 'atDeadline', 'batch:pulled', 'in_flight_events', '--max-in-progress', 'durable-worker/testing', 'ctx.signal']) {
+    for (const cite of ['PermanentError', 'LeaseDispatch.start', 'defineHandler', 'close()', 'start(run)', 'atDeadline', 'batch:pulled', 'in_flight_events', '--max-in-progress', 'durable-worker/testing', 'ctx.signal', 'AbortSignal', 'held-lease.ts', '--only']) {
       expect(checkName(code, cite), cite).toBeUndefined();
     }
   });
 
   it('rejects names the code does not define, or a call with the wrong parameter names', () => {
-    for (const cite of ['NoSuchClass', 'LeaseDispatch.open', 'noSuchFunction()', 'start(lease, turn)', 'loop:exploded', 'no_such_metric', '--no-such-option', 'durable-worker/nothing', '#noSuchField']) {
+    for (const cite of ['NoSuchClass', 'LeaseDispatch.open', 'noSuchFunction()', 'start(lease, turn)', 'loop:exploded', 'no_such_metric', '--no-such-option', 'durable-worker/nothing', '#noSuchField', 'no-such-file.ts']) {
       expect(checkName(code, cite), cite).toBeDefined();
     }
   });
