@@ -24,13 +24,14 @@ export const LAYERS = [
   ['errors', 'types', 'runtime', 'sqlite', 'fs'],
   // Leaves with one concern each: ingest rules, the tracer, handler definitions, loading and routing.
   ['ingest', 'tracing', 'handlers'],
-  // The two sides of the platform API (the client, the emulator); logs, metrics and health; the
-  // built-in forwarding handler.
-  ['client', 'emulator', 'observability', 'forward'],
+  // The two sides of the platform API (the client, the emulator); the built-in forwarding handler.
+  ['client', 'emulator', 'forward'],
   // The idempotency store and its adapters.
   ['idempotency'],
   // The dead-letter sinks (they share the stores' connections and errors).
   ['dead-letter'],
+  // Logs, metrics and health, and the worker's events they listen to.
+  ['observability'],
   // The dispatchers that run handlers, in-process or in threads.
   ['dispatch'],
   // The one schema of the options: defaults and validation.
@@ -38,7 +39,7 @@ export const LAYERS = [
   // The worker, and the development loop that restarts it.
   ['worker', 'dev'],
   // What is built on a running worker: the test kit, the development console.
-  ['testing', 'console'],
+  ['testing', 'console', 'dead-letter-admin'],
   // The public faces: the commands, and the package entry with its lazy entry points.
   ['cli', 'lazy-entry-points', 'index'],
 ];

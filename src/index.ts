@@ -34,7 +34,7 @@ export type { RunOptionsInput as WorkerOptions } from './config/options.js';
 // What StartWorkerOptions takes and what RunningWorker.events carries, for a caller that brings its
 // own client, store, sink or clock, or listens to the worker.
 export type { PullTimings } from './worker/pull-options.js';
-export type { AckStatusLabel, EventOutcome, PullStatusLabel, WorkerEmitter, WorkerEventMap } from './worker/events.js';
+export type { AckStatusLabel, EventOutcome, PullStatusLabel, WorkerEmitter, WorkerEventMap } from './observability/worker-events.js';
 export type { ConsumerApi, PullResult } from './client/consumer-api.js';
 export type { ClaimResult, ClaimState, FailureEntry, FailureHistory, IdempotencyStore } from './idempotency/store.js';
 export type { DeadLetterSink } from './dead-letter/sink.js';

@@ -211,3 +211,16 @@ export interface LegacyImportVerified {
   valid: true;
   entryCount: number;
 }
+
+/** What the lease knows about the delivery of one event; becomes the handler's ctx. */
+export interface JobContext {
+  /** This handler's attempt on this event: its failed runs so far + 1 (kept in the idempotency store). */
+  attempt: number;
+  /** The lease's delivery attempt (the platform's `attempt`: how often the batch was handed out). */
+  deliveryAttempt: number;
+  generation: number;
+  workerId: string;
+  leaseId: string;
+  /** Epoch ms of the lease deadline (lease expiry minus the safety margin). */
+  deadlineMs: number;
+}

@@ -4,10 +4,10 @@ import type { WorkerConfig } from '../config/types.js';
 import { ConfigError, ErrorCodes, hasCode } from '../errors.js';
 import type { CliContext } from './context.js';
 import { printError } from './context.js';
-import { loadStartWorker, type RunningWorker, type StartWorker } from './seams.js';
+import { loadStartWorker, type WorkerHandle, type StartWorker } from './seams.js';
 import { SIGNAL_EXIT_CODES, onShutdownSignals } from './signals.js';
 
-type DoneResult = Awaited<RunningWorker['done']>;
+type DoneResult = Awaited<WorkerHandle['done']>;
 
 /**
  * Runs one worker until it ends and maps the ending to an exit code (CONTRACT): 0 for a drain after
@@ -24,7 +24,7 @@ export async function runWorkerProcess(
   logger.info({ config: describeConfig(config) }, 'starting durable-worker');
   startWorker ??= await loadStartWorker();
 
-  let worker: RunningWorker | undefined;
+  let worker: WorkerHandle | undefined;
   let closing: Promise<void> | undefined;
   let signalled = false;
   let resolveClosed: (result: DoneResult) => void = () => {};
@@ -61,7 +61,7 @@ export async function runWorkerProcess(
     const starting = startWorker(config, { logger });
     // Once abandoned, a late failure of the start must not become an unhandled rejection.
     starting.catch(() => {});
-    let started: { worker: RunningWorker } | { abandoned: DoneResult };
+    let started: { worker: WorkerHandle } | { abandoned: DoneResult };
     try {
       started = await Promise.race([starting.then((w) => ({ worker: w })), closed.then((r) => ({ abandoned: r }))]);
     } catch (err) {

@@ -1,4 +1,4 @@
-import { listenTo, type WorkerEmitter, type WorkerEventMap } from '../worker/events.js';
+import { listenTo, type WorkerEmitter, type WorkerEventMap } from '../observability/worker-events.js';
 import type { ReplayResult } from '../dead-letter-admin/replay.js';
 import { EventRecord } from './event-record.js';
 import { compareSequences } from '../runtime/sequence.js';

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { ReplayRunOptions } from '../dead-letter-admin/replay-resources.js';
 import { HANDLER_LOG_CHANNEL_ENV, isEventLine } from '../observability/handler-log-tap.js';
 import { redactUrl } from '../runtime/redact-url.js';
-import type { WorkerEmitter } from '../worker/events.js';
+import type { WorkerEmitter } from '../observability/worker-events.js';
 import { apiRoutes } from './api.js';
 import { ConsumerWatch } from './consumer-watch.js';
 import { DeadLetterDesk } from './dead-letter-desk.js';

@@ -1,4 +1,4 @@
-import type { AckStatusLabel, EventOutcome } from '../worker/events.js';
+import type { AckStatusLabel, EventOutcome } from '../observability/worker-events.js';
 
 /**
  * What the console's server sends its page (JSON over `/api/*` and the server-sent events of

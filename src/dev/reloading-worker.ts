@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { WorkerConfig } from '../config/types.js';
 import { loadHandlerSet } from '../handlers/handler-set.js';
 import { nextHandlerGeneration } from '../handlers/module-url.js';
-import type { RunningWorker, StartWorker } from '../cli/seams.js';
+import type { WorkerHandle, StartWorker } from '../worker/start.js';
 import { watchHandlersFolder } from './handler-watch.js';
 import { enableModuleReload } from './module-reload.js';
 
@@ -27,7 +27,7 @@ export interface HandlerReloadOptions {
   onStatus?: (status: ReloadStatus) => void;
 }
 
-type WorkerEnd = Awaited<RunningWorker['done']>;
+type WorkerEnd = Awaited<WorkerHandle['done']>;
 
 const firstLine = (err: unknown) => (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '';
 
@@ -38,9 +38,9 @@ const firstLine = (err: unknown) => (err instanceof Error ? err.message : String
  * starts a new one with the same configuration, against the same emulator and console. A reload
  * runs one at a time; saves made during one make one more after it.
  */
-class ReloadingWorker implements RunningWorker {
+class ReloadingWorker implements WorkerHandle {
   readonly done: Promise<WorkerEnd>;
-  #current: RunningWorker | undefined;
+  #current: WorkerHandle | undefined;
   #resolveDone: (end: WorkerEnd) => void = () => {};
   #reloading: Promise<void> = Promise.resolve();
   #pending: string[] | undefined;
@@ -48,7 +48,7 @@ class ReloadingWorker implements RunningWorker {
   readonly #watcher: { close(): void };
 
   constructor(
-    first: RunningWorker,
+    first: WorkerHandle,
     private readonly config: WorkerConfig,
     private readonly start: StartWorker,
     private readonly logger: Logger,
@@ -78,7 +78,7 @@ class ReloadingWorker implements RunningWorker {
   }
 
   /** The worker's own end (idle, fatal, closed) is this one's; a drain for a reload is not. */
-  #follow(worker: RunningWorker): void {
+  #follow(worker: WorkerHandle): void {
     this.#current = worker;
     void worker.done.then((end) => {
       if (this.#current === worker && (this.#closed || end.reason !== 'closed')) this.#resolveDone(end);

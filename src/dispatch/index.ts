@@ -6,7 +6,8 @@ import { handlerThreadResourceLimits } from './thread-heap.js';
 import { createThreadDispatcher, poolSize } from './thread-pool.js';
 import type { Dispatcher, DispatchJob, DispatchResult } from './types.js';
 
-export type { Dispatcher, DispatchJob, CallOutcome, DispatchError, DispatchResult, DispatchRun, JobContext, LeaseDispatch } from './types.js';
+export type { Dispatcher, DispatchJob, CallOutcome, DispatchError, DispatchResult, DispatchRun, LeaseDispatch } from './types.js';
+export type { JobContext } from '../types.js';
 export { poolSize } from './thread-pool.js';
 
 export interface CreateDispatcherOptions {
@@ -23,7 +24,7 @@ export interface CreateDispatcherOptions {
   otel?: boolean | undefined;
 }
 
-/** Chooses the dispatcher at the edge (STYLE 4); a thread pool proves it can load the handlers first. */
+/** Chooses the dispatcher at the edge, once; a thread pool proves it can load the handlers first. */
 export async function createDispatcher(options: CreateDispatcherOptions): Promise<Dispatcher> {
   if (options.isolation === 'none') {
     return withBatchHandlers(createInProcessDispatcher({ handlers: options.handlers, logger: options.logger, defaultTimeoutMs: options.defaultTimeoutMs }), options.handlers);

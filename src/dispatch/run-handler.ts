@@ -53,7 +53,7 @@ export function toDispatchError(err: unknown): DispatchError {
   return { message: `handler threw a non-error value: ${String(err)}` };
 }
 
-/** Handlers say what happened; the framework decides (STYLE 8). Branch on code: errors cross threads. */
+/** Handlers say what happened; the framework decides what it means. Branch on code: errors cross threads. */
 export function outcomeOfError(err: unknown): CallOutcome {
   return { status: hasCode(err, ErrorCodes.PERMANENT) ? 'permanent' : 'failed', error: toDispatchError(err) };
 }
@@ -102,8 +102,8 @@ function abortedOutcome(handler: LoadedHandler, cause: AbortCause): { outcome: C
  * only when the handler reads it, and the caller's signal and the lease deadline are watched through
  * listeners and a timer shared by every run of the batch (a timer of its own only for a shorter
  * handler timeout). A run's state is one object and `ctx` another with its accessors on the
- * prototype: an object literal with getters and a closure per callback cost more per run than a
- * no-op handler itself (docs/benchmarks.md, "The per-event path").
+ * prototype, because an object literal with getters and a closure per callback would cost more per
+ * run than a no-op handler itself.
  */
 export function runHandler(handler: LoadedHandler, job: DispatchJob, options: RunHandlerOptions): Promise<CallOutcome> {
   return new Promise<CallOutcome>((resolve) => startHandlerCall(handler, job, options, { end: resolve }));

@@ -7,10 +7,9 @@ const MiB = 1024 * 1024;
  * The young generation of each handler thread, MB. V8 makes it three semi-spaces' worth (two
  * semi-spaces, plus as much as one again for new large objects), so 24 MB means 8 MiB semi-spaces.
  * Node sizes a worker thread's young generation from the machine's memory: 48 MB (16 MiB
- * semi-spaces, 32 MiB resident once used) on any host with 16 GB or more. Halving it cost nothing
- * measurable in the benchmark; 12 MB (4 MiB semi-spaces) saved 16 MiB more but cost ~6 % CPU per
- * event and events/s with thread isolation: a thread holds the events of its lanes across scavenges,
- * so smaller semi-spaces copy them more often (docs/benchmarks.md, phase d).
+ * semi-spaces, 32 MiB resident once used) on any host with 16 GB or more. Half of that costs no
+ * speed; smaller still costs CPU per event: a thread holds the events of its lanes across
+ * scavenges, so smaller semi-spaces copy them more often (docs/benchmarks.md#memory).
  */
 export const HANDLER_THREAD_YOUNG_GENERATION_MB = 24;
 

@@ -21,9 +21,8 @@ export interface RunOnLink {
 /**
  * The main thread's end of one thread's link: a MessagePort that the thread made when it started
  * and that both keep for the thread's life (thread-entry.ts). Runs go out on it, a turn's worth per
- * message; outcomes come back on it, a turn's worth per message. A piscina task per message cost a
- * MessageChannel, a task record and a detour through piscina's queue for every few events
- * (docs/benchmarks.md, "Thread links and chained runs").
+ * message; outcomes come back on it, a turn's worth per message. A piscina task per message would
+ * cost a MessageChannel, a task record and a detour through piscina's queue for every few events.
  *
  * The link knows its runs until each has reported, or until its thread is gone: then each ends as the
  * thread recorded it in shared memory, or as a crash.

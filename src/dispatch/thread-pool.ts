@@ -40,7 +40,7 @@ export interface ThreadDispatcherOptions {
  * handler until the blocked thread is found and replaced (deadline + grace + ping, seconds); and never
  * more than the events that can run at once (`--max-in-progress`). Handlers are mostly I/O-bound, so
  * one thread runs several at once instead of the pool growing to one thread per event (a thread costs
- * a V8 heap and a module load; docs/benchmarks.md, phase d): threads = min(budget, max(2, cores - 1)).
+ * a V8 heap and a module load, docs/benchmarks.md#memory): threads = min(budget, max(2, cores - 1)).
  * The runs spread over them by load (thread-pool's sendBalanced), with no cap per thread.
  */
 export function poolSize(maxInProgress: number, cores: number = availableParallelism()): number {
@@ -143,7 +143,7 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
   /**
    * Sends the runs started in this turn of the event loop as one message per thread instead of one
    * per run: the message (structured clone, the thread's wake-up) is the largest cost per event of
-   * thread isolation (docs/benchmarks.md).
+   * thread isolation.
    */
   function flush(): void {
     flushScheduled = false;
@@ -174,9 +174,9 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
   /**
    * Each run to the thread with the fewest runs, counting those planned in this turn. Balanced per
    * run, not per message: a subject's later events follow its first to the same thread (chained), so
-   * where a turn's first runs go is where their subjects stay. When a whole turn went to the freest
-   * thread in one message, the first events of 50 subjects kept a CPU-bound handler on one of two
-   * threads for good (half the throughput; docs/benchmarks.md, "Chains spread over the threads").
+   * where a turn's first runs go is where their subjects stay. A whole turn sent to the freest
+   * thread in one message would keep the subjects of that turn, and a CPU-bound handler, on one
+   * thread for good.
    */
   function sendBalanced(runs: readonly PooledRun[]): void {
     const targets = usableLinks();

@@ -1,7 +1,8 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { TraceCarrier } from '../tracing/trace-context.js';
 import type { CloudEvent } from '../types.js';
-import type { DispatchJob, DispatchResult, JobContext } from './types.js';
+import type { JobContext } from '../types.js';
+import type { DispatchJob, DispatchResult } from './types.js';
 
 /** `workerData` of every thread of the pool. */
 export interface ThreadWorkerData {
@@ -36,8 +37,7 @@ export const RUN_WITHDRAWN = 5;
  *
  * Columns rather than an object per run: the structured clone spends more on each object it copies
  * (its keys, its shape rebuilt in the thread) than on plain values, and an object per run plus one
- * for its job cost more than the event they carried (docs/benchmarks.md, "Runs and outcomes in
- * columns").
+ * for its job would cost more than the event they carry.
  */
 export interface RunsMessage {
   firstTaskId: number;

@@ -1,19 +1,6 @@
 import type { SetupFailure, TeardownFailure } from '../handlers/life-cycle.js';
 import type { TraceCarrier } from '../tracing/trace-context.js';
-import type { CloudEvent } from '../types.js';
-
-/** What the lease knows about the delivery of one event; becomes the handler's ctx. */
-export interface JobContext {
-  /** This handler's attempt on this event: its failed runs so far + 1 (kept in the idempotency store). */
-  attempt: number;
-  /** The lease's delivery attempt (the platform's `attempt`: how often the batch was handed out). */
-  deliveryAttempt: number;
-  generation: number;
-  workerId: string;
-  leaseId: string;
-  /** Epoch ms of the lease deadline (lease expiry minus the safety margin). */
-  deadlineMs: number;
-}
+import type { CloudEvent, JobContext } from '../types.js';
 
 /** One handler run for one event. Plain data: it crosses into a worker thread by structured clone. */
 export interface DispatchJob {
@@ -62,9 +49,8 @@ export interface DispatchRun {
   /**
    * The dispatcher's own record of the run, kept here by the dispatcher it was started on (the
    * thread pool's, where `startAfter` and `withdraw` find it). Undefined until then; nothing else
-   * reads or writes it. A field rather than a WeakMap in the dispatcher: an entry per run showed in
-   * the main thread's profile, and dropping it lowered CPU per event (docs/benchmarks.md, "The pool's
-   * record of a run").
+   * reads or writes it. A field rather than a WeakMap in the dispatcher: no map entry per run on the
+   * main thread.
    */
   dispatcherRecord: unknown;
 }

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { DEAD_LETTERS_METRIC, registerDeadLetterGauge, type DeadLetterGaugeOptions } from '../dead-letter/gauge.js';
-import { listenTo, type WorkerEmitter, type WorkerEventMap } from '../worker/events.js';
+import { listenTo, type WorkerEmitter, type WorkerEventMap } from './worker-events.js';
 import { LabelledHistogram, PendingCount, flushOnCollect } from './hot-path-metrics.js';
 import { readerPosition, type StreamPosition } from './stream-position.js';
 

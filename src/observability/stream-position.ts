@@ -1,4 +1,4 @@
-import { listenTo, type WorkerEmitter } from '../worker/events.js';
+import { listenTo, type WorkerEmitter } from './worker-events.js';
 import { BacklogAgeTracker } from './backlog.js';
 import { LagTracker } from './lag.js';
 

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { listenTo, type EventOutcome, type WorkerEmitter } from '../worker/events.js';
+import { listenTo, type EventOutcome, type WorkerEmitter } from './worker-events.js';
 import { readerPosition, type StreamPosition } from './stream-position.js';
 
 export interface StartSummaryOptions {

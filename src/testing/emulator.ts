@@ -7,7 +7,7 @@ import { resolveWorkerConfig } from '../config/load.js';
 import type { RunOptionsInput } from '../config/options.js';
 import type { DeadLetterRecord, DeadLetterSink } from '../dead-letter/sink.js';
 import { DEV_DEFAULTS, startEmulator, type EmulatorOptions, type NewEvent, type RunningEmulator } from '../emulator/index.js';
-import type { EventOutcome } from '../worker/events.js';
+import type { EventOutcome } from '../observability/worker-events.js';
 import { startWorker, type RunningWorker } from '../worker/start.js';
 import type { CloudEvent, TypedIngestEntry, TypedIngestResponse } from '../types.js';
 

@@ -5,8 +5,7 @@
  * off it is NOOP_TRACER, whose methods do nothing and return shared constants, so the run path pays
  * a few calls per event and loads no OpenTelemetry module (docs/benchmarks.md, "tracing off").
  */
-import type { JobContext } from '../dispatch/types.js';
-import type { AckStatus, CloudEvent, LeaseBatch } from '../types.js';
+import type { AckStatus, CloudEvent, JobContext, LeaseBatch } from '../types.js';
 import type { TraceCarrier } from './trace-context.js';
 
 /** A handler failure as the run path has it (plain data from any thread). */

@@ -1,7 +1,5 @@
 import type { Logger } from 'pino';
-
-/** `closed`: runs start; `open`: none start until the cool-down ends; `half-open`: one probe run at a time. */
-export type BreakerState = 'closed' | 'open' | 'half-open';
+import type { BreakerChange, BreakerState } from '../observability/worker-events.js';
 
 /** `--breaker*`: when a handler's breaker opens, and for how long. */
 export interface BreakerOptions {
@@ -23,13 +21,6 @@ export interface Blocked {
   reason: 'retry' | 'breaker';
   handler: string;
   untilMs: number;
-}
-
-export interface BreakerChange {
-  handler: string;
-  state: BreakerState;
-  /** Share of the window's runs that failed when it changed. */
-  failureRatio: number;
 }
 
 /** How a run that a breaker counted ended: `none` for one that never ran (a probe given back). */

@@ -2,9 +2,9 @@ import type { Logger } from 'pino';
 import type { IdempotencyStore } from '../idempotency/store.js';
 
 /**
- * Done marks of one batch, written as events finish: the keys finished in the same turn of the event
+ * Done marks of one lease, written as events finish: the keys finished in the same turn of the event
  * loop go to the store in one `markDone` call (one round trip to Redis or PostgreSQL, one SQLite
- * group), within a turn of finishing, never held until the batch ends. Each write is added to
+ * group), within a turn of finishing, never held until the lease ends. Each write is added to
  * `pendingWrites`, which the ack waits for: after an `ok` ack the events are gone.
  */
 export class DoneMarkWriter {

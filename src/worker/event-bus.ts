@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
-import type { WorkerEmitter } from './events.js';
+import type { WorkerEmitter } from '../observability/worker-events.js';
 import { RateLimiter } from './timing.js';
 
 /** A listener's failure is logged at most this often per event name; the rest are counted. */

@@ -55,9 +55,8 @@ const MIN_SAMPLE_MS = 10;
 /**
  * How fast the start rate follows a rise: within about one pull round trip to a distant platform, so
  * that the buffer (two round trips at that rate) doubles per round trip while it runs dry, as slow
- * start intends. Followed as slowly as a fall, a fresh process far from the platform pulled late for
- * its first round trips, each pull sized by a rate that lagged the one its events could start at
- * (docs/benchmarks.md, "The start rate's rise").
+ * start intends. Followed as slowly as a fall, a fresh process far from the platform would pull late
+ * for its first round trips, each pull sized by a rate lagging the one its events could start at.
  */
 const START_RATE_RISE_TAU_MS = 50;
 /** How fast it follows a fall: over a quarter of a second, so that one slow turn of the event loop does not empty the buffer. */

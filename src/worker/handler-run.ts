@@ -4,7 +4,7 @@ import { ErrorCodes } from '../errors.js';
 import type { ClaimState, FailureHistory } from '../idempotency/store.js';
 import { traceLogFields } from '../tracing/trace-context.js';
 import type { RunTrace } from '../tracing/run-tracer.js';
-import type { EventOutcome } from './events.js';
+import type { EventOutcome } from '../observability/worker-events.js';
 import type { RunEnd, RunOwner } from './lease-view.js';
 import { claimAgain, waitForClaim, type Claimed } from './key-claims.js';
 import { retryDelayMs } from './retry-delay.js';

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
-import type { JobContext, LeaseDispatch } from '../dispatch/types.js';
+import type { LeaseDispatch } from '../dispatch/types.js';
 import { ErrorCodes } from '../errors.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import { idempotencyKey } from '../idempotency/key.js';
@@ -9,7 +9,7 @@ import { atDeadline, whenAborted, type Watch } from '../runtime/abort-fanout.js'
 import { systemClock } from '../runtime/clock.js';
 import { waitUntil } from '../runtime/wait-until.js';
 import { NOOP_TRACER, type LeaseTrace } from '../tracing/run-tracer.js';
-import type { AckStatus, LeaseBatch } from '../types.js';
+import type { AckStatus, JobContext, LeaseBatch } from '../types.js';
 import { DoneMarkWriter } from './done-marks.js';
 import { acknowledgeLease } from './lease-ack.js';
 import { LeaseEvent } from './lease-event.js';

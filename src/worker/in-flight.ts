@@ -1,7 +1,7 @@
-import type { WorkerEmitter } from './events.js';
+import type { WorkerEmitter } from '../observability/worker-events.js';
 
 /**
- * Events in progress across every loop of the process (`durable_worker_in_flight_events`). `count`
+ * Events running in the process, across all its leases (`durable_worker_in_flight_events`). `count`
  * is always exact; `inflight:changed` is emitted at most once per turn of the event loop with the
  * count at that moment (two emits per event were a visible cost with fast handlers).
  */

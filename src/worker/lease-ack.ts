@@ -41,7 +41,7 @@ export async function acknowledgeLease(lease: LeaseView, sent: AckStatus): Promi
     for (let attempt = 1; ; attempt++) {
       let response: AckResponse;
       // Not AbortSignal.timeout: that one keeps its timer until it fires (a lease's worth) and costs
-      // more to create, once per lease (docs/benchmarks.md, "the ack's timeout reused").
+      // more to create, once per lease; the workerId's reusable one is armed instead.
       const signal = slot.ackTimeout.arm(Math.max(1, giveUpAtMs - Date.now()), giveUpReason);
       inFlight = true;
       try {

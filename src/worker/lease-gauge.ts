@@ -1,4 +1,4 @@
-import type { WorkerEmitter } from './events.js';
+import type { WorkerEmitter } from '../observability/worker-events.js';
 
 /**
  * Leases held and events buffered (leased, not started) across the process, for

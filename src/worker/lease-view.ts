@@ -1,15 +1,15 @@
 import type { Logger } from 'pino';
 import type { ConsumerApi } from '../client/consumer-api.js';
 import type { DeadLetterSink } from '../dead-letter/sink.js';
-import type { Dispatcher, JobContext, LeaseDispatch } from '../dispatch/types.js';
+import type { Dispatcher, LeaseDispatch } from '../dispatch/types.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import type { Router } from '../handlers/router.js';
 import type { ClaimState, FailureHistory, IdempotencyStore } from '../idempotency/store.js';
 import type { LeaseTrace, RunTracer } from '../tracing/run-tracer.js';
-import type { LeaseBatch } from '../types.js';
+import type { JobContext, LeaseBatch } from '../types.js';
 import type { Breakers } from './breakers.js';
 import type { DoneMarkWriter } from './done-marks.js';
-import type { EventOutcome, WorkerEmitter } from './events.js';
+import type { EventOutcome, WorkerEmitter } from '../observability/worker-events.js';
 import type { RetryBackoff } from './retry-delay.js';
 import type { RateLimiter } from './timing.js';
 import type { WorkerSlot } from './worker-ids.js';

@@ -1,4 +1,5 @@
-import type { Blocked, BreakerChange } from './breakers.js';
+import type { Blocked } from './breakers.js';
+import type { BreakerChange } from '../observability/worker-events.js';
 import type { HeldLease } from './held-lease.js';
 import type { LeaseEvent } from './lease-event.js';
 

@@ -1,6 +1,6 @@
 import type { PullResult } from '../client/consumer-api.js';
 import { isAbortError, isRetryable } from '../client/errors.js';
-import type { PullStatusLabel } from './events.js';
+import type { PullStatusLabel } from '../observability/worker-events.js';
 import { HeldLease } from './held-lease.js';
 import { configProblem, pullStatusLabel } from './pull-status.js';
 import { StoreProbe } from './store-probe.js';

@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import type { ConsumerApi } from '../client/consumer-api.js';
 import type { Clock } from '../runtime/clock.js';
-import type { WorkerEmitter } from './events.js';
+import type { WorkerEmitter } from '../observability/worker-events.js';
 import type { FlowModel } from './flow-model.js';
 import type { LeaseContext } from './lease-view.js';
 import type { Readiness } from './readiness.js';

@@ -1,6 +1,6 @@
 import { isRetryable } from '../client/errors.js';
 import { ErrorCodes, hasCode } from '../errors.js';
-import type { PullStatusLabel } from './events.js';
+import type { PullStatusLabel } from '../observability/worker-events.js';
 
 /** A pull failure that retrying will not cure: the destination, credential or scope is wrong. */
 export function configProblem(err: unknown): string | undefined {

@@ -1,8 +1,8 @@
-import type { WorkerEmitter } from './events.js';
+import type { WorkerEmitter } from '../observability/worker-events.js';
 
 /**
- * /readyz: ready when a credential was obtained, the handlers are loaded, and no loop's last pull
- * answered with a configuration error (401 after the refresh, 400, 403, 404). Changes are emitted
+ * /readyz: ready when a credential was obtained, the handlers are loaded, and the last pull did not
+ * answer with a configuration error (401 after the refresh, 400, 403, 404). Changes are emitted
  * as `ready:changed` with the reason, so logs and probes agree.
  */
 export class Readiness {

@@ -1,4 +1,4 @@
-import type { BreakerChange } from './breakers.js';
+import type { BreakerChange } from '../observability/worker-events.js';
 import { leaseDeadline, type HeldLease, type LeaseOwner } from './held-lease.js';
 import type { InFlightCounter } from './in-flight.js';
 import type { LeaseEvent } from './lease-event.js';

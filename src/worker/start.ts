@@ -12,7 +12,7 @@ import { loadHandlerSet } from '../handlers/handler-set.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import { Router } from '../handlers/router.js';
 import type { IdempotencyStore } from '../idempotency/store.js';
-import type { WorkerEmitter } from './events.js';
+import type { WorkerEmitter } from '../observability/worker-events.js';
 import { createWorkerEventBus } from './event-bus.js';
 import { systemClock, type Clock } from '../runtime/clock.js';
 import { startTracing } from '../tracing/index.js';
@@ -34,13 +34,20 @@ export const WORKER_TOKEN_SCOPE = 'read:events';
 
 export type WorkerEnd = { reason: 'idle' | 'closed' | 'fatal'; error?: unknown };
 
-export interface RunningWorker {
+/** What the CLI and the development loop drive of a running worker. */
+export interface WorkerHandle {
   /** Drains: stops pulling, requeues what has not started, lets events in flight finish within shutdownTimeoutSeconds, then aborts the rest; no lease is left held. Idempotent. */
   close(): Promise<void>;
   /** Resolves when the worker has stopped: `idle` (--exit-when-idle), `closed`, or `fatal`. */
   done: Promise<WorkerEnd>;
   /** Base URL of the health + metrics server (`${metricsUrl}/metrics`). */
   metricsUrl: string | undefined;
+}
+
+/** A start function as the CLI and the development loop load it (lazily: types only until then). */
+export type StartWorker = (config: WorkerConfig, options?: { logger?: Logger }) => Promise<WorkerHandle>;
+
+export interface RunningWorker extends WorkerHandle {
   /** The worker's event bus (metrics and logs subscribe to it). */
   events: WorkerEmitter;
   /** /readyz state. */
@@ -239,7 +246,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     clock: options.clock ?? systemClock,
     forceSignal: force.signal,
     onIdle(idle) {
-      // CONTRACT --exit-when-idle: caught up (every workerId pulled with since start, the last pull
+      // --exit-when-idle (docs/configuration.md): caught up (every workerId pulled with since start, the last pull
       // answered 204), no lease held, nothing in flight.
       if (config.exitWhenIdle && idle && inFlight.count === 0 && endReason === undefined) {
         endReason = { reason: 'idle' };

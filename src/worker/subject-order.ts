@@ -31,8 +31,8 @@ interface Missing {
 export type Entry = 'ready' | 'waiting' | 'fenced';
 
 /**
- * Subject order across every lease the process holds (CONTRACT --concurrency: events with the same
- * subject stay in order). An event waits behind every earlier-arrived event of its subject; when
+ * Subject order across every lease the process holds (`--concurrency` promises that events with the
+ * same subject stay in order, docs/configuration.md). An event waits behind every earlier-arrived event of its subject; when
  * one ends without settling (failed, or left unstarted), the events behind it do not run, and the
  * subject is fenced: it keeps the events it let go (**missing**: they come back, their leases acked
  * `failed`), and an arriving event of the subject runs only when no missing event comes before it

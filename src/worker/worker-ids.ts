@@ -22,8 +22,8 @@ export class WorkerSlot {
 }
 
 /**
- * The workerIds of the process, `<prefix>-0` … `<prefix>-(size - 1)` (CONTRACT: stable workerIds
- * `<worker-id-prefix>-<index>`). Ids not pulled with since start go first, lowest index first, so
+ * The workerIds of the process, `<prefix>-0` … `<prefix>-(size - 1)` (stable workerIds
+ * `<worker-id-prefix>-<index>`, docs/configuration.md). Ids not pulled with since start go first, lowest index first, so
  * that a restarted process pulls every id of its pool early and gets back at once each lease it held
  * before (spec: a pull by a worker that still holds a lease returns that lease); then the lowest free
  * id, so that a quiet process keeps using the same few.

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveWorkerConfig } from '../../src/config/load.js';
 import { runWorkerProcess } from '../../src/cli/worker-process.js';
 import type { CliContext } from '../../src/cli/context.js';
-import type { RunningWorker, StartWorker } from '../../src/cli/seams.js';
+import type { WorkerHandle, StartWorker } from '../../src/cli/seams.js';
 import { ConfigError, DurableWorkerError, ErrorCodes } from '../../src/errors.js';
 import { createLogger } from '../../src/observability/logger.js';
 
@@ -22,7 +22,7 @@ function harness() {
   return { context, logger, config, out: () => out, err: () => err };
 }
 
-function fakeWorker(done: RunningWorker['done']): { worker: RunningWorker; closes: () => number } {
+function fakeWorker(done: WorkerHandle['done']): { worker: WorkerHandle; closes: () => number } {
   let closes = 0;
   return {
     worker: {

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/observability/metrics.js';
-import type { WorkerEmitter } from '../../src/worker/events.js';
+import type { WorkerEmitter } from '../../src/observability/worker-events.js';
 import { CHART_DIR, REPO_ROOT } from './tools.js';
 
 /** CONTRACT.md names (prefix durable_worker_); the histogram also exports _bucket/_sum/_count. */

@@ -7,7 +7,7 @@ import { startWorker } from '../../src/worker/start.js';
 import { startTestApp } from '../forward/app-server.js';
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/observability/metrics.js';
-import type { WorkerEmitter, WorkerEventMap } from '../../src/worker/events.js';
+import type { WorkerEmitter, WorkerEventMap } from '../../src/observability/worker-events.js';
 import { toolGate } from './tools.js';
 import { checkMetrics } from './promtool-metrics.js';
 import { waitFor } from '../fixtures/wait-for.js';

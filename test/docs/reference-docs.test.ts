@@ -8,7 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { METRIC_NAMES, createMetrics } from '../../src/observability/metrics.js';
-import type { WorkerEmitter } from '../../src/worker/events.js';
+import type { WorkerEmitter } from '../../src/observability/worker-events.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');

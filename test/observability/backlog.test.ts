@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { BacklogAgeTracker } from '../../src/observability/backlog.js';
 import { METRIC_NAMES, createMetrics } from '../../src/observability/metrics.js';
 import type { CloudEvent } from '../../src/types.js';
-import type { WorkerEmitter } from '../../src/worker/events.js';
+import type { WorkerEmitter } from '../../src/observability/worker-events.js';
 
 const T0 = Date.parse('2026-11-20T10:00:00.000Z');
 const at = (seconds: number) => new Date(T0 + seconds * 1_000).toISOString();

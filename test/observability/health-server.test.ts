@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { startHealthServer } from '../../src/observability/health-server.js';
 import { createMetrics } from '../../src/observability/metrics.js';
-import type { WorkerEmitter } from '../../src/worker/events.js';
+import type { WorkerEmitter } from '../../src/observability/worker-events.js';
 
 describe('startHealthServer', () => {
   it('answers healthz, readyz (503 then 200), metrics, 404 and closes', async () => {

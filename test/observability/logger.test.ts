@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
 import { createLogger, redactUrl } from '../../src/observability/logger.js';
 import { startSummary } from '../../src/observability/summary.js';
-import type { WorkerEmitter } from '../../src/worker/events.js';
+import type { WorkerEmitter } from '../../src/observability/worker-events.js';
 
 function capture(): { stream: Writable; lines: () => Record<string, unknown>[]; text: () => string } {
   let text = '';

@@ -6,7 +6,7 @@ import { DROPPED_DEFAULT_METRICS, METRIC_NAMES, createMetrics } from '../../src/
 import { observeStreamPosition } from '../../src/observability/stream-position.js';
 import { startSummary } from '../../src/observability/summary.js';
 import type { CloudEvent } from '../../src/types.js';
-import type { WorkerEmitter } from '../../src/worker/events.js';
+import type { WorkerEmitter } from '../../src/observability/worker-events.js';
 
 function event(sequence: string, type = 'source_entry.updated'): CloudEvent {
   return { specversion: '1.0', id: `evt-${sequence}`, type, subject: `entry-${sequence}`, sequence, data: {} };

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import pino from 'pino';
-import { Breakers, type BreakerChange } from '../../src/worker/breakers.js';
+import { Breakers } from '../../src/worker/breakers.js';
+import type { BreakerChange } from '../../src/observability/worker-events.js';
 import { retryDelayMs } from '../../src/worker/retry-delay.js';
 
 /** The timing math of failure handling: the breakers' states and the backoff (fake timers; the worker tests run them for real). */

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/index.js';
-import type { EventOutcome } from '../../src/worker/events.js';
+import type { EventOutcome } from '../../src/observability/worker-events.js';
 import { startWorker, type RunningWorker } from '../../src/worker/start.js';
 import { appendBehave, consumerState, createConsumer, deadLetters, emulatorForFile, FAST, records, silent, tempDir, waitFor, workerConfig } from './harness.js';
 

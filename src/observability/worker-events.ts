@@ -1,5 +1,15 @@
 import type { AckResponse, AckStatus, CloudEvent } from '../types.js';
-import type { BreakerChange } from './breakers.js';
+
+/** `closed`: runs start; `open`: none start until the cool-down ends; `half-open`: one probe run at a time. */
+export type BreakerState = 'closed' | 'open' | 'half-open';
+
+/** A handler's breaker changed state (`breaker:state`). */
+export interface BreakerChange {
+  handler: string;
+  state: BreakerState;
+  /** Share of the window's runs that failed when it changed. */
+  failureRatio: number;
+}
 
 /**
  * What the loop tells the world. Metrics and logging subscribe; they never drive the loop
