@@ -71,16 +71,20 @@ export interface CommentLine {
 export function commentLines(source: string, fileName: string): CommentLine[] {
   const variant = /\.[jt]sx$/.test(fileName) ? ts.LanguageVariant.JSX : ts.LanguageVariant.Standard;
   const scanner = ts.createScanner(ts.ScriptTarget.Latest, false, variant, source);
-  const lineStarts = ts.computeLineStarts(source);
   const out: CommentLine[] = [];
   const braces: Array<'code' | 'template'> = [];
   let valueEnded = false;
+  // 0-based line of `counted`, the offset up to which newlines are counted.
+  let line = 0;
+  let counted = 0;
   for (;;) {
     let token = scanner.scan();
     if (token === ts.SyntaxKind.EndOfFileToken) break;
     if (token === ts.SyntaxKind.SingleLineCommentTrivia || token === ts.SyntaxKind.MultiLineCommentTrivia) {
       const start = scanner.getTokenStart();
-      const first = ts.computeLineOfPosition(lineStarts, start);
+      line += source.slice(counted, start).split('\n').length - 1;
+      counted = start;
+      const first = line;
       scanner
         .getTokenText()
         .split('\n')
