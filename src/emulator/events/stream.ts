@@ -5,7 +5,8 @@ import type { NewEvent } from '../context.js';
 
 /**
  * One tenant's event stream. Sequences are integers here and decimal strings on the wire
- * (CONTRACT: "Sequences are decimal strings increasing by 1 per tenant stream", starting at 1).
+ * (decimal strings increasing by 1 per tenant stream, starting at 1: what the worker's lag arithmetic
+ * in src/observability/lag.ts relies on).
  *
  * Events live in an array with a base offset: `events[i]` has sequence `baseSequence + i`. Events
  * every durable consumer has committed are trimmed in amortised O(1), so a long-running emulator
