@@ -13,7 +13,7 @@
  * bench/worker), the two ways alternating; for the bench's small events and for entry updates
  * (~1 KB, as the platform sends them). It counts the main thread's CPU (`process.threadCpuUsage`,
  * Node 22.6+) from the first lease to the last, less the JSON.parse of the answer, which the worker
- * does either way. Results: docs/benchmarks.md, "Four more levers".
+ * does either way. Its figures are published in docs/benchmarks.md.
  */
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
