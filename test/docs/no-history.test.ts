@@ -3,9 +3,10 @@
  * hashes, no issue numbers, no tags pointing into documents that live outside it. What counts as each mark,
  * and what is left alone on purpose (colours, UUIDs, trace IDs, digests), is in ./history-marks.ts.
  *
- * Every Markdown file under docs/ is read whole (prose, tables and code blocks alike); in src/ only the
- * comments of .ts, .js and .mjs files are read, never code or strings. One test per docs file and per src/
- * folder, so a failure names the place, and its list gives `file:line: kind "text"` for every mark.
+ * README.md and every Markdown file under docs/ are read whole (prose, tables and code blocks alike); in
+ * src/ only the comments of .ts, .js and .mjs files are read, never code or strings. One test per docs
+ * file and per src/ folder, so a failure names the place, and its list gives `file:line: kind "text"`
+ * for every mark.
  */
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -43,14 +44,15 @@ function commentMarks(file: string): string[] {
 }
 
 const SOURCE = /\.(?:ts|js|mjs)$/;
-const DOC_FILES = filesUnder('docs', /\.md$/);
+/** Every Markdown file under docs/, and README.md, the first page a user reads. */
+const DOC_FILES = ['README.md', ...filesUnder('docs', /\.md$/)];
 /** src/'s folders, and its top-level files together under `src`. */
 const SOURCE_AREAS = readdirSync(join(ROOT, 'src'), { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
   .map((entry) => `src/${entry.name}`)
   .sort();
 
-describe('docs/ carries no history and cites nothing outside the repository', () => {
+describe('docs/ and README.md carry no history and cite nothing outside the repository', () => {
   it('finds the Markdown files', () => {
     expect(DOC_FILES).toContain('docs/platform-api.md');
   });
