@@ -33,7 +33,7 @@ export type { RunningWorker, StartWorkerOptions, WorkerEnd } from './worker/star
 export type { RunOptionsInput as WorkerOptions } from './config/options.js';
 // What StartWorkerOptions takes and what RunningWorker.events carries, for a caller that brings its
 // own client, store, sink or clock, or listens to the worker.
-export type { PullTimings } from './worker/pull-controller.js';
+export type { PullTimings } from './worker/pull-options.js';
 export type { AckStatusLabel, EventOutcome, PullStatusLabel, WorkerEmitter, WorkerEventMap } from './worker/events.js';
 export type { ConsumerApi, PullResult } from './client/consumer-api.js';
 export type { ClaimResult, ClaimState, FailureEntry, FailureHistory, IdempotencyStore } from './idempotency/store.js';
@@ -52,9 +52,9 @@ export type {
   PurgeSelectionOptions,
   ReplayOptions,
   ReplayReport,
-} from './dead-letter/api.js';
+} from './dead-letter-admin/api.js';
 export type { DeadLetterFilter } from './dead-letter/query.js';
-export type { ReplayOutcome, ReplayResult } from './dead-letter/replay.js';
+export type { ReplayOutcome, ReplayResult } from './dead-letter-admin/replay.js';
 export type { DeadLetterRecord, DeadLetterReason, DeadLetterState, StoredDeadLetter } from './dead-letter/sink.js';
 export type { DeadLetterCount } from './dead-letter/store.js';
 

@@ -6,7 +6,7 @@
  * async, so loading on call changes nothing for callers.
  */
 import type { RunOptionsInput } from './config/options.js';
-import type { DeadLetters, OpenDeadLettersOptions } from './dead-letter/api.js';
+import type { DeadLetters, OpenDeadLettersOptions } from './dead-letter-admin/api.js';
 import type { EmulatorOptions, RunningEmulator } from './emulator/index.js';
 import type { RunningWorker, StartWorkerOptions } from './worker/start.js';
 
@@ -36,6 +36,6 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
  * inspect, replay and purge its records: what `durable-worker dead-letters` does (docs/operations.md).
  */
 export async function openDeadLetters(url: string, options: OpenDeadLettersOptions = {}): Promise<DeadLetters> {
-  const api = await import('./dead-letter/api.js');
+  const api = await import('./dead-letter-admin/api.js');
   return api.openDeadLetters(url, options);
 }

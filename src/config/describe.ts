@@ -1,4 +1,4 @@
-import { redactUrl } from '../observability/redact.js';
+import { redactUrl } from '../runtime/redact-url.js';
 import type { WorkerConfig } from './types.js';
 
 /**

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import type * as z from 'zod';
 import { ConfigError } from '../errors.js';
-import { redactUrl } from '../observability/redact.js';
+import { redactUrl } from '../runtime/redact-url.js';
 import { RUN_OPTION_KEYS, SECRET_OPTION_KEYS, envName, flagName, toCamel, type RunOptionKey } from './options.js';
 import { createWorkerConfigSchema } from './schema.js';
 import type { WorkerConfig } from './types.js';

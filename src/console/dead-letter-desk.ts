@@ -1,6 +1,6 @@
-import type { DeadLetterPage, DeadLetters, ReplayReport } from '../dead-letter/api.js';
-import type { ReplayResult } from '../dead-letter/replay.js';
-import type { ReplayRunOptions } from '../dead-letter/replay-resources.js';
+import type { DeadLetterPage, DeadLetters, ReplayReport } from '../dead-letter-admin/api.js';
+import type { ReplayResult } from '../dead-letter-admin/replay.js';
+import type { ReplayRunOptions } from '../dead-letter-admin/replay-resources.js';
 import type { DeadLetterState, StoredDeadLetter } from '../dead-letter/sink.js';
 import { HttpProblem } from '../emulator/http/problem.js';
 import { ErrorCodes, hasCode } from '../errors.js';

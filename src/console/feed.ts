@@ -1,5 +1,5 @@
 import { listenTo, type WorkerEmitter, type WorkerEventMap } from '../worker/events.js';
-import type { ReplayResult } from '../dead-letter/replay.js';
+import type { ReplayResult } from '../dead-letter-admin/replay.js';
 import { EventRecord } from './event-record.js';
 import { compareSequences } from '../runtime/sequence.js';
 import type { RawLogLine } from './log-lines.js';

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { BroadcastChannel } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import type { ReplayRunOptions } from '../dead-letter/replay-resources.js';
+import type { ReplayRunOptions } from '../dead-letter-admin/replay-resources.js';
 import { HANDLER_LOG_CHANNEL_ENV, isEventLine } from '../observability/handler-log-tap.js';
-import { redactUrl } from '../observability/redact.js';
+import { redactUrl } from '../runtime/redact-url.js';
 import type { WorkerEmitter } from '../worker/events.js';
 import { apiRoutes } from './api.js';
 import { ConsumerWatch } from './consumer-watch.js';
@@ -106,7 +106,7 @@ export class DevConsole {
     const watch = new ConsumerWatch({ destination: options.destination, tenant: options.tenant, readState: () => control.state(), onSample: (view) => hub.broadcast('consumer', view) });
     this.#closers.push(() => watch.stop());
     const deadLetters = new DeadLetterDesk({
-      open: async () => (await import('../dead-letter/api.js')).openDeadLetters(options.deadLetterUrl, { prefix: options.idempotencyPrefix, cwd: options.cwd }),
+      open: async () => (await import('../dead-letter-admin/api.js')).openDeadLetters(options.deadLetterUrl, { prefix: options.idempotencyPrefix, cwd: options.cwd }),
       replay: { ...options.replay, logger: logger.child({ component: 'console-replay' }) },
       onResult: (result) => this.feed.replayed(result),
       onChange: () => this.feed.deadLettersChanged(),

@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
-import { redactUrl } from '../observability/redact.js';
+import { redactUrl } from '../runtime/redact-url.js';
 import type { DeadLetterStore } from './store.js';
 
 export type { DeadLetterRecord, DeadLetterSink, StoredDeadLetter, DeadLetterState, DeadLetterReason } from './sink.js';

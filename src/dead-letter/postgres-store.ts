@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import { ensureSchema, openPool } from '../idempotency/postgres-pool.js';
-import { redactUrl } from '../observability/redact.js';
+import { redactUrl } from '../runtime/redact-url.js';
 import { closedSinkError, noPrefixError, sinkError } from './errors.js';
 import type { StoreQuery } from './query.js';
 import { toStored } from './record.js';

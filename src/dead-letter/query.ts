@@ -1,5 +1,5 @@
 import { ErrorCodes, DurableWorkerError } from '../errors.js';
-import { matchesPattern } from '../handlers/router.js';
+import { matchesPattern } from '../runtime/type-pattern.js';
 import { deadLetteredAtMs } from './record.js';
 import type { DeadLetterReason, DeadLetterState, StoredDeadLetter } from './sink.js';
 

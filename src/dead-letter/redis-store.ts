@@ -1,6 +1,6 @@
 import type { RedisClientType } from 'redis';
 import { closeRedis, connectRedis, evalScript } from '../idempotency/redis-client.js';
-import { redactUrl } from '../observability/redact.js';
+import { redactUrl } from '../runtime/redact-url.js';
 import { closedSinkError, noPrefixError, sinkError } from './errors.js';
 import { matchesQuery, type PageKey, type StoreQuery } from './query.js';
 import { deadLetteredAtMs, toStored } from './record.js';

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { setUpHandlers, tearDownHandlers } from '../handlers/life-cycle.js';
 import type { LoadedHandler } from '../handlers/loader.js';
-import { startHandlerRun, type RunHandlerOptions } from './run-handler.js';
+import { startHandlerCall, type RunHandlerOptions } from './run-handler.js';
 import type { Dispatcher, DispatchRun, LeaseDispatch } from './types.js';
 
 export interface InProcessDispatcherOptions {
@@ -30,7 +30,7 @@ export function createInProcessDispatcher(options: InProcessDispatcherOptions): 
           if (signal.aborted) return run.end({ status: 'unstarted' });
           const handler = byName.get(run.job.handler);
           if (handler === undefined) run.end({ status: 'failed', error: { message: `unknown handler ${run.job.handler}` } });
-          else startHandlerRun(handler, run.job, runOptions, run);
+          else startHandlerCall(handler, run.job, runOptions, run);
         },
         close() {},
       };

@@ -6,7 +6,7 @@ import { handlerThreadResourceLimits } from './thread-heap.js';
 import { createThreadDispatcher, poolSize } from './thread-pool.js';
 import type { Dispatcher, DispatchJob, DispatchResult } from './types.js';
 
-export type { Dispatcher, DispatchJob, DispatchOutcome, DispatchError, DispatchResult, DispatchRun, JobContext, LeaseDispatch } from './types.js';
+export type { Dispatcher, DispatchJob, CallOutcome, DispatchError, DispatchResult, DispatchRun, JobContext, LeaseDispatch } from './types.js';
 export { poolSize } from './thread-pool.js';
 
 export interface CreateDispatcherOptions {

@@ -6,7 +6,7 @@ import { atDeadline, whenAborted, type Watch } from '../runtime/abort-fanout.js'
 import { systemClock, type Clock } from '../runtime/clock.js';
 import { handlerScope } from '../tracing/handler-scope.js';
 import { traceLogFields } from '../tracing/trace-context.js';
-import type { DispatchError, DispatchJob, DispatchOutcome } from './types.js';
+import type { DispatchError, DispatchJob, CallOutcome } from './types.js';
 
 export type { Clock } from '../runtime/clock.js';
 
@@ -15,7 +15,7 @@ export type HandlerLoggerFactory = (bindings: Record<string, unknown>) => Handle
 
 /** Where a run's outcome goes: called once (a worker's run object, or a promise's resolve). Must not throw. */
 export interface OutcomeReceiver {
-  end(outcome: DispatchOutcome): void;
+  end(outcome: CallOutcome): void;
 }
 
 export interface RunHandlerOptions {
@@ -54,18 +54,18 @@ export function toDispatchError(err: unknown): DispatchError {
 }
 
 /** Handlers say what happened; the framework decides (STYLE 8). Branch on code: errors cross threads. */
-export function outcomeOfError(err: unknown): DispatchOutcome {
+export function outcomeOfError(err: unknown): CallOutcome {
   return { status: hasCode(err, ErrorCodes.PERMANENT) ? 'permanent' : 'failed', error: toDispatchError(err) };
 }
 
-const OK: DispatchOutcome = Object.freeze({ status: 'ok' });
+const OK: CallOutcome = Object.freeze({ status: 'ok' });
 
 /**
  * What a `handleBatch` call of `count` events resolved with, as one outcome: `ok` alone when every
  * event is ok, else `ok` with per-event `results` (errors as plain data: they may cross a thread).
  * A result that cannot be aligned with the events fails the whole call, saying why.
  */
-export function batchOutcome(value: unknown, count: number, handlerName: string): DispatchOutcome {
+export function batchOutcome(value: unknown, count: number, handlerName: string): CallOutcome {
   let results: (Error | undefined)[];
   try {
     results = normalizeBatchResults(value, count, handlerName);
@@ -79,7 +79,7 @@ export function batchOutcome(value: unknown, count: number, handlerName: string)
 /** Why a run was cut short: its own timeout, the lease deadline, or the caller's signal (with its reason). */
 type AbortCause = { kind: 'timeout'; afterMs: number } | { kind: 'deadline' } | { kind: 'signal'; reason: unknown };
 
-function abortedOutcome(handler: LoadedHandler, cause: AbortCause): { outcome: DispatchOutcome; reason: Error } {
+function abortedOutcome(handler: LoadedHandler, cause: AbortCause): { outcome: CallOutcome; reason: Error } {
   let message = `handler ${handler.name} was aborted (shutdown)`;
   let code: string = ErrorCodes.ABORTED;
   if (cause.kind === 'timeout') {
@@ -105,8 +105,8 @@ function abortedOutcome(handler: LoadedHandler, cause: AbortCause): { outcome: D
  * prototype: an object literal with getters and a closure per callback cost more per run than a
  * no-op handler itself (docs/benchmarks.md, "The per-event path").
  */
-export function runHandler(handler: LoadedHandler, job: DispatchJob, options: RunHandlerOptions): Promise<DispatchOutcome> {
-  return new Promise<DispatchOutcome>((resolve) => startHandlerRun(handler, job, options, { end: resolve }));
+export function runHandler(handler: LoadedHandler, job: DispatchJob, options: RunHandlerOptions): Promise<CallOutcome> {
+  return new Promise<CallOutcome>((resolve) => startHandlerCall(handler, job, options, { end: resolve }));
 }
 
 /**
@@ -114,7 +114,7 @@ export function runHandler(handler: LoadedHandler, job: DispatchJob, options: Ru
  * on the per-event path, without the promise, its resolving functions and the reaction it would
  * chain on it.
  */
-export function startHandlerRun(handler: LoadedHandler, job: DispatchJob, options: RunHandlerOptions, receiver: OutcomeReceiver): void {
+export function startHandlerCall(handler: LoadedHandler, job: DispatchJob, options: RunHandlerOptions, receiver: OutcomeReceiver): void {
   const handle = handler.handle;
   if (handle === undefined && handler.batch === undefined) return receiver.end({ status: 'failed', error: { message: `handler ${handler.name} has no handle function`, code: ErrorCodes.HANDLER_LOAD } });
   const clock = options.clock ?? systemClock;
@@ -122,11 +122,11 @@ export function startHandlerRun(handler: LoadedHandler, job: DispatchJob, option
   const deadlineMs = effectiveDeadlineMs(handler, job, startMs, options.defaultTimeoutMs);
   if (options.signal?.aborted) return receiver.end({ status: 'failed', error: { message: `handler ${handler.name} was aborted before it started`, code: ErrorCodes.ABORTED } });
   if (deadlineMs <= startMs) return receiver.end({ status: 'failed', error: { message: `handler ${handler.name} had no time left before the deadline`, code: ErrorCodes.HANDLER_TIMEOUT } });
-  new HandlerRun(handler, job, options, clock, startMs, deadlineMs, receiver).start(handle);
+  new HandlerCall(handler, job, options, clock, startMs, deadlineMs, receiver).start(handle);
 }
 
-/** One handler run: ends once, with the first of the handler's outcome and an abort. */
-class HandlerRun {
+/** One call of a handler's `handle` (or `handleBatch`) where it runs: ends once, with the first of the handler's outcome and an abort. */
+class HandlerCall {
   readonly handler: LoadedHandler;
   readonly job: DispatchJob;
   readonly options: RunHandlerOptions;
@@ -198,7 +198,7 @@ class HandlerRun {
     return this.#controller.signal;
   }
 
-  finish(outcome: DispatchOutcome): void {
+  finish(outcome: CallOutcome): void {
     if (this.#settled) return;
     this.#settled = true;
     this.#deadlineWatch?.cancel();
@@ -218,7 +218,7 @@ class HandlerRun {
 
 /** The `ctx` a handler gets. */
 class RunContext implements HandlerContext {
-  readonly #run: HandlerRun;
+  readonly #run: HandlerCall;
   #log: HandlerLogger | undefined = undefined;
   readonly attempt: number;
   readonly deliveryAttempt: number;
@@ -228,7 +228,7 @@ class RunContext implements HandlerContext {
   readonly handlerName: string;
   readonly deadlineMs: number;
 
-  constructor(run: HandlerRun) {
+  constructor(run: HandlerCall) {
     this.#run = run;
     const jobContext = run.job.ctx;
     this.attempt = jobContext.attempt;

@@ -18,7 +18,7 @@ import { threadLogDestination } from '../observability/handler-log-tap.js';
 import { createLogger } from '../observability/logger.js';
 import { CellMap } from '../runtime/cell-map.js';
 import { startTracing } from '../tracing/index.js';
-import { startHandlerRun } from './run-handler.js';
+import { startHandlerCall } from './run-handler.js';
 import {
   jobAt,
   leaderAt,
@@ -32,11 +32,11 @@ import {
   type ChannelMessage,
   type LinkMessage,
   type RunsMessage,
-  type ThreadOutcome,
+  type RunReport,
   type ThreadTask,
   type ThreadWorkerData,
 } from './thread-protocol.js';
-import type { DispatchJob, DispatchOutcome, DispatchResult } from './types.js';
+import type { DispatchJob, CallOutcome, DispatchResult } from './types.js';
 
 const data = workerData as ThreadWorkerData;
 
@@ -123,7 +123,7 @@ function reportOk(taskId: number, durationMs: number): void {
   postScheduled ??= setImmediate(postOutcomes);
 }
 
-function report(taskId: number, reported: ThreadOutcome): void {
+function report(taskId: number, reported: RunReport): void {
   unsent.other(taskId, reported);
   postScheduled ??= setImmediate(postOutcomes);
 }
@@ -207,10 +207,10 @@ class ThreadRun {
       aborts.set(taskId, abort);
       return { cancel: () => aborts.delete(taskId) };
     };
-    startHandlerRun(handler, job, { abortOn, logger: childLogger, defaultTimeoutMs: data.defaultTimeoutMs }, this);
+    startHandlerCall(handler, job, { abortOn, logger: childLogger, defaultTimeoutMs: data.defaultTimeoutMs }, this);
   }
 
-  end(outcome: DispatchOutcome): void {
+  end(outcome: CallOutcome): void {
     // A batch call with per-event results has some event not ok: recorded as failed should its outcome be lost.
     const ok = outcome.status === 'ok' && outcome.results === undefined;
     Atomics.store(this.#states, this.#index, ok ? RUN_OK : outcome.status === 'permanent' ? RUN_PERMANENT : RUN_FAILED);

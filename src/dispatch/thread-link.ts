@@ -1,7 +1,22 @@
 import type { MessagePort } from 'node:worker_threads';
 import { ErrorCodes } from '../errors.js';
 import { readOutcomes, RunsWriter, type OutcomesMessage } from './thread-protocol.js';
-import type { PooledRun } from './thread-runs.js';
+import type { DispatchResult, DispatchRun } from './types.js';
+
+/** What a link needs of a run it carries (thread-runs.ts's PooledRun is the one). */
+export interface RunOnLink {
+  readonly run: DispatchRun;
+  /** The run it follows on its thread (LeaseDispatch.startAfter), once that one was sent. */
+  readonly after: { readonly taskId: number } | undefined;
+  /** It went to `link`'s thread as `taskId`, its state at `states[index]`. */
+  sent(link: ThreadLink, taskId: number, states: Uint8Array, index: number): void;
+  /** Its end, from its thread's outcome or its thread's death. */
+  finish(result: DispatchResult): void;
+  /** What its thread recorded of it in shared memory; undefined while it runs. */
+  recorded(): DispatchResult | undefined;
+  /** Its thread got it after the run it follows had ended there: `resend` puts it back in the pool. */
+  followMissed(resend: (run: RunOnLink) => void): void;
+}
 
 /**
  * The main thread's end of one thread's link: a MessagePort that the thread made when it started
@@ -17,12 +32,12 @@ export class ThreadLink {
   readonly threadId: number;
   readonly #port: MessagePort;
   /** Runs sent and not reported, by task id (a run the main thread gave up on stays until it reports). */
-  readonly #runs = new Map<number, PooledRun>();
+  readonly #runs = new Map<number, RunOnLink>();
   /** Where a follower goes when its thread could not chain it (missed): back to the pool. */
-  readonly #resend: (run: PooledRun) => void;
+  readonly #resend: (run: RunOnLink) => void;
   #closed = false;
 
-  constructor(threadId: number, port: MessagePort, resend: (run: PooledRun) => void) {
+  constructor(threadId: number, port: MessagePort, resend: (run: RunOnLink) => void) {
     this.threadId = threadId;
     this.#port = port;
     this.#resend = resend;
@@ -41,11 +56,11 @@ export class ThreadLink {
   }
 
   /** Sends `runs` (task ids from `firstTaskId` on) in one message; their states share one buffer. */
-  send(runs: readonly PooledRun[], firstTaskId: number): void {
+  send(runs: readonly RunOnLink[], firstTaskId: number): void {
     const writer = new RunsWriter(firstTaskId, new Uint8Array(new SharedArrayBuffer(runs.length)));
     if (this.#runs.size === 0) this.#port.ref();
     for (let i = 0; i < runs.length; i++) {
-      const run = runs[i] as PooledRun;
+      const run = runs[i] as RunOnLink;
       const taskId = firstTaskId + i;
       run.sent(this, taskId, writer.message.states, i);
       this.#runs.set(taskId, run);

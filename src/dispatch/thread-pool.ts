@@ -231,7 +231,8 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
   const attach = ({ threadId, port }: LinkMessage) => {
     const thread = pool.threads.find((t) => t.threadId === threadId);
     if (closed || thread === undefined) return port.close();
-    const link = new ThreadLink(threadId, port, sendRun);
+    // Every run a link carries is one this pool sent it.
+    const link = new ThreadLink(threadId, port, (run) => sendRun(run as PooledRun));
     let crash: string | undefined;
     // An uncaught error in a handler ends its thread: the error comes first, then the exit.
     thread.on('error', (err: unknown) => (crash ??= err instanceof Error ? err.message : String(err)));

@@ -127,7 +127,7 @@ function filled<T>(count: number, value: T): T[] {
  * already ended (their messages crossed); the main thread, which has that run's outcome by then
  * (outcomes are posted in the order the runs ended), decides.
  */
-export interface ThreadOutcome {
+export interface RunReport {
   outcome: DispatchResult;
   missed?: true;
 }
@@ -145,7 +145,7 @@ export interface OutcomesMessage {
    * NOT_OK_DURATION, and its outcome is the next one in `others`.
    */
   okDurationsMs: number[];
-  others: ThreadOutcome[];
+  others: RunReport[];
 }
 
 /** OutcomesMessage.okDurationsMs of a run whose outcome is in `others` (a run that ended ran 0 ms or more). */
@@ -158,7 +158,7 @@ export const NOT_OK_DURATION = -1;
 export class OutcomesWriter {
   #taskIds: number[] = [];
   #okDurationsMs: number[] = [];
-  #others: ThreadOutcome[] = [];
+  #others: RunReport[] = [];
 
   get empty(): boolean {
     return this.#taskIds.length === 0;
@@ -171,7 +171,7 @@ export class OutcomesWriter {
   }
 
   /** Any other outcome: an object, in its place in the order. */
-  other(taskId: number, reported: ThreadOutcome): void {
+  other(taskId: number, reported: RunReport): void {
     this.#taskIds.push(taskId);
     this.#okDurationsMs.push(NOT_OK_DURATION);
     this.#others.push(reported);
@@ -196,7 +196,7 @@ export function readOutcomes(message: OutcomesMessage, settle: (taskId: number, 
     const taskId = taskIds[i] as number;
     if (durationMs !== NOT_OK_DURATION) settle(taskId, { status: 'ok', durationMs }, false);
     else {
-      const reported = others[other++] as ThreadOutcome;
+      const reported = others[other++] as RunReport;
       settle(taskId, reported.outcome, reported.missed === true);
     }
   }

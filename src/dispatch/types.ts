@@ -37,16 +37,18 @@ export interface DispatchError {
 }
 
 /**
- * How a run ended. A batch handler's call that ended with some events not ok is `ok` with `results`,
- * one outcome per event of the call (src/dispatch/batching.ts hands each to its event).
+ * How a handler call ended where it ran (src/dispatch/run-handler.ts). A batch call that ended with
+ * some events not ok is `ok` with `results`, one per event of the call (src/dispatch/batching.ts
+ * hands each to its event).
  */
-export type DispatchOutcome = { status: 'ok'; results?: readonly DispatchOutcome[] } | { status: 'failed' | 'permanent'; error: DispatchError };
+export type CallOutcome = { status: 'ok'; results?: readonly CallOutcome[] } | { status: 'failed' | 'permanent'; error: DispatchError };
 
 /**
- * How a run ended. `unstarted`: the handler was never called (its thread died first, or the job
- * reached its thread after the lease deadline): not a failure, the event was not tried.
+ * How a run ended, as a dispatcher reports it to the worker: its call's outcome, or `unstarted`:
+ * the handler was never called (its thread died first, or the run reached its thread after the lease
+ * deadline): not a failure, the event was not tried.
  */
-export type DispatchResult = (DispatchOutcome & { /** How long the handler ran, when the dispatcher timed it where it ran. */ durationMs?: number }) | { status: 'unstarted' };
+export type DispatchResult = (CallOutcome & { /** How long the handler ran, when the dispatcher timed it where it ran. */ durationMs?: number }) | { status: 'unstarted' };
 
 /**
  * One handler run handed to a dispatcher: what to run, and where its end goes. The worker's run

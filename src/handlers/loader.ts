@@ -1,9 +1,9 @@
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { extname, join, relative, resolve, sep } from 'node:path';
 import { DurableWorkerError, ErrorCodes } from '../errors.js';
+import { validatePattern } from '../runtime/type-pattern.js';
 import { HANDLER_BRAND, type HandlerContext, type LifeCycleContext, type TeardownContext } from './define.js';
 import { handlerModuleUrl } from './module-url.js';
-import { validatePattern } from './router.js';
 
 /** A handler module found in the handlers folder, validated. */
 export interface LoadedHandler {

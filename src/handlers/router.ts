@@ -3,26 +3,6 @@
  * docs/handlers.md). Patterns: an exact type, `prefix.*` (matches `prefix.` followed by anything), or `*`.
  */
 
-/** Why `pattern` is not a valid type pattern, or undefined when it is. */
-export function validatePattern(pattern: unknown): string | undefined {
-  if (typeof pattern !== 'string' || pattern.length === 0) return 'must be a non-empty string';
-  if (/\s/.test(pattern)) return 'must not contain whitespace';
-  if (pattern === '*') return undefined;
-  const star = pattern.indexOf('*');
-  if (star === -1) return undefined;
-  if (star !== pattern.length - 1 || !pattern.endsWith('.*') || pattern.length < 3) {
-    return "'*' is only allowed alone ('*') or as a final segment ('prefix.*')";
-  }
-  return undefined;
-}
-
-/** True when `type` matches `pattern`. */
-export function matchesPattern(pattern: string, type: string): boolean {
-  if (pattern === '*') return true;
-  if (pattern.endsWith('.*')) return type.startsWith(pattern.slice(0, -1));
-  return pattern === type;
-}
-
 export interface Routable {
   name: string;
   types: readonly string[];

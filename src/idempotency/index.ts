@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
-import { redactUrl } from '../observability/redact.js';
+import { redactUrl } from '../runtime/redact-url.js';
 import type { IdempotencyStore, IdempotencyStoreOptions } from './store.js';
 
 export type { ClaimResult, ClaimState, FailureEntry, FailureHistory, IdempotencyStore, IdempotencyStoreOptions } from './store.js';

@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { redactUrl } from '../observability/redact.js';
+import { redactUrl } from '../runtime/redact-url.js';
 import { ensureSchema, openPool } from './postgres-pool.js';
 import { CLAIM, CREATE_SCHEMA, DELETE_EXPIRED, MARK_DONE, MIGRATE_FAILURES, NEEDS_FAILURES_MIGRATION, RECORD_FAILURES, RELEASE, SCHEMA_LOCK_ID } from './postgres-sql.js';
 import type { ClaimResult, ClaimState, FailureEntry, FailureHistory, IdempotencyStore } from './store.js';

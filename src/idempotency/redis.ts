@@ -1,5 +1,5 @@
 import type { RedisClientType } from 'redis';
-import { redactUrl } from '../observability/redact.js';
+import { redactUrl } from '../runtime/redact-url.js';
 import { closeRedis, connectRedis, evalScript, type RedisConnectOptions } from './redis-client.js';
 import { CLAIM_SCRIPT, DONE_SCRIPT, RECORD_FAILURES_SCRIPT, RELEASE_SCRIPT, type LuaScript } from './redis-scripts.js';
 import type { ClaimResult, ClaimState, FailureEntry, FailureHistory, IdempotencyStore } from './store.js';

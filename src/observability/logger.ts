@@ -3,7 +3,7 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 import { teeDestination } from './handler-log-tap.js';
 import { loadPretty } from './pretty.js';
 
-export { redactUrl } from './redact.js';
+export { redactUrl } from '../runtime/redact-url.js';
 export type { Logger } from 'pino';
 
 /**

@@ -1,5 +1,5 @@
 import { runHandler as dispatchRun } from '../dispatch/run-handler.js';
-import type { DispatchOutcome } from '../dispatch/types.js';
+import type { CallOutcome } from '../dispatch/types.js';
 import type { CloudEvent } from '../types.js';
 import { captureLogger, loadForTest, whatNext, withLifeCycle, type CapturedLog, type EventNext, type RunHandlerOptions } from './run-handler.js';
 
@@ -53,7 +53,7 @@ export function runBatchHandler(handler: unknown, events: readonly CloudEvent[],
 }
 
 /** Event `i`'s share of a call's outcome. */
-function eventOutcome(outcome: DispatchOutcome, i: number): DispatchOutcome {
+function eventOutcome(outcome: CallOutcome, i: number): CallOutcome {
   if (outcome.status !== 'ok' || outcome.results === undefined) return outcome;
   return outcome.results[i] ?? { status: 'failed', error: { message: `no result for event ${i}` } };
 }

@@ -2,9 +2,9 @@ import { ErrorCodes } from '../errors.js';
 import type { HandlerLogger } from '../handlers/define.js';
 import { setUpHandlers, tearDownHandlers } from '../handlers/life-cycle.js';
 import { toLoadedHandler, type LoadedHandler } from '../handlers/loader.js';
-import { matchesPattern } from '../handlers/router.js';
+import { matchesPattern } from '../runtime/type-pattern.js';
 import { runHandler as dispatchRun, type Clock } from '../dispatch/run-handler.js';
-import type { DispatchError, DispatchOutcome } from '../dispatch/types.js';
+import type { DispatchError, CallOutcome } from '../dispatch/types.js';
 import type { CloudEvent } from '../types.js';
 
 /** One line a handler logged through `ctx.log`. */
@@ -156,7 +156,7 @@ function runOnce(loaded: LoadedHandler, event: CloudEvent, options: RunHandlerOp
 /** What the worker does with an event after a run ended so (the logs apart). */
 export type EventNext = { status: 'ok' } | { status: 'failed'; error: DispatchError } | { status: 'dead_lettered'; reason: 'permanent' | 'max-attempts'; error: DispatchError };
 
-export function whatNext(outcome: DispatchOutcome, attempt: number, maxAttempts: number): EventNext {
+export function whatNext(outcome: CallOutcome, attempt: number, maxAttempts: number): EventNext {
   if (outcome.status === 'ok') return { status: 'ok' };
   if (outcome.status === 'permanent') return { status: 'dead_lettered', reason: 'permanent', error: outcome.error };
   // A shutdown abort is never dead-lettered: the batch is acked failed and redelivered.

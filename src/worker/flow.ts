@@ -1,8 +1,10 @@
 import { FlowModel, type FlowLimits } from './flow-model.js';
-import type { HeldLease, LeaseContext } from './held-lease.js';
+import type { HeldLease } from './held-lease.js';
+import type { LeaseContext } from './lease-view.js';
 import type { InFlightCounter } from './in-flight.js';
 import { LeaseGauge } from './lease-gauge.js';
-import { PullController, type PullControllerOptions } from './pull-controller.js';
+import { PullController } from './pull-controller.js';
+import type { PullControllerOptions } from './pull-options.js';
 import { Scheduler, type SchedulerListener } from './scheduler.js';
 import { WorkerIdPool } from './worker-ids.js';
 

@@ -5,21 +5,9 @@ import type { ClaimState, FailureHistory } from '../idempotency/store.js';
 import { traceLogFields } from '../tracing/trace-context.js';
 import type { RunTrace } from '../tracing/run-tracer.js';
 import type { EventOutcome } from './events.js';
-import type { LeaseEvent } from './lease-event.js';
+import type { RunEnd, RunOwner } from './lease-view.js';
+import { claimAgain, waitForClaim, type Claimed } from './key-claims.js';
 import { retryDelayMs } from './retry-delay.js';
-import { sleep } from './timing.js';
-
-const BUSY_POLL_FIRST_MS = 100;
-const BUSY_POLL_MAX_MS = 1_000;
-
-/** How one handler run ended for its event: an outcome, or `unstarted` (the dispatcher never called the handler). */
-export type RunOutcome = EventOutcome | 'unstarted';
-
-/** A claim and the failure history read with it. */
-interface Claimed {
-  state: ClaimState;
-  history: FailureHistory | undefined;
-}
 
 /**
  * One handler for one event of a held lease, from its claim to its recorded outcome: the run object
@@ -41,7 +29,7 @@ interface Claimed {
  */
 export class HandlerRun implements DispatchRun {
   readonly job: DispatchJob;
-  readonly #event: LeaseEvent;
+  readonly #event: RunOwner;
   /** Its key's position in the lease's keys. */
   readonly #k: number;
   readonly #key: string;
@@ -60,7 +48,7 @@ export class HandlerRun implements DispatchRun {
   #retryAtMs: number | undefined = undefined;
   dispatcherRecord: unknown = undefined;
 
-  constructor(event: LeaseEvent, handler: string, k: number, retry = false) {
+  constructor(event: RunOwner, handler: string, k: number, retry = false) {
     this.#event = event;
     this.#k = k;
     this.#retry = retry;
@@ -107,7 +95,7 @@ export class HandlerRun implements DispatchRun {
 
   start(): void {
     if (this.#retry) {
-      this.#claimAgain().then(
+      claimAgain(this.#event.lease, this.#key, this.#trace).then(
         (claimed) => this.#afterClaim(claimed),
         (err: unknown) => this.#storeFailed(err, 'claiming a retry'),
       );
@@ -116,7 +104,7 @@ export class HandlerRun implements DispatchRun {
     const claim = this.#event.lease.claims[this.#k] ?? 'busy';
     if (claim === 'new') return this.#dispatch();
     if (claim === 'done') return this.#skip('done');
-    this.#waitForClaim().then(
+    waitForClaim(this.#event.lease, this.#key, this.#trace).then(
       (claimed) => this.#afterClaim(claimed),
       (err: unknown) => this.#storeFailed(err, 'waiting for a claim'),
     );
@@ -126,7 +114,7 @@ export class HandlerRun implements DispatchRun {
   end(result: DispatchResult): void {
     if (this.#withdrawn) return;
     this.#dispatched = false;
-    let recorded: RunOutcome | Promise<RunOutcome>;
+    let recorded: RunEnd | Promise<RunEnd>;
     try {
       recorded = this.#record(result);
     } catch (err) {
@@ -138,7 +126,7 @@ export class HandlerRun implements DispatchRun {
   }
 
   /** The run's last word: its span ends with the outcome, then the event hears of it. */
-  #ended(outcome: RunOutcome, error?: DispatchError): void {
+  #ended(outcome: RunEnd, error?: DispatchError): void {
     this.#trace.end(outcome, error);
     this.#event.handlerEnded(this.#k, outcome, this.#retryAtMs);
   }
@@ -182,29 +170,7 @@ export class HandlerRun implements DispatchRun {
     this.#ended('failed', { message: err instanceof Error ? err.message : String(err) });
   }
 
-  async #claimAgain(): Promise<Claimed> {
-    const lease = this.#event.lease;
-    const result = await this.#trace.call('idempotency claim', () => lease.context.store.claim([this.#key], lease.claimOwner, Math.max(1, lease.expiresAtMs - Date.now())));
-    const state = result.states[0] ?? 'busy';
-    if (state !== 'busy') return { state, history: result.failures?.[0] };
-    return this.#waitForClaim();
-  }
-
-  async #waitForClaim(): Promise<Claimed> {
-    const lease = this.#event.lease;
-    let waitMs = BUSY_POLL_FIRST_MS;
-    for (;;) {
-      if (lease.signal.aborted || Date.now() + waitMs >= lease.deadlineMs) return { state: 'busy', history: undefined };
-      await sleep(waitMs, lease.signal);
-      if (lease.signal.aborted) return { state: 'busy', history: undefined };
-      const result = await this.#trace.call('idempotency claim', () => lease.context.store.claim([this.#key], lease.claimOwner, Math.max(1, lease.expiresAtMs - Date.now())));
-      const state = result.states[0] ?? 'busy';
-      if (state !== 'busy') return { state, history: result.failures?.[0] };
-      waitMs = Math.min(BUSY_POLL_MAX_MS, waitMs * 2);
-    }
-  }
-
-  #record(result: DispatchResult): RunOutcome | Promise<RunOutcome> {
+  #record(result: DispatchResult): RunEnd | Promise<RunEnd> {
     const { breakers } = this.#event.lease.context;
     // Dropped by the dispatcher before the handler ran: the claim is the lease's to release.
     if (result.status === 'unstarted') {
@@ -238,7 +204,7 @@ export class HandlerRun implements DispatchRun {
   }
 
   /** Stores the failure with the key (its count, when to run next), then reports it. */
-  async #countFailure(error: DispatchError, durationMs: number): Promise<RunOutcome> {
+  async #countFailure(error: DispatchError, durationMs: number): Promise<RunEnd> {
     const lease = this.#event.lease;
     const failedAtMs = Date.now();
     const attempt = this.attempt;
@@ -260,7 +226,7 @@ export class HandlerRun implements DispatchRun {
     return 'failed';
   }
 
-  async #deadLetter(reason: DeadLetterRecord['reason'], error: DispatchError, durationMs: number): Promise<RunOutcome> {
+  async #deadLetter(reason: DeadLetterRecord['reason'], error: DispatchError, durationMs: number): Promise<RunEnd> {
     const lease = this.#event.lease;
     const event = this.job.event;
     const now = new Date();

@@ -1,59 +1,35 @@
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
-import type { ConsumerApi } from '../client/consumer-api.js';
-import type { DeadLetterSink } from '../dead-letter/sink.js';
-import type { Dispatcher, JobContext, LeaseDispatch } from '../dispatch/types.js';
+import type { JobContext, LeaseDispatch } from '../dispatch/types.js';
 import { ErrorCodes } from '../errors.js';
 import type { LoadedHandler } from '../handlers/loader.js';
-import type { Router } from '../handlers/router.js';
 import { idempotencyKey } from '../idempotency/key.js';
-import type { ClaimState, FailureHistory, IdempotencyStore } from '../idempotency/store.js';
+import type { ClaimState, FailureHistory } from '../idempotency/store.js';
 import { atDeadline, whenAborted, type Watch } from '../runtime/abort-fanout.js';
 import { systemClock } from '../runtime/clock.js';
 import { waitUntil } from '../runtime/wait-until.js';
-import { NOOP_TRACER, type LeaseTrace, type RunTracer } from '../tracing/run-tracer.js';
+import { NOOP_TRACER, type LeaseTrace } from '../tracing/run-tracer.js';
 import type { AckStatus, LeaseBatch } from '../types.js';
-import type { Breakers } from './breakers.js';
 import { DoneMarkWriter } from './done-marks.js';
-import type { WorkerEmitter } from './events.js';
 import { acknowledgeLease } from './lease-ack.js';
-import { LeaseEvent, type EventEnd, type EventPlace } from './lease-event.js';
-import type { RetryBackoff } from './retry-delay.js';
-import { safetyMarginMs, type RateLimiter } from './timing.js';
+import { LeaseEvent } from './lease-event.js';
+import type { EventEnd, EventPlace, LeaseContext, LeaseView } from './lease-view.js';
+import { safetyMarginMs } from './timing.js';
 import type { WorkerSlot } from './worker-ids.js';
 
-/** What a held lease needs from the worker (a narrow view, STYLE 3). */
-export interface LeaseContext {
-  destination: string;
-  api: Pick<ConsumerApi, 'acknowledge'>;
-  store: IdempotencyStore;
-  dispatcher: Dispatcher;
-  deadLetter: DeadLetterSink;
-  router: Router<LoadedHandler>;
-  events: WorkerEmitter;
-  logger: Logger;
-  visibilitySeconds: number;
-  /** `--max-attempts`: a failure of a handler's attempt this high on an event dead-letters it. */
-  maxAttempts: number;
-  /** `--retry-backoff-min` / `--retry-backoff-max`. */
-  retryBackoff: RetryBackoff;
-  /** A breaker per handler: whether its runs may start, and what they did. */
-  breakers: Breakers;
-  /** The store failed (a claim, a done mark, a count): the process backs off as for a failing platform. */
-  storeFailed(err: unknown): void;
-  /** A claim went through again after the store failed. */
-  storeAnswered(): void;
-  nearDeadlineWarnings: RateLimiter;
-  /** Aborted at forced shutdown: running handlers are aborted, the lease acked failed. */
-  forceSignal: AbortSignal;
-  /** Spans of the lease's life (`--otel`); default: none. */
-  tracer?: RunTracer;
-}
-
-/** Where a held lease reports to: the process's scheduler (budget, subject order, the pull controller). */
+/**
+ * Where a held lease reports to: the process's scheduler (budget, subject order, the pull
+ * controller). An event's end takes one path: LeaseEvent -> its HeldLease -> this owner.
+ */
 export interface LeaseOwner {
-  /** An event of the lease ended (`place`: where it was then: not started, running, or waiting to retry). */
+  /**
+   * An event of the lease ended (`place`: where it was then: not started, running, or waiting to
+   * retry): the owner frees its place in the budget and the subject order. The lease then counts
+   * it, and calls `pump`.
+   */
   eventEnded(event: LeaseEvent, end: EventEnd, place: EventPlace): void;
+  /** Starts what may start now. */
+  pump(): void;
   /** A running event failed and waits in its lease to run the failed handlers again at `event.retryAtMs`. */
   eventRetrying(event: LeaseEvent): void;
   /** A chained event being dropped had started already where its run was chained: it counts as running. */
@@ -87,7 +63,7 @@ const DONE = 3;
  * releases, stored before the ack; and the ack, `ok` when every event settled, else `failed` (the
  * platform requeues the batch at once). Its events start when the scheduler says so.
  */
-export class HeldLease {
+export class HeldLease implements LeaseView {
   readonly context: LeaseContext;
   readonly owner: LeaseOwner;
   readonly batch: LeaseBatch;
@@ -229,10 +205,24 @@ export class HeldLease {
     for (const event of this.events) event.drop();
   }
 
-  /** An event ended (the scheduler did its part): the lease ends once every event has. */
-  eventEnded(end: EventEnd): void {
+  /** An event ended: the owner frees its places, and the lease ends once every event has. */
+  eventEnded(index: number, end: EventEnd, place: EventPlace): void {
+    this.owner.eventEnded(this.events[index] as LeaseEvent, end, place);
     if (end === 'settled') this.#settled++;
     if (++this.#ended === this.events.length && this.#phase === RUNNING) void this.#finish();
+    this.owner.pump();
+  }
+
+  eventRetrying(index: number): void {
+    this.owner.eventRetrying(this.events[index] as LeaseEvent);
+  }
+
+  chainedStarted(index: number): void {
+    this.owner.chainedStarted(this.events[index] as LeaseEvent);
+  }
+
+  enqueueReady(index: number): void {
+    this.ready.push(this.events[index] as LeaseEvent);
   }
 
   /** Claims given back with the ack (or at once when nothing else waits): a redelivery finds them free. */

@@ -1,7 +1,7 @@
 import { isRetryable } from '../client/errors.js';
 import { whenAborted } from '../runtime/abort-fanout.js';
 import type { AckResponse, AckStatus } from '../types.js';
-import type { HeldLease } from './held-lease.js';
+import type { LeaseView } from './lease-view.js';
 import { backoffMs, sleep } from './timing.js';
 
 const ACK_RETRY_BASE_MS = 100;
@@ -21,7 +21,7 @@ export const FORCED_ACK_GRACE_MS = 1_000;
  * expires on the platform and the batch is redelivered; done marks were stored before the ack, so the
  * effects of the events that finished stay single. Resolves with the answer, or undefined without one.
  */
-export async function acknowledgeLease(lease: HeldLease, sent: AckStatus): Promise<AckResponse | undefined> {
+export async function acknowledgeLease(lease: LeaseView, sent: AckStatus): Promise<AckResponse | undefined> {
   const { api, destination, events, forceSignal } = lease.context;
   const { batch, slot, log } = lease;
   const lastSequence = batch.events.at(-1)?.sequence;

@@ -1,15 +1,9 @@
 import type { LoadedHandler } from '../handlers/loader.js';
 import type { CloudEvent } from '../types.js';
 import type { Blocked } from './breakers.js';
-import type { HeldLease } from './held-lease.js';
-import { HandlerRun, type RunOutcome } from './handler-run.js';
+import { HandlerRun } from './handler-run.js';
+import type { EventEnd, EventPlace, LeaseView, RunEnd, RunOwner } from './lease-view.js';
 import type { ChainedEvent } from './subject-order.js';
-
-/** How an event ended: every handler ok, duplicate or dead-lettered; one failed; or none of them ran. */
-export type EventEnd = 'settled' | 'failed' | 'unstarted';
-
-/** Where an event was when it ended or was parked: the scheduler counts each place apart. */
-export type EventPlace = 'waiting' | 'running' | 'retrying';
 
 const WAITING = 0;
 const RUNNING = 1;
@@ -28,8 +22,8 @@ const RETRYING = 4;
  * of its subject, so the events behind it keep waiting) and runs the failed handlers again; the
  * lease is acked once it ends. Otherwise the event ends failed, and the lease is acked `failed`.
  */
-export class LeaseEvent implements ChainedEvent<LeaseEvent> {
-  readonly lease: HeldLease;
+export class LeaseEvent implements ChainedEvent<LeaseEvent>, RunOwner {
+  readonly lease: LeaseView;
   readonly event: CloudEvent;
   /** Its position in the lease: its keys are the lease's keys[keyStart[index] .. keyStart[index + 1]). */
   readonly index: number;
@@ -53,9 +47,9 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent> {
   /** Its one run, while it is handed to the dispatcher (a follower may chain on it), or chained itself. */
   #soleRun: HandlerRun | undefined = undefined;
   /** How its chained run ended before the scheduler took it as started (CHAINED). */
-  #chainedEnd: RunOutcome | undefined = undefined;
+  #chainedEnd: RunEnd | undefined = undefined;
 
-  constructor(lease: HeldLease, event: CloudEvent, index: number) {
+  constructor(lease: LeaseView, event: CloudEvent, index: number) {
     this.lease = lease;
     this.event = event;
     this.index = index;
@@ -74,7 +68,7 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent> {
   }
 
   /** Its lease: a fence it sets lifts after that lease's ack (SubjectOrder). */
-  get holder(): HeldLease {
+  get holder(): LeaseView {
     return this.lease;
   }
 
@@ -219,7 +213,7 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent> {
   }
 
   /** One of its runs ended (HandlerRun); a failed one says when it may run again, if it may. */
-  handlerEnded(k: number, outcome: RunOutcome, retryAtMs: number | undefined): void {
+  handlerEnded(k: number, outcome: RunEnd, retryAtMs: number | undefined): void {
     if (this.#state === CHAINED) {
       this.#chainedEnd = outcome;
       return;
@@ -263,7 +257,7 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent> {
         this.#state = WAITING;
         return this.#finish('unstarted');
       }
-      return this.lease.owner.chainedStarted(this);
+      return this.lease.chainedStarted(this.index);
     }
     if (this.#state === RETRYING) return this.#finish('failed');
     if (this.#state !== WAITING) return;
@@ -289,11 +283,11 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent> {
     // Runs chained on it would start only after it ended ok there: they go back to waiting behind it.
     for (let next = this.nextInSubject; next !== undefined && next.isChained; next = next.nextInSubject) {
       if (!next.unchain()) {
-        this.lease.owner.chainedStarted(next);
+        this.lease.chainedStarted(next.index);
         break;
       }
     }
-    this.lease.owner.eventRetrying(this);
+    this.lease.eventRetrying(this.index);
   }
 
   #finish(end: EventEnd): void {
@@ -301,6 +295,6 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent> {
     const place: EventPlace = this.#state === RUNNING ? 'running' : this.#state === RETRYING ? 'retrying' : 'waiting';
     this.#state = ENDED;
     this.#end = end;
-    this.lease.owner.eventEnded(this, end, place);
+    this.lease.eventEnded(this.index, end, place);
   }
 }

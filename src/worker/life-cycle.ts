@@ -54,3 +54,16 @@ export async function tearDownHandlers(handlers: readonly LoadedHandler[], dispa
     logger.warn({ err }, 'shutdown: tearing down the handlers failed');
   }
 }
+
+/** What the worker opened, closed in reverse order at its end (a failure is logged, the rest still close). */
+export type Cleanup = { name: string; run: () => unknown };
+
+export async function runCleanups(cleanups: Cleanup[], logger: Logger): Promise<void> {
+  for (const cleanup of cleanups.splice(0).reverse()) {
+    try {
+      await cleanup.run();
+    } catch (err) {
+      logger.warn({ err }, `shutdown: closing ${cleanup.name} failed`);
+    }
+  }
+}

@@ -1,7 +1,8 @@
 import type { BreakerChange } from './breakers.js';
 import { leaseDeadline, type HeldLease, type LeaseOwner } from './held-lease.js';
 import type { InFlightCounter } from './in-flight.js';
-import type { EventEnd, EventPlace, LeaseEvent } from './lease-event.js';
+import type { LeaseEvent } from './lease-event.js';
+import type { EventEnd, EventPlace } from './lease-view.js';
 import { ParkedEvents } from './parked-events.js';
 import { SubjectOrder } from './subject-order.js';
 
@@ -216,10 +217,11 @@ export class Scheduler implements LeaseOwner {
 
   /** Parked events whose wait is over go back to their lease's ready queue. */
   #unpark(events: readonly LeaseEvent[]): void {
-    for (const event of events) if (!event.ended && !event.lease.stopped) event.lease.ready.push(event);
+    for (const event of events) if (!event.ended && !event.lease.stopped) event.lease.enqueueReady(event.index);
     this.pump();
   }
 
+  /** An event ended (its lease reports it, then counts it and calls `pump`): its places are freed. */
   eventEnded(event: LeaseEvent, end: EventEnd, place: EventPlace): void {
     if (place === 'running') {
       this.#running--;
@@ -230,10 +232,10 @@ export class Scheduler implements LeaseOwner {
       event.linked = false;
       if (end === 'settled') {
         const next = this.#order.settled(event);
-        // A chained one takes the slot this one frees: the budget holds.
+        // A chained one takes the place in the budget this one frees: the budget holds.
         if (next !== undefined) {
           if (next.isChained) this.chainedStarted(next);
-          else next.lease.ready.push(next);
+          else next.lease.enqueueReady(next.index);
         }
       } else {
         // The events of its subject behind it must not overtake it: they end unstarted (and their
@@ -244,8 +246,6 @@ export class Scheduler implements LeaseOwner {
         }
       }
     }
-    event.lease.eventEnded(end);
-    this.pump();
   }
 
   ackSending(lease: HeldLease): void {

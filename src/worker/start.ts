@@ -18,18 +18,17 @@ import { systemClock, type Clock } from '../runtime/clock.js';
 import { startTracing } from '../tracing/index.js';
 import { Breakers } from './breakers.js';
 import { WorkerFlow } from './flow.js';
-import type { LeaseContext } from './held-lease.js';
+import type { LeaseContext } from './lease-view.js';
 import { InFlightCounter } from './in-flight.js';
-import { DEFAULT_PULL_TIMINGS, type PullTimings } from './pull-controller.js';
+import { DEFAULT_PULL_TIMINGS, type PullTimings } from './pull-options.js';
 import { Readiness } from './readiness.js';
-import { startAfterSetup, tearDownHandlers } from './life-cycle.js';
+import { runCleanups, startAfterSetup, tearDownHandlers, type Cleanup } from './life-cycle.js';
 import { RateLimiter, safetyMarginMs } from './timing.js';
 
 /**
- * The one scope the worker's token asks for (CONTRACT: client credentials, scope read:events; spec,
- * Authentication: durable consumer pull and acknowledge require read:events). Least privilege: the
- * client's default (no scope: every scope enabled for the application) would hand a long-running
- * process write access it never uses.
+ * The one scope the worker's token asks for: pull and acknowledge need read:events
+ * (docs/platform-api.md, "Authentication"). The client's default (every scope enabled for the
+ * application) would hand a long-running process write access it never uses.
  */
 export const WORKER_TOKEN_SCOPE = 'read:events';
 
@@ -68,18 +67,6 @@ export interface StartWorkerOptions {
   summaryIntervalMs?: number;
   /** Serve /healthz, /readyz, /metrics (default true). */
   healthServer?: boolean;
-}
-
-type Cleanup = { name: string; run: () => unknown };
-
-async function runCleanups(cleanups: Cleanup[], logger: Logger): Promise<void> {
-  for (const cleanup of cleanups.splice(0).reverse()) {
-    try {
-      await cleanup.run();
-    } catch (err) {
-      logger.warn({ err }, `shutdown: closing ${cleanup.name} failed`);
-    }
-  }
 }
 
 /**

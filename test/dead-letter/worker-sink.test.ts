@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDeadLetters } from '../../src/dead-letter/api.js';
+import { openDeadLetters } from '../../src/dead-letter-admin/api.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { startWorker } from '../../src/worker/start.js';
 import { appendBehave, consumerState, createConsumer, FAST, silent, tempDir, waitFor, workerConfig } from '../worker/harness.js';

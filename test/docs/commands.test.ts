@@ -91,6 +91,12 @@ const COVERAGE: Record<string, Coverage> = {
     file: 'test/image/container.test.ts',
     proof: "'Dockerfile.worker'",
   },
+  // docs/contributing.md: the contributor's commands.
+  'npm ci': { kind: 'test', file: '.ci/suite.sh', proof: 'npm ci --no-audit --no-fund' },
+  'npx vitest run test/worker': { kind: 'manual', why: 'runs one folder of the suite that npm test runs whole' },
+  'npm run typecheck': { kind: 'manual', why: 'type-checks only (tsc --noEmit); CI runs npm test, whose build type-checks src/' },
+  'eval "$(bash .ci/services.sh)"': { kind: 'test', file: '.ci/run', proof: 'eval "$(bash .ci/services.sh)"' },
+  'npm run check:imports': { kind: 'test', file: 'test/docs/import-layers.test.ts', proof: "'check-imports.mjs'" },
   // docs/tracing.md, the walk-through: run in order, on free ports.
   'node examples/tracing/print-traces.mjs': { kind: 'test', file: 'test/docs/tracing-walkthrough.test.ts', proof: "expect(receiverCommand).toBe('node examples/tracing/print-traces.mjs')" },
   'OTEL_EXPORTER_OTLP_PROTOCOL=http/json npx durable-worker dev --otel --handlers examples/tracing/handlers': { kind: 'test', file: 'test/docs/tracing-walkthrough.test.ts', proof: 'npx durable-worker dev --otel' },

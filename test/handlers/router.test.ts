@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { matchesPattern, Router, validatePattern } from '../../src/handlers/router.js';
+import { Router } from '../../src/handlers/router.js';
+import { matchesPattern, validatePattern } from '../../src/runtime/type-pattern.js';
 
 describe('type patterns', () => {
   it('accepts exact, prefix.* and *; refuses the rest with a reason', () => {

@@ -3,7 +3,7 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { openDeadLetters } from '../../src/dead-letter/api.js';
+import { openDeadLetters } from '../../src/dead-letter-admin/api.js';
 import { CliProcess, REPO_ROOT, runCli, waitReady } from '../cli/cli-process.js';
 import { deleteDeadLetters } from '../dead-letter/cleanup.js';
 import { consumerState, createConsumer, tempDir, TENANT, waitFor } from '../worker/harness.js';

@@ -5,7 +5,7 @@ import { isSharedSink, parseDeadLetterUrl } from '../../dead-letter/index.js';
 import type { DeadLetterFilter } from '../../dead-letter/query.js';
 import { DEAD_LETTER_REASONS, DEAD_LETTER_STATES, type DeadLetterReason, type DeadLetterState } from '../../dead-letter/sink.js';
 import { ConfigError } from '../../errors.js';
-import { validatePattern } from '../../handlers/router.js';
+import { validatePattern } from '../../runtime/type-pattern.js';
 import type { CliContext } from '../context.js';
 import { pickRunFlags } from '../run-options.js';
 

@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import type { ReplayResult } from '../../dead-letter/replay.js';
+import type { ReplayResult } from '../../dead-letter-admin/replay.js';
 import type { StoredDeadLetter } from '../../dead-letter/sink.js';
 
 /** True when a person is reading: tables and progress bars there, plain lines and JSON elsewhere. */

@@ -1,11 +1,11 @@
 import { createInterface } from 'node:readline/promises';
 import type { Argv, CommandModule } from 'yargs';
-import type { DeadLetters } from '../../dead-letter/api.js';
+import type { DeadLetters } from '../../dead-letter-admin/api.js';
 import type { DeadLetterFilter } from '../../dead-letter/query.js';
 import { ConfigError, ErrorCodes, hasCode } from '../../errors.js';
 import { HANDLER_LOG_FD_ENV } from '../../observability/handler-log-tap.js';
 import { createLogger } from '../../observability/logger.js';
-import { redactUrl } from '../../observability/redact.js';
+import { redactUrl } from '../../runtime/redact-url.js';
 import type { CliContext } from '../context.js';
 import { booleanFlag, booleanFlagValue, withRunOptions } from '../run-options.js';
 import { hasFilter, loadDeadLetterConfig, parseDuration, parseFilter, type DeadLetterCommandConfig } from './dead-letters-config.js';
@@ -71,7 +71,7 @@ function idsOf(argv: Args): string[] {
 /** Opens the sink of the configuration for one subcommand, closing it whatever happens. */
 async function withSink<T>(argv: Args, context: CliContext, action: (sink: DeadLetters, loaded: DeadLetterCommandConfig) => Promise<T>): Promise<T> {
   const loaded = loadDeadLetterConfig(argv, context);
-  const { openDeadLetters } = await import('../../dead-letter/api.js');
+  const { openDeadLetters } = await import('../../dead-letter-admin/api.js');
   const sink = await openDeadLetters(loaded.config.deadLetterUrl, { ...(loaded.prefix === undefined ? {} : { prefix: loaded.prefix }), cwd: context.cwd });
   try {
     return await action(sink, loaded);

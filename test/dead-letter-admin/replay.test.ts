@@ -8,13 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openDeadLetters, type ReplayOptions } from '../../src/dead-letter/api.js';
+import { openDeadLetters, type ReplayOptions } from '../../src/dead-letter-admin/api.js';
+import { replayKey } from '../../src/dead-letter-admin/replay.js';
 import { openDeadLetterStore } from '../../src/dead-letter/index.js';
-import { replayKey } from '../../src/dead-letter/replay.js';
 import type { DeadLetterRecord } from '../../src/dead-letter/sink.js';
 import { ErrorCodes, hasCode } from '../../src/errors.js';
 import { createIdempotencyStore } from '../../src/idempotency/index.js';
-import { deadLetter } from './contract.js';
+import { deadLetter } from '../dead-letter/contract.js';
 
 const FIXED = fileURLToPath(new URL('../fixtures/replay-handlers', import.meta.url));
 const BROKEN = fileURLToPath(new URL('../fixtures/replay-handlers-broken', import.meta.url));

@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
+import { afterFailedReplay, afterReplay } from '../dead-letter/record.js';
+import type { StoredDeadLetter } from '../dead-letter/sink.js';
+import type { DeadLetterStore } from '../dead-letter/store.js';
 import { dispatchOnce } from '../dispatch/index.js';
+import { toDispatchError } from '../dispatch/run-handler.js';
 import type { DispatchError, Dispatcher, DispatchResult } from '../dispatch/types.js';
 import { ErrorCodes } from '../errors.js';
 import { idempotencyKey } from '../idempotency/key.js';
 import type { ClaimState, IdempotencyStore } from '../idempotency/store.js';
-import { toDispatchError } from '../dispatch/run-handler.js';
 import { safetyMarginMs, sleep } from '../worker/timing.js';
-import { afterFailedReplay, afterReplay } from './record.js';
-import type { StoredDeadLetter } from './sink.js';
-import type { DeadLetterStore } from './store.js';
 
 /**
  * Replaying a record runs the current handler once more on the recorded event, "through the

@@ -1,11 +1,11 @@
+import { openDeadLetterStore } from '../dead-letter/index.js';
+import { decodeCursor, encodeCursor, pageKeyOf, type DeadLetterFilter, type PageKey } from '../dead-letter/query.js';
+import { afterPurge } from '../dead-letter/record.js';
+import type { StoredDeadLetter } from '../dead-letter/sink.js';
+import type { DeadLetterCount, DeadLetterStore } from '../dead-letter/store.js';
 import { ConfigError } from '../errors.js';
-import { openDeadLetterStore } from './index.js';
-import { decodeCursor, encodeCursor, pageKeyOf, type DeadLetterFilter, type PageKey } from './query.js';
-import { afterPurge } from './record.js';
-import { ReplayRun, type ReplayResult } from './replay.js';
 import { openReplayResources, type ReplayRunOptions } from './replay-resources.js';
-import type { StoredDeadLetter } from './sink.js';
-import type { DeadLetterCount, DeadLetterStore } from './store.js';
+import { ReplayRun, type ReplayResult } from './replay.js';
 
 export interface OpenDeadLettersOptions {
   /** Only the records of this `--idempotency-prefix` (default: every prefix of the sink). */

@@ -1,13 +1,13 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { resolveStoreUrl } from '../config/schema.js';
+import type { DeadLetterStore } from '../dead-letter/store.js';
 import { createDispatcher } from '../dispatch/index.js';
 import { loadHandlerSet } from '../handlers/handler-set.js';
 import { SetupError } from '../handlers/life-cycle.js';
 import { createIdempotencyStore, DEFAULT_DONE_TTL_MS } from '../idempotency/index.js';
 import type { IdempotencyStore } from '../idempotency/store.js';
 import type { ReplayResources } from './replay.js';
-import type { DeadLetterStore } from './store.js';
 
 /** How a replay runs handlers: the `run` options that matter to it (defaults as `run`'s). */
 export interface ReplayRunOptions {
