@@ -1,9 +1,9 @@
 /**
  * The package entry's heavy entry points, each loading its modules at its first call. Handler
  * modules import `defineHandler` from the entry, and with `--isolation thread` every worker thread
- * evaluates it: importing the worker and the emulator with it cost each thread ~10 MB of live heap
- * (zod, pino, piscina, prom-client, the emulator's routes) for code the thread never runs
- * (docs/benchmarks.md, phase d). Both are async, so loading on call changes nothing for callers.
+ * evaluates it: importing the worker and the emulator with it would put in each thread's heap
+ * zod, pino, piscina, prom-client and the emulator's routes, code the thread never runs. Both are
+ * async, so loading on call changes nothing for callers.
  */
 import type { RunOptionsInput } from './config/options.js';
 import type { DeadLetters, OpenDeadLettersOptions } from './dead-letter-admin/api.js';

@@ -1,5 +1,5 @@
 /**
- * Chaos run (issue 7): faults, SIGKILLs and a pause against two `durable-worker run` processes
+ * Chaos run: faults, SIGKILLs and a pause against two `durable-worker run` processes
  * sharing one idempotency store; prints a one-screen report and exits 1 when a promise broke.
  *
  *   npm run chaos -- [--seed N] [--events 2000] [--produce-seconds 8] [--min-kills 2]

@@ -214,7 +214,7 @@ export async function runChaos(options: Partial<ChaosOptions> = {}, progress: (l
       }
     })();
 
-    // Pause/resume in the middle of production (CONTRACT: POST .../pause and .../resume).
+    // Pause/resume in the middle of production (POST .../pause and .../resume, src/client/consumers.ts).
     const pausing = (async () => {
       await sleep(o.produceSeconds * 500);
       const client = createClient({ baseUrl: emulator.url, tenant: TENANT, clientId: CLIENT_ID, clientSecret });

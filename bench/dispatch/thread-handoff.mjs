@@ -2,7 +2,7 @@
  * What handing a lease's events to a handler thread costs the main thread, per event, two ways:
  *
  * - `clone`: the parsed events go in the message and the structured clone copies them (as
- *   src/dispatch/thread-link.ts sends runs today, in columns);
+ *   src/dispatch/thread-link.ts sends runs, in columns);
  * - `shared`: the pull's answer is written once into a SharedArrayBuffer, which a message passes
  *   without copying; each run travels as its event's bounds in that text, found by a scan, and the
  *   thread parses its own events.
@@ -13,7 +13,7 @@
  * bench/worker), the two ways alternating; for the bench's small events and for entry updates
  * (~1 KB, as the platform sends them). It counts the main thread's CPU (`process.threadCpuUsage`,
  * Node 22.6+) from the first lease to the last, less the JSON.parse of the answer, which the worker
- * does either way. Results: docs/benchmarks.md, "Four more levers".
+ * does either way. Why the worker clones: docs/benchmarks.md#what-was-tried-and-why-it-is-not-in.
  */
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';

@@ -1,7 +1,8 @@
 /**
  * Failures that heal, measured: a dependency outage in a steady stream, and a poison subject in a
  * saturated one, against `durable-worker run` as a fresh process (the built dist/) with default
- * settings, the emulator in a process of its own (docs/benchmarks.md, "Failures and retries").
+ * settings, the emulator in a process of its own. Its figures:
+ * docs/benchmarks.md#failures-and-retries.
  *
  *   npm run bench:outage -- [--only outage|poison] [--latency-ms 50] [--skip-no-breaker] [--keep]
  *

@@ -65,7 +65,7 @@ export interface OutageResult {
   workerExit: number | null;
 }
 
-/** A dependency outage in the middle of a steady stream (docs/benchmarks.md, "Failures and retries"). */
+/** A dependency outage in the middle of a steady stream. */
 export async function runOutage(options: Partial<OutageOptions> = {}): Promise<OutageResult> {
   const o = { ...DEFAULT_OUTAGE, ...options };
   const downMs = o.outageStartSeconds * 1_000;

@@ -1,5 +1,5 @@
 /**
- * Soak (issue 7): 1,000,000 events through one in-process worker with a no-op handler, against the
+ * Soak: 1,000,000 events through one in-process worker with a no-op handler, against the
  * emulator in a child process (bench/emulator/emulator-child.ts, backlog topped up), sampling RSS,
  * heap (after a forced GC) and active handles. Reports growth after warm-up (target: flat within 10 %).
  *

@@ -2,8 +2,8 @@
  * What the memory store costs a fresh process, before V8 has optimised it: each measurement is a new
  * Node process that claims and marks done 20,000 fresh keys in batches of 100 (as a worker does with
  * a burst of events), timed on its main thread. Beside the store as built (dist/, in typed arrays),
- * a reference store on a `Map` with the same answers, the layout the typed arrays replaced for a
- * full store's sake (docs/benchmarks.md, "The memory store in typed arrays"). The two kinds
+ * a reference store on a `Map` with the same answers, the layout src/runtime/lru-table.ts says why
+ * it does not use. The two kinds
  * alternate, so that both meet the same minutes of a shared machine.
  *
  *   npm run build && node bench/store/memory-fresh.mjs [--processes 10] [--keys 20000]

@@ -1,6 +1,6 @@
 /**
  * examples/sync-to-postgres, per-event against batch handler: rows/s into a real PostgreSQL from the
- * same events, in one run (issue 25: target, the batch handler >= 5x the per-event one).
+ * same events, in one run (the target it prints: the batch handler at least 5x the per-event one).
  *
  *   DATABASE_URL=postgres://app:app@127.0.0.1:5432/app npm run bench:sync -- [--events 50000] [--repeat 3] [--isolation thread|none] [--max-in-progress 400]
  *

@@ -7,7 +7,7 @@
  *
  * Per event: `lease.trace.process(job)` (a constant back), the job's `trace` field set from it, the
  * run's `end`, and run-handler's check of `job.trace`. Per lease: `received`, the claim's `call`
- * (a closure), `settle`, its `call` and `end`. Figures in docs/benchmarks.md, "Tracing off".
+ * (a closure), `settle`, its `call` and `end`. Its figures: docs/benchmarks.md#tracing.
  */
 import { parseArgs } from 'node:util';
 import { NOOP_TRACER, type RunTracer } from '../../src/tracing/run-tracer.js';

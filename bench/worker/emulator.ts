@@ -24,7 +24,7 @@ export class EmulatorChild {
       stdio: ['pipe', 'pipe', 'inherit'],
       // BENCH_EMULATOR_OWN_GROUP=1: the platform in a session of its own, so that Linux's autogroup
       // scheduler shares the cores between it and the rest as between two terminals, instead of
-      // thread by thread with the worker's (docs/benchmarks.md, "The platform in a scheduling group of its own").
+      // thread by thread with the worker's, which would let a many-threaded worker starve it.
       detached: process.env.BENCH_EMULATOR_OWN_GROUP === '1',
     });
     const em = new EmulatorChild(child);
@@ -59,8 +59,8 @@ export class EmulatorChild {
   /**
    * Appends `count` events in chunks of `chunk`, the next one once fewer than half a chunk are left
    * unconsumed, as a live stream would arrive; resolves once the last chunk is appended. The emulator
-   * keeps unconsumed events in memory: after warm-ups of 1,000,000 events appended at once, raw loops
-   * measured 85,000-102,000 events/s; fed in chunks, 106,000-129,000 (docs/benchmarks.md).
+   * keeps unconsumed events in memory: a whole warm-up appended at once would leave it holding a
+   * million events, and slower for it than it is with a live stream.
    * `subjects` as for `append`.
    */
   async feed(count: number, chunk = 50_000, subjects = 0): Promise<void> {

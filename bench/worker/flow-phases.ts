@@ -1,5 +1,5 @@
 /**
- * Phases f-i of bench/worker: the worker as a new user meets it (issue 21). Every worker process is
+ * Phases f-i of bench/worker: the worker as a new user meets it, untuned. Every worker process is
  * fresh (no warm-up), the idempotency store is `memory`, and the events' subjects cycle over 50
  * entries (updates of 50 entries: events of one subject run one after another). The handler awaits
  * a 2 ms timer and appends the event id to a file; the naive loops do the same work.

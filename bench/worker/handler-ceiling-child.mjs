@@ -3,7 +3,7 @@
 // subject's events one after another (as the worker must run them). Prints one JSON line.
 //   node handler-ceiling-child.mjs <events> <subjects>   (env as the worker's: BENCH_HANDLER_DELAY_MS, BENCH_EFFECTS_FILE)
 // What bounds the worker once every subject is busy is this: the handler's time per event, start to
-// start, on this machine (docs/benchmarks.md, "What a subject's events wait for").
+// start, on this machine.
 const [events, subjects] = process.argv.slice(2).map(Number);
 const { default: handler } = await import('./handlers/work.mjs');
 

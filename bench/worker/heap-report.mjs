@@ -1,5 +1,5 @@
 /**
- * Memory breakdown for phase d (docs/benchmarks.md), with BENCH_HEAP_DETAIL=1: where a worker
+ * Memory breakdown for phase d of bench/worker, with BENCH_HEAP_DETAIL=1: where a worker
  * process's RSS goes. Each handler thread answers `report` requests on a BroadcastChannel (the
  * benchmark's handler module joins it when it loads in a worker thread), so the per-thread heaps
  * are read without touching the framework or costing anything per event.

@@ -16,8 +16,8 @@ export type LoopClient = ReturnType<typeof createClient>;
 
 /**
  * A client for `runLoops`. Pass the same one to every call that should count as one long-lived
- * loop process: a new client's code runs slower for its first ~200,000 events even in a warm
- * process (docs/benchmarks.md), so a warm-up on one client does not warm another.
+ * loop process: a new client's code runs slower for its first few hundred thousand events, even in a
+ * warm process, so a warm-up on one client does not warm another.
  */
 export function createLoopClient(url: string, loops: number): LoopClient {
   return createClient({ baseUrl: url, tenant: 'dev-tenant', clientId: 'dev-client', clientSecret: 'dev-secret', connections: loops * 2 });
@@ -25,7 +25,7 @@ export function createLoopClient(url: string, loops: number): LoopClient {
 
 /**
  * `loops` hand-written loops with our platform client: pull (limit), then either await a
- * `handlerDelayMs` timer for each event in turn (the naive worker of issue 3), and append its id to
+ * `handlerDelayMs` timer for each event in turn (the naive worker one writes first), and append its id to
  * `effectsFile` when given (the same work as the benchmark's handler), or do nothing (the raw
  * pull+ack ceiling), then ack ok. Runs until the stream is drained (`expected` events).
  */

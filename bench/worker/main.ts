@@ -23,7 +23,7 @@
  * The worker processes run the compiled code in dist/ (`npm run bench:worker` builds first).
  * In phases a-e every measured process (worker or raw loops) first handles --warm-up events unmeasured, and the
  * emulator serves --emulator-warm-up events before the first phase: Node processes running this
- * code reach their steady speed only after a few hundred thousand events (docs/benchmarks.md).
+ * code reach their steady speed only after a few hundred thousand events (V8 optimises as it goes).
  * Every phase drains the same consumer (dev-consumer) after appending its events, so phases never
  * see each other's events; the worker runs as a child process (bench/worker/worker-child.mjs).
  */
@@ -45,7 +45,7 @@ const { values } = parseArgs({
     only: { type: 'string', default: 'a,b,c,d,e,f,g,h,i' },
     events: { type: 'string', default: '60000' },
     // Phases b and c: the raw loops take a third of a second for 60,000 events, and a window that
-    // short measured them 10 % slower and far more unevenly than 180,000 do (docs/benchmarks.md).
+    // short is mostly its start and end, which makes the rate it gives low and uneven.
     'noop-events': { type: 'string', default: '180000' },
     'naive-events': { type: 'string', default: '8000' },
     'rss-events': { type: 'string', default: '500000' },
@@ -53,7 +53,7 @@ const { values } = parseArgs({
     repeat: { type: 'string', default: '3' },
     'warm-up': { type: 'string', default: '400000' },
     'emulator-warm-up': { type: 'string', default: '300000' },
-    // Phases f-h: a burst of events on a fresh process, as a new user would try it (issue 21).
+    // Phases f-h: a burst of events on a fresh process, as a new user would try it.
     'fresh-events': { type: 'string', default: '20000' },
     latencies: { type: 'string', default: '0,20,50' },
     'long-events': { type: 'string', default: '120000' },

@@ -140,14 +140,15 @@ export class BenchWorkers {
       const [command, args] = this.#cgroupProcs === undefined ? [process.execPath, argv] : inCgroup(this.#cgroupProcs, process.execPath, argv);
       const child = spawn(command, args, {
         // BENCH_WORKER_NODE_OPTIONS: V8 flags for the worker processes only, e.g. the heap Node sizes
-        // itself in a container with a memory limit (docs/benchmarks.md, phase d).
+        // itself in a container with a memory limit, reproduced outside one.
         env: {
           ...process.env,
           ...options.env,
           BENCH_RSS_EVERY: String(rssEvery),
           BENCH_WINDOW_EVENTS: String(options.windowEvents ?? 0),
           ...(process.env.BENCH_WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_WORKER_NODE_OPTIONS } : {}),
-          // BENCH_WORKER_COMPILE_CACHE=dir: Node's compile cache for the worker processes (docs/benchmarks.md, "Two saturated cores").
+          // BENCH_WORKER_COMPILE_CACHE=dir: Node's compile cache for the worker processes, so that a
+          // fresh process does not spend its first moments compiling the framework.
           ...(process.env.BENCH_WORKER_COMPILE_CACHE ? { NODE_COMPILE_CACHE: process.env.BENCH_WORKER_COMPILE_CACHE } : {}),
         },
         stdio: ['ignore', 'pipe', 'inherit'],

@@ -3,7 +3,7 @@ import { ConfigError } from '../errors.js';
 import { parseDurationMs } from '../config/duration.js';
 import { LOG_LEVELS } from '../config/schema.js';
 
-/** The emulator's development defaults (CONTRACT "Emulator defaults"): not secrets, fine to print. */
+/** The emulator's development defaults (README.md, docs/client.md): not secrets, fine to print. */
 export const EMULATOR_DEFAULTS = {
   port: 8787,
   host: '127.0.0.1',

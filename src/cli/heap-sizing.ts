@@ -9,18 +9,16 @@ const MiB = 1024 * 1024;
 /**
  * The main thread's largest semi-space under `durable-worker run` with `--isolation thread`, MiB.
  * V8 lets it grow to 16 MiB (two of them: 32 MiB resident) on any host with 16 GB or more, and each
- * handler thread has a young generation of its own. At 8 MiB the benchmark's `thread` worker spent
- * as much CPU per event as at 16 (within its noise) and held 166-171 MiB of RSS instead of 184-187;
- * at 4 MiB its main thread spent ~30 % more time in scavenges for 8 MiB less (docs/benchmarks.md,
- * phase d).
+ * handler thread has a young generation of its own. With the handlers' garbage made on their own
+ * threads, half of V8's bound costs the main thread no CPU and keeps its memory down; a quarter would
+ * make it scavenge markedly more often for little memory saved.
  */
 export const MAIN_SEMI_SPACE_MIB = 8;
 
 /**
  * The same with `--isolation none`: no handler thread heaps, and the main thread runs every
  * handler. Each scavenge copies the events of the batches in progress, whatever the semi-space
- * size, so a larger one means fewer of them: at 16 MiB the no-op worker made half as many, for
- * ~25 % less scavenge time (docs/benchmarks.md, phase c).
+ * size, so a larger one means fewer of them, and less time spent in them.
  */
 export const IN_PROCESS_MAIN_SEMI_SPACE_MIB = 16;
 
@@ -30,10 +28,9 @@ const HANDLER_THREAD_SEMI_SPACE_MIB = HANDLER_THREAD_YOUNG_GENERATION_MB / 3;
 /**
  * How far an old generation may grow past what survived the last full collection before the next
  * one, as V8's `--heap-growing-percent` (100: to twice its live size). V8 allows up to 4x when the
- * heap limit is 2 GiB or more (any host with ~8 GB of memory or more), 1.3–2x below it. On a bare
- * 24 GB host the `thread` worker's RSS held at 202–220 MiB with V8's factor and 167–170 MiB with
- * this one, for ~3–5 % more CPU per event with `thread` and none measurable with `none`
- * (docs/benchmarks.md, phase d).
+ * heap limit is 2 GiB or more (any host with ~8 GB of memory or more), 1.3–2x below it. Twice the
+ * live size keeps a worker's memory close to what it uses, whatever the host, for somewhat more
+ * frequent full collections (felt with `thread`, where every handler thread has an old generation).
  */
 export const OLD_GENERATION_GROWING_PERCENT = 100;
 
@@ -52,7 +49,7 @@ const LARGE_HEAP_LIMIT_BYTES = 2048 * MiB;
 
 /**
  * Bounds the young generations of `durable-worker run`'s own process, which Node sizes from the
- * machine's memory (docs/benchmarks.md, phase d): the main thread's to {@link MAIN_SEMI_SPACE_MIB},
+ * machine's memory (so the same worker would hold more on a larger host): the main thread's to {@link MAIN_SEMI_SPACE_MIB},
  * or {@link IN_PROCESS_MAIN_SEMI_SPACE_MIB} with `--isolation none`; and, on a heap limit of 2 GiB
  * or more, how far old generations grow between full collections ({@link OLD_GENERATION_GROWING_PERCENT}; a flag V8 reads
  * at run time, process-wide, so handler threads get it too). Does nothing when the user sized the

@@ -11,7 +11,7 @@ import { runCommand } from './commands/run.js';
 import { UsageError, printError, type CliContext } from './context.js';
 import { exitIfStillRunning } from './signals.js';
 
-/** Exit codes of CONTRACT.md: 0 normal, 1 fatal, 2 bad configuration. */
+/** Exit codes (docs/operations.md), which scripts and orchestrators branch on: 0 normal, 1 fatal, 2 bad configuration. */
 export const ExitCode = { OK: 0, FATAL: 1, CONFIG: 2 } as const;
 
 function packageVersion(): string {

@@ -7,7 +7,7 @@ export type ShutdownSignal = (typeof SHUTDOWN_SIGNALS)[number];
 export const SIGNAL_EXIT_CODES: Record<ShutdownSignal, number> = { SIGINT: 130, SIGTERM: 143 };
 
 /**
- * Two-phase shutdown (STYLE 9): the first SIGTERM/SIGINT asks for a drain, a second one means
+ * Two-phase shutdown (docs/operations.md): the first SIGTERM/SIGINT asks for a drain, a second one means
  * "now" (an impatient Ctrl-C, or the orchestrator's grace period running out). Returns a disposer.
  */
 export function onShutdownSignals(handlers: { first(signal: ShutdownSignal): void; second(signal: ShutdownSignal): void }): () => void {

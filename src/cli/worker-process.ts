@@ -10,7 +10,7 @@ import { SIGNAL_EXIT_CODES, onShutdownSignals } from './signals.js';
 type DoneResult = Awaited<WorkerHandle['done']>;
 
 /**
- * Runs one worker until it ends and maps the ending to an exit code (CONTRACT): 0 for a drain after
+ * Runs one worker until it ends and maps the ending to an exit code (docs/operations.md): 0 for a drain after
  * SIGTERM/SIGINT or an idle exit, 2 for configuration found bad at start-up (handlers folder,
  * metrics port), 1 for anything fatal. A second signal exits at once.
  */

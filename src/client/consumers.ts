@@ -55,8 +55,8 @@ export async function acknowledge(
 }
 
 /**
- * `POST /v1/event-destinations/{id}/pause|resume` (CONTRACT: emulator; the spec does not show
- * these operations). Any 2xx is success; the body, if any, is ignored. Idempotent, so retried.
+ * `POST /v1/event-destinations/{id}/pause|resume` (the emulator's; docs/platform-api.md does
+ * not show these operations). Any 2xx is success; the body, if any, is ignored. Idempotent, so retried.
  */
 export async function setPaused(
   transport: Send,

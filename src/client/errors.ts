@@ -2,7 +2,7 @@ import { DurableWorkerError, ErrorCodes, hasCode } from '../errors.js';
 import type { IssuerError, ProblemDetails } from '../types.js';
 
 /**
- * Errors of the platform client, classified once at the HTTP boundary (STYLE 7). Callers branch on
+ * Errors of the platform client, classified once at the HTTP boundary (src/client/http.ts). Callers branch on
  * `code` and ask `isRetryable(err)`; nothing here ever carries request headers, so a bearer token,
  * API key or client secret cannot leak through `message`, `String(err)` or `JSON.stringify(err)`.
  */

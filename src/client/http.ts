@@ -7,7 +7,7 @@ import { NetworkError, isAbortError } from './errors.js';
 import { loadUndici, resolveDispatcher, type HttpDispatcher } from './lazy-undici.js';
 
 /**
- * One HTTP exchange through undici, with the boundary classification of STYLE 7: the caller's
+ * One HTTP exchange through undici, classified at this boundary, once for every caller: the caller's
  * abort comes back as its own `signal.reason`; every other failure to get a complete answer
  * (refused, reset, DNS, our per-request deadline) becomes a `NetworkError`. The body is always read
  * to the end so the keep-alive connection goes back to the pool.
@@ -31,9 +31,8 @@ export interface RawResponse {
 
 /**
  * What aborts one exchange: the caller's signal or our deadline. An EventEmitter, which undici takes
- * as a request signal as well as an AbortSignal (its documented `signal` option): an
- * AbortController per exchange showed in the worker's profile, and a worker makes two exchanges per
- * batch (docs/benchmarks.md, "No AbortController per HTTP exchange").
+ * as a request signal as well as an AbortSignal (its documented `signal` option): a worker makes two
+ * exchanges per batch, and an EventEmitter is much cheaper to make than an AbortController.
  */
 class ExchangeAborter extends EventEmitter {
   aborted = false;
@@ -53,7 +52,7 @@ export async function exchange(dispatcher: HttpDispatcher, init: RawExchange): P
   callerSignal?.throwIfAborted();
   // The caller's signal is watched through the shared fan-out and unwatched in `finally`: a
   // long-lived worker signal gets one listener, not one per request (adding and removing an
-  // AbortSignal listener is not cheap either: same section of docs/benchmarks.md).
+  // AbortSignal listener is not cheap either).
   const aborter = new ExchangeAborter();
   let timedOut = false;
   const callerWatch = callerSignal === undefined ? undefined : whenAborted(callerSignal, (reason) => aborter.abort(reason));

@@ -3,8 +3,8 @@ import type { Agent, Dispatcher } from 'undici';
 /**
  * undici, imported at a client's first request instead of with the package entry. Handler modules
  * `import { defineHandler } from 'durable-worker'`, so with `--isolation thread` every worker thread
- * evaluates the entry; undici alone was ~4.5 MB of each thread's live heap and ~7 MB of RSS,
- * for a client the thread never uses (docs/benchmarks.md, phase d).
+ * evaluates the entry; undici is a large module, and each thread would hold it in its heap for a
+ * client the thread never uses.
  */
 let undici: typeof import('undici') | undefined;
 

@@ -10,8 +10,9 @@ import type { WorkerConfig } from './types.js';
 
 /**
  * THE schema of `durable-worker run`: defaults, ranges and cross-field rules, validated once at the
- * edge (STYLE 5). Input keys are the camelCase option names (`baseUrl`, `visibility`...); values may
- * be strings (env, flags) or typed (config file, code). Output is exactly `WorkerConfig`.
+ * edge, so that the rest of the code takes the resolved type and checks nothing again. Input keys
+ * are the camelCase option names (`baseUrl`, `visibility`...); values may be strings (env, flags) or
+ * typed (config file, code). Output is exactly `WorkerConfig`.
  *
  * Issue messages omit the option name: load.ts prefixes the option as the user spelled it
  * (`--limit must be 1..100 (got 500)`). Issues with `params.standalone` are whole sentences; those

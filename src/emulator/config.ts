@@ -13,12 +13,12 @@ export type Scope = (typeof ALL_SCOPES)[number];
 export const DESTINATION_TYPES = ['DURABLE_CONSUMER', 'WEBHOOK'] as const;
 export type DestinationType = (typeof DESTINATION_TYPES)[number];
 
-/** CONTRACT "Emulator defaults": development identities, not secrets. */
+/** The development identities README.md and docs/client.md give: not secrets. */
 export const DEV_DEFAULTS = {
   tenant: 'dev-tenant',
   clientId: 'dev-client',
   clientSecret: 'dev-secret',
-  /** Decision (CONTRACT names none): the dev tenant also accepts this organization API key. */
+  /** The emulator's own choice: the dev tenant also accepts this organization API key. */
   apiKey: 'dev-api-key',
   consumer: 'dev-consumer',
   webhook: 'dev-webhook',
@@ -93,7 +93,7 @@ export const tenantConfigSchema = z
 
 export const emulatorConfigSchema = z
   .object({
-    /** Include the CONTRACT defaults (dev-tenant, dev-client, dev-consumer, dev-webhook). Default true. */
+    /** Include the development defaults (dev-tenant, dev-client, dev-consumer, dev-webhook). Default true. */
     defaults: z.boolean().default(true),
     /** Lifetime of issued access tokens, seconds. Default 3600. */
     tokenLifetimeSeconds: z.number().int().min(1).max(7 * 24 * 3600).default(3600),
@@ -110,7 +110,7 @@ export const emulatorConfigSchema = z
     accessCatalog: z.array(accessCatalogItemSchema).optional(),
     /**
      * Destination query APIs created at start, each in the body shape of `POST /_emulator/destinations`
-     * (CONTRACT), validated the same way.
+     * (src/emulator/admin/routes.ts), validated the same way.
      */
     destinationApis: z.array(z.record(z.string(), z.unknown())).default([]),
     tenants: z.array(tenantConfigSchema).default([]),
@@ -156,7 +156,7 @@ export function loadEmulatorConfig(path: string): ResolvedEmulatorConfig {
   return parseEmulatorConfig(parsed, `emulator config ${absolute}`);
 }
 
-/** The CONTRACT defaults as config pieces, merged before the user's own. */
+/** The development defaults ({@link DEV_DEFAULTS}) as config pieces, merged before the user's own. */
 export function defaultTenants(): TenantConfig[] {
   return [
     {

@@ -12,9 +12,9 @@ import type { Method, RouteReply, Router } from './http/router.js';
 import type { OperationSpec } from './openapi/operation.js';
 
 /**
- * The emulator's one HTTP server: public API and issuer on the same origin (CONTRACT). Every error
- * is problem+json; bad input never crashes it, and an unexpected exception is logged and becomes a
- * 500 problem while the server keeps serving.
+ * The emulator's one HTTP server: public API and issuer on the same origin, as a client is configured
+ * with one base URL. Every error is problem+json; bad input never crashes it, and an unexpected
+ * exception is logged and becomes a 500 problem while the server keeps serving.
  */
 
 export const ADMIN_PREFIX = '/_emulator';
@@ -129,7 +129,7 @@ async function dispatch(deps: ServerDeps, req: IncomingMessage, res: ServerRespo
   if (match !== undefined && !('allow' in match)) (req as RoutedRequest)[OPERATION] = match.operation;
 
   if (path === ADMIN_PREFIX || path.startsWith(`${ADMIN_PREFIX}/`)) {
-    // CONTRACT: seeding endpoints are loopback only (and never faulted, so tests can switch faults off).
+    // Seeding endpoints need no credential, so they are loopback only (and never faulted, so tests can switch faults off).
     if (!isLoopback(req)) throw new HttpProblem(403, 'Emulator endpoints answer loopback clients only.');
   } else if (deps.faults.enabled) {
     const decision = deps.faults.decide(routeFamily(method, path));

@@ -38,7 +38,7 @@ export interface EmulatorOptions {
    * name below it. A request for any other name gets 403. Default none.
    */
   allowedHosts?: readonly string[];
-  /** Config object, or the path of a JSON config file. Default: the CONTRACT defaults only. */
+  /** Config object, or the path of a JSON config file. Default: the development defaults only (config.ts). */
   config?: EmulatorConfig | string;
   /** Lifetime of issued access tokens, seconds. Overrides the config. Default 3600. */
   tokenLifetimeSeconds?: number;

@@ -50,8 +50,8 @@ async function splitBySchema(schema: DataSchema, events: readonly CloudEvent[], 
 }
 
 /**
- * Declares a batch handler module's default export (CONTRACT: `defineBatchHandler`, `maxBatchSize`,
- * `handleBatch`). With a `schema`, the returned `handleBatch` validates each event first and always
+ * Declares a batch handler module's default export (docs/handlers.md: `defineBatchHandler`,
+ * `maxBatchSize`, `handleBatch`). With a `schema`, the returned `handleBatch` validates each event first and always
  * resolves with results aligned with every event it got: schema failures dead-letter alone, and a
  * throw of the user's `handleBatch` fails only the events it was given.
  */

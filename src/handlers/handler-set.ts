@@ -1,6 +1,6 @@
 import { HandlerLoadError, loadHandlers, toLoadedHandler, type LoadedHandler } from './loader.js';
 
-/** Name of the built-in forwarding handler (CONTRACT: `--forward-url`). */
+/** Name of the built-in forwarding handler (`--forward-url`, docs/configuration.md). */
 export const FORWARD_HANDLER = '@forward';
 
 export interface HandlerSetOptions {

@@ -7,7 +7,7 @@ import { handlerModuleUrl } from './module-url.js';
 
 /** A handler module found in the handlers folder, validated. */
 export interface LoadedHandler {
-  /** File path relative to the folder without extension, `/`-separated (CONTRACT: the idempotency key prefix). */
+  /** File path relative to the folder without extension, `/`-separated (also the prefix of its idempotency keys, so renaming a file starts its keys afresh). */
   name: string;
   /** Absolute path of the module. */
   file: string;

@@ -1,6 +1,6 @@
 /**
- * Routes an event type to every handler whose pattern matches (CONTRACT: every matching handler
- * runs). Patterns: an exact type, `prefix.*` (matches `prefix.` followed by anything), or `*`.
+ * Routes an event type to every handler whose pattern matches (every matching handler runs,
+ * docs/handlers.md). Patterns: an exact type, `prefix.*` (matches `prefix.` followed by anything), or `*`.
  */
 
 export interface Routable {

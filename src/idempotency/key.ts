@@ -3,8 +3,7 @@
  *
  * Built with `join`, which makes one flat string, rather than a template literal, which makes a
  * rope (a pair of pointers to the parts) that every hash lookup has to walk and that a store keeps
- * alive as two objects. In the memory store, full at 100,000 keys, template keys cost more than
- * twice the CPU per key and held twice the heap (docs/benchmarks.md, "Flat idempotency keys").
+ * alive as two objects: a full memory store would pay for that on every lookup and in its heap.
  */
 export function idempotencyKey(handlerName: string, eventId: string): string {
   return [handlerName, eventId].join(':');

@@ -17,10 +17,9 @@ const TAIL = 1;
  * few milliseconds would otherwise never let a PASSIVE checkpoint end with nothing left behind, and
  * the WAL file would grow for ever. Every pass pays two fsyncs (the WAL, then the database file), as
  * any checkpoint under synchronous=NORMAL does, so even the tail holds the write lock for several
- * milliseconds (docs/benchmarks.md, "SQLite store on a large file"). The thread raises a flag in
- * shared memory meanwhile, and the store awaits it (`Atomics.waitAsync`) instead of blocking its event loop in SQLite's busy
- * handler, which sleeps in steps of 1, 2, 5, 10, 15... ms. The same memory tells the store the
- * thread is idle again without waiting for its event loop to deliver a message.
+ * milliseconds. The thread raises a flag in shared memory meanwhile, and the store awaits it
+ * (`Atomics.waitAsync`) instead of blocking its event loop in SQLite's busy handler, which sleeps in
+ * steps of 1, 2, 5, 10, 15... ms. The same memory tells the store the thread is idle again without waiting for its event loop to deliver a message.
  */
 const threadSource = (driver: SqliteDriverName) => `
 const { parentPort, workerData } = require('node:worker_threads');

@@ -59,7 +59,7 @@ const SWEEPS_PER_TICK = 100;
  * The connection's page cache, KiB. better-sqlite3 builds SQLite with 16 MB per connection
  * (node:sqlite keeps SQLite's 2 MB); the store touches one random leaf page per key, so a larger
  * cache hits little more often, while it fills as the done marks grow and stays in the process's
- * RSS. 4 MB took 10-18 MiB off a worker's RSS at no measurable CPU cost (docs/benchmarks.md, phase d).
+ * RSS. A cache a quarter of better-sqlite3's keeps that memory down and costs no CPU that shows.
  */
 const PAGE_CACHE_KIB = 4_000;
 

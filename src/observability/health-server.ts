@@ -61,7 +61,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: StartH
   }
 }
 
-/** GET /healthz, /readyz and /metrics (CONTRACT "Health and metrics"). */
+/** GET /healthz, /readyz and /metrics (docs/metrics.md). */
 export async function startHealthServer(options: StartHealthServerOptions): Promise<HealthServer> {
   const host = options.host ?? '0.0.0.0';
   const hostGuard = options.allowedHosts !== undefined || isLoopbackInterface(host) ? createHostGuard(options.allowedHosts) : undefined;

@@ -3,7 +3,7 @@ import type { AckResponse, CloudEvent } from '../types.js';
 /**
  * Lag of one destination as this process sees it: the highest sequence leased so far minus the
  * committed cursor reported by the last acknowledgement. Sequences are decimal strings that can
- * outgrow 2^53, so the arithmetic is BigInt (CONTRACT: sequences increase by 1 per tenant stream).
+ * outgrow 2^53, so the arithmetic is BigInt (sequences increase by 1 per tenant stream).
  */
 export class LagTracker {
   #lastSeen: bigint | undefined;
@@ -32,7 +32,7 @@ export class LagTracker {
     if (this.#firstSeen === undefined || value < this.#firstSeen) this.#firstSeen = value;
   }
 
-  /** An acknowledgement answered; `committed` is null before the first commit (CONTRACT). */
+  /** An acknowledgement answered; `committed` is null before the first commit. */
   observeAck(response: Pick<AckResponse, 'committed'> | undefined, lastSequence?: string): void {
     this.observeSequence(lastSequence);
     const committed = parseSequence(response?.committed ?? undefined);

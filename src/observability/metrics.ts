@@ -4,7 +4,7 @@ import { listenTo, type WorkerEmitter, type WorkerEventMap } from './worker-even
 import { LabelledHistogram, PendingCount, flushOnCollect } from './hot-path-metrics.js';
 import { readerPosition, type StreamPosition } from './stream-position.js';
 
-/** Every name of CONTRACT.md "Health and metrics", prefixed. */
+/** Every metric name of docs/metrics.md, prefixed: dashboards and alerts depend on them. */
 export const METRIC_PREFIX = 'durable_worker_';
 export const METRIC_NAMES = {
   events: `${METRIC_PREFIX}events_total`,
@@ -18,11 +18,11 @@ export const METRIC_NAMES = {
   leasesHeld: `${METRIC_PREFIX}leases_held`,
   pullDuration: `${METRIC_PREFIX}pull_duration_seconds`,
   ackDuration: `${METRIC_PREFIX}ack_duration_seconds`,
-  /** Not in CONTRACT.md: the backlog signal (docs/metrics.md), read at scrape. */
+  /** The backlog signal (docs/metrics.md), read at scrape. */
   backlogAge: `${METRIC_PREFIX}backlog_age_seconds`,
-  /** Not in CONTRACT.md: listeners of the event bus that threw (src/worker/event-bus.ts). */
+  /** Listeners of the event bus that threw (src/worker/event-bus.ts). */
   listenerErrors: `${METRIC_PREFIX}listener_errors_total`,
-  /** Not in CONTRACT.md: each handler's circuit breaker (0 closed, 1 half-open, 2 open). */
+  /** Each handler's circuit breaker (0 closed, 1 half-open, 2 open). */
   breakerState: `${METRIC_PREFIX}breaker_state`,
   deadLetters: DEAD_LETTERS_METRIC,
 } as const;
@@ -63,7 +63,7 @@ export interface WorkerMetrics {
   close(): void;
 }
 
-/** Prometheus metrics derived from the worker's events (STYLE 3: they subscribe, never drive). */
+/** Prometheus metrics derived from the worker's events (they subscribe, and never drive the worker). */
 export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
   const registry = new Registry();
   const registers = [registry];
@@ -86,14 +86,14 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
     registers,
   });
   // Written once per batch: counted like the events, and the lag read from its tracker at scrape
-  // time (prom-client's label handling showed in the profile, four calls per batch: docs/benchmarks.md).
+  // time: prom-client's label handling is costly next to an addition, and would run four times per batch.
   const pullCounts: PendingCount[] = [];
   const pulls = new Counter({ name: METRIC_NAMES.pulls, help: 'Pull requests by answer', labelNames: ['status'], registers, collect: flushOnCollect(pullCounts) });
   const ackCounts: PendingCount[] = [];
   const acks = new Counter({ name: METRIC_NAMES.acks, help: 'Acknowledgements by answer', labelNames: ['status'], registers, collect: flushOnCollect(ackCounts) });
   const { position: { lag: tracker, backlog }, release: releasePosition } = readerPosition(options.position, options.events);
   const destination = { destination: options.destination };
-  // Kept with its CONTRACT meaning; it counts what this process leased and has not seen committed,
+  // Kept with its documented meaning (docs/metrics.md); it counts what this process leased and has not seen committed,
   // never the events still waiting in the stream (docs/metrics.md): backlog_age_seconds is the backlog.
   new Gauge({
     name: METRIC_NAMES.lag,

@@ -8,8 +8,8 @@ export interface Watch {
 /**
  * One callback waiting on a shared trigger, linked into that trigger's list. Every handler run of a
  * batch waits on the batch signal and the lease deadline: with a Set per trigger, each wait hashed
- * a fresh closure and grew then shrank the Set, more CPU and garbage per run than a no-op
- * handler costs (docs/benchmarks.md). Linking and unlinking a node costs neither.
+ * a fresh closure and grows then shrinks the Set, more CPU and garbage per run than a no-op
+ * handler costs. Linking and unlinking a node costs neither.
  */
 class Waiter implements Watch {
   prev: Waiter | undefined = undefined;

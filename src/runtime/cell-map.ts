@@ -3,7 +3,6 @@
  * entry leaves. V8 leaves a rehashed table behind in the old generation, still pointing at what it
  * held, and the scavenger takes those pointers as live until a major collection: held directly,
  * every value (a run, an event, and all they reach) survived that long. An emptied cell pins nothing.
- * See docs/benchmarks.md, "What kept whole batches alive".
  */
 export class CellMap<K, V> {
   readonly #cells = new Map<K, { value: V | undefined }>();

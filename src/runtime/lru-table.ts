@@ -5,8 +5,7 @@
  * Why not a `Map<string, Entry>`: in a map of 100,000 keys each lookup walks a bucket chain through
  * entries and key strings scattered over the heap, a cache miss at each step, and a store did four
  * such lookups per key (a claim's miss and insert, the eviction's delete, the done mark's lookup),
- * in the worker's profile its largest cost after parsing the batch (docs/benchmarks.md, "The memory
- * store in typed arrays"). Here:
+ * on the path of every event. Here:
  *
  * - records live in columns (typed arrays and two string arrays) that form a ring in recency order:
  *   the oldest record at `tail`, the newest `used - 1` columns on (with holes in between);
@@ -17,8 +16,7 @@
  *   from `tail`, skipping holes; when the ring fills up it is compacted (or grown, up to twice the
  *   bound) in one pass, so holes cost amortised O(1).
  *
- * Measured with random UUID keys, full at 100,000: bench/store/memory-bound.ts, figures against the
- * Map in docs/benchmarks.md.
+ * bench/store/memory-bound.ts measures it against a Map, with random UUID keys, full at 100,000.
  */
 
 /** The index's mark of a free slot. Columns are stored plus one. */
@@ -266,7 +264,7 @@ export class LruTable {
   }
 }
 
-/** FNV-1a over the UTF-16 code units: cheap next to a lookup (docs/benchmarks.md); any key format hashes well enough. */
+/** FNV-1a over the UTF-16 code units: cheap next to a lookup; any key format hashes well enough. */
 function hashOf(key: string): number {
   let hash = 0x811c9dc5 | 0;
   for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);

@@ -7,8 +7,8 @@ export const SQLITE_DRIVER_ENV = 'DURABLE_WORKER_SQLITE_DRIVER';
 
 /**
  * Drivers in order of preference. `node:sqlite` first: it comes with Node (no native build, no ABI
- * to match after a Node upgrade), and better-sqlite3 measured no faster, on the same Node, in the
- * worker benchmark nor in the store benchmark's whole rounds (docs/benchmarks.md, "SQLite drivers").
+ * to match after a Node upgrade), and better-sqlite3 is no faster on the same Node (compare them with
+ * bench/store/claims.ts `--sqlite-driver`, or any run with the variable below).
  * better-sqlite3 serves the Nodes without it (20, and 22 before 22.13).
  */
 const PREFERENCE: readonly SqliteDriverName[] = ['node:sqlite', 'better-sqlite3'];

@@ -1,5 +1,5 @@
 /**
- * Tracing, switched on by `--otel` (CONTRACT): the SDK and every OpenTelemetry module behind it are
+ * Tracing, switched on by `--otel` (docs/tracing.md): the SDK and every OpenTelemetry module behind it are
  * imported here on demand, so a worker without `--otel` loads none of them (test/tracing).
  */
 import { setHandlerScope } from './handler-scope.js';

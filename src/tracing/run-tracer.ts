@@ -3,7 +3,7 @@
  * returned a batch (`received`), each handler run (`process`), the settlement (`settle`), and the
  * store and dead-letter calls made for them (`call`). The worker holds one RunTracer; with tracing
  * off it is NOOP_TRACER, whose methods do nothing and return shared constants, so the run path pays
- * a few calls per event and loads no OpenTelemetry module (docs/benchmarks.md, "tracing off").
+ * a few calls per event and loads no OpenTelemetry module.
  */
 import type { AckStatus, CloudEvent, JobContext, LeaseBatch } from '../types.js';
 import type { TraceCarrier } from './trace-context.js';

@@ -18,8 +18,8 @@ export interface TenantApp {
 }
 
 /**
- * A fresh tenant with its own application (unique namespace per test, STYLE 16), and a client
- * for it. `options` are the application's seeding fields (scopes, sources, dataProvider).
+ * A fresh tenant with its own application (a namespace of its own, so tests sharing one emulator
+ * never see each other's data), and a client for it. `options` are the application's seeding fields (scopes, sources, dataProvider).
  */
 export async function newTenantApp(
   emulator: RunningEmulator,

@@ -11,7 +11,7 @@ import { booleanFlag, booleanFlagValue, withRunOptions } from '../run-options.js
 import { hasFilter, loadDeadLetterConfig, parseDuration, parseFilter, type DeadLetterCommandConfig } from './dead-letters-config.js';
 import { isTerminal, jsonLine, printTable, ProgressBar, ReplayTally, resultLine, watchBrokenPipe } from './dead-letters-output.js';
 
-/** Exit codes of CONTRACT.md for `dead-letters`: 0 all done, 1 some replay failed, 2 bad input. */
+/** Exit codes of `dead-letters` (README.md), for scripts: 0 all done, 1 some replay failed, 2 bad input. */
 const REPLAY_FAILED = 1;
 
 type Args = Record<string, unknown> & { ids?: unknown; id?: unknown };

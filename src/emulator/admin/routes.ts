@@ -21,8 +21,8 @@ import {
 } from './schemas.js';
 
 /**
- * Seeding endpoints under `/_emulator` (CONTRACT "Emulator seeding endpoints"): loopback only (the
- * server checks), no credential. They create what the spec gives no way to create.
+ * Seeding endpoints under `/_emulator` (the `Emulator only` group of docs/openapi/platform-api.json):
+ * loopback only (the server checks), no credential. They create what the spec gives no way to create.
  */
 
 const admin = { tag: 'Emulator only', security: { kind: 'none' } } as const;

@@ -3,7 +3,7 @@ import { ALL_SCOPES, DESTINATION_TYPES } from '../config.js';
 import { faultOptionsSchema } from '../faults/options.js';
 import { component } from '../openapi/components.js';
 
-/** Wire schemas of the seeding, state and fault endpoints under `/_emulator` (CONTRACT). */
+/** Wire schemas of the seeding, state and fault endpoints under `/_emulator` (routes.ts). */
 
 const id = z.string().min(1).max(200);
 
@@ -33,7 +33,7 @@ export const ApplicationSchema = component(
     .meta({ description: 'The application as registered; the secret is not echoed back.' }),
 );
 
-/** Not in CONTRACT: appends raw events to a tenant stream, for tests of workers without ingest. */
+/** Appends raw events to a tenant stream, for tests of workers without ingest. */
 export const NewEventsSchema = component(
   'NewEvents',
   z.object({ events: z.array(z.object({ type: z.string().min(1), subject: z.string(), data: z.unknown() })).min(1).max(10_000) }),

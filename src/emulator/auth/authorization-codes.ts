@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { SignInGrant } from './sign-in-grant.js';
 
-/** RFC 6749 §4.1.2: codes must be short-lived ("a maximum lifetime of 10 minutes is RECOMMENDED"); the brief asks 60 s. */
+/** RFC 6749 §4.1.2: codes must be short-lived ("a maximum lifetime of 10 minutes is RECOMMENDED"); 60 s, as docs/client.md says, is ample for a redirect. */
 export const AUTHORIZATION_CODE_LIFETIME_MS = 60_000;
 
 /** Drop expired codes once the table grows past this (they are otherwise dropped on lookup). */

@@ -85,7 +85,7 @@ const pauseOperation = (action: 'pause' | 'resume'): OperationSpec => ({
   path: `/v1/event-destinations/{id}/${action}`,
   operationId: `${action}Destination`,
   summary: action === 'pause' ? 'Pause an event destination: pulls answer 409.' : 'Resume a paused event destination.',
-  description: "The spec does not show this operation (\"not shown\"): the emulator's choice, idempotent, no body (CONTRACT).",
+  description: "The spec does not show this operation (\"not shown\"): the emulator's choice, idempotent, no body.",
   responses: { '200': answer('The destination after the change.', ConsumerState, { id: 'dev-consumer', type: 'DURABLE_CONSUMER', paused: action === 'pause' }), '404': unknownDestination },
 });
 

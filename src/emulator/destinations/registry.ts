@@ -20,7 +20,7 @@ export interface EndpointFacet {
 
 export interface EndpointConfig {
   name: string;
-  /** Undefined exposes every property of the source (CONTRACT). */
+  /** Undefined exposes every property of the source. */
   properties?: EndpointProperty[];
   facets: EndpointFacet[];
 }
@@ -42,7 +42,7 @@ export const DEFAULT_TENANT = 'dev-tenant';
 /** Languages of a destination seeded without `languages` (our choice; the spec does not show a default). */
 export const DEFAULT_LANGUAGES = ['en'];
 
-/** Validates the CONTRACT body of `POST /_emulator/destinations` (schemas.ts); IDs of properties lowercased. */
+/** Validates the body of `POST /_emulator/destinations` (schemas.ts); IDs of properties lowercased. */
 export function parseDestinationSeed(body: unknown): Omit<DestinationConfig, 'apiVersionId'> {
   const seed = parseOrProblem(DestinationSeedSchema, body);
   return {

@@ -34,7 +34,7 @@ export interface DestinationsModule {
 }
 
 /**
- * Spec: Destination query API, Issue a destination token; CONTRACT seeding `POST /_emulator/destinations`.
+ * Spec: Destination query API, Issue a destination token; the emulator's seeding `POST /_emulator/destinations`.
  * Routes: `POST /destinations/{id}/token`, `GET /{customer}/{destination}/v1/openapi`,
  * `GET|POST /{customer}/{destination}/v1/{endpoint}`.
  */

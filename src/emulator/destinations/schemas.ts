@@ -5,9 +5,10 @@ import { OPERATORS } from './query/operators.js';
 
 /**
  * Wire schemas of destinations (spec: Issue a destination token, Destination query API) and of
- * their seeding (CONTRACT). A POST query body is validated by `DestinationQueryRequestSchema`
- * itself, the schema the OpenAPI description publishes (query/post-body.ts), then normalised (key
- * order of `sortAsc`/`sortDesc` is priority, `id` joins every filter query...).
+ * their seeding (src/emulator/admin/routes.ts). A POST query body is validated by
+ * `DestinationQueryRequestSchema` itself, the schema the OpenAPI description publishes
+ * (query/post-body.ts), then normalised (key order of `sortAsc`/`sortDesc` is priority, `id` joins
+ * every filter query...).
  */
 
 export const DestinationTokenRequestSchema = component(
@@ -183,7 +184,7 @@ function checkNames(endpoints: readonly unknown[], issues: z.core.$RefinementCtx
   });
 }
 
-/** CONTRACT body of `POST /_emulator/destinations` (and of the config's `destinationApis`). */
+/** Body of `POST /_emulator/destinations` (and of the config's `destinationApis`). */
 export const DestinationSeedSchema = component(
   'DestinationSeed',
   z

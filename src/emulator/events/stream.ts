@@ -5,7 +5,8 @@ import type { NewEvent } from '../context.js';
 
 /**
  * One tenant's event stream. Sequences are integers here and decimal strings on the wire
- * (CONTRACT: "Sequences are decimal strings increasing by 1 per tenant stream", starting at 1).
+ * (decimal strings increasing by 1 per tenant stream, starting at 1: what the worker's lag arithmetic
+ * in src/observability/lag.ts relies on).
  *
  * Events live in an array with a base offset: `events[i]` has sequence `baseSequence + i`. Events
  * every durable consumer has committed are trimmed in amortised O(1), so a long-running emulator
@@ -38,8 +39,8 @@ export class EventStream {
     // million-event append cheap.
     const time = new Date().toISOString();
     const source = `/tenants/${this.tenant}`;
-    // Constant members serialised once per batch; with the flattening below this costs half the
-    // CPU and 70% of the memory of JSON.stringify of the whole object (measured, Node 20).
+    // Constant members serialised once per batch; with the flattening below, each event serialises
+    // only what differs between events, instead of JSON.stringify walking the whole object.
     const head = `{"specversion":"1.0","source":${JSON.stringify(source)},"time":"${time}","datacontenttype":"application/json"`;
     const appended: CloudEvent[] = [];
     // Checked before anything is appended: a missing type or subject would otherwise be spliced into

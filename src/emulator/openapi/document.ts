@@ -19,7 +19,7 @@ export interface DocumentInfo {
   serverUrl?: string;
 }
 
-/** The emulator's default origin (CONTRACT: `durable-worker emulator` listens on 8787). */
+/** The emulator's default origin (`durable-worker emulator` listens on 8787, as README.md says). */
 export const DEFAULT_SERVER_URL = 'http://127.0.0.1:8787';
 
 const LICENSE = { name: 'MIT', identifier: 'MIT' };

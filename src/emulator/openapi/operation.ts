@@ -13,7 +13,7 @@ import type * as z from 'zod';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-/** Groups of the document; `Emulator only` holds the loopback-only seeding endpoints (CONTRACT). */
+/** Groups of the document; `Emulator only` holds the loopback-only seeding endpoints (src/emulator/admin/routes.ts). */
 export type OperationTag =
   | 'Issuer'
   | 'Ingest'

@@ -128,7 +128,7 @@ export function registerIngestRoute(ctx: EmulatorContext, deps: IngestDeps): voi
     // Spec rule 3: all-or-nothing; on any failure nothing is queued (and no source is created).
     if (!validation.ok) throw validationProblem(validation.errors);
 
-    // CONTRACT: in the development configuration, ingest to an unknown source creates it.
+    // In the development configuration ingest to an unknown source creates it, so a demo needs no setup.
     record ??= deps.store.create(tenant, sourceId);
     const { plan } = validation;
     for (const found of plan.newPropertiesFound) {
@@ -152,7 +152,7 @@ type ReadEntryUpdated = Omit<SourceEntryUpdatedData, 'previous' | 'current'> & {
 
 /**
  * Applies an accepted batch: registers its inferred properties, upserts its entries, then appends
- * one `source_entry.updated` event per entry (CONTRACT; spec, Events 1: subject is the entry ID,
+ * one `source_entry.updated` event per entry (spec, Events 1: subject is the entry ID,
  * the data carries previous and current values).
  */
 export function applyIngest(ctx: EmulatorContext, store: SourceStore, job: IngestJob): void {

@@ -20,7 +20,7 @@ export interface ManagedTagsModule {
 }
 
 /**
- * Spec: List managed tags, Get a managed tag, Delete a managed tag; CONTRACT seeding of managed
+ * Spec: List managed tags, Get a managed tag, Delete a managed tag; the emulator's seeding of managed
  * tags and card definitions. Required permissions are not shown in the spec: any valid credential
  * of the tenant is accepted (no particular scope).
  */

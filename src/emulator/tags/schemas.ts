@@ -3,7 +3,7 @@ import { intParameter } from '../http/query.js';
 import { component } from '../openapi/components.js';
 import type { ParameterSpec } from '../openapi/operation.js';
 
-/** Wire schemas of managed tags (spec: Managed tag) and of their seeding (CONTRACT). */
+/** Wire schemas of managed tags (spec: Managed tag) and of their seeding (seeding.ts). */
 
 // Any UUID-shaped text, either case (no version check): what the emulator accepts and keeps (lowercased).
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
@@ -61,7 +61,7 @@ export const TAG_LIST_QUERY = {
   },
 } satisfies Record<string, ParameterSpec>;
 
-/** `POST /_emulator/tenants/{tenant}/managed-tags` (CONTRACT); `createdAt`/`lastModifiedAt` let tests seed times for the date filters. */
+/** `POST /_emulator/tenants/{tenant}/managed-tags`; `createdAt`/`lastModifiedAt` let tests seed times for the date filters. */
 export const NewManagedTagSchema = component(
   'NewManagedTag',
   z.object(

@@ -2,8 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import { HttpProblem } from '../http/problem.js';
 
 /**
- * CONTRACT "Emulator seeding endpoints": loopback only, no credential. The seeding routes create
- * what the spec gives no way to create, so a remote caller must never reach them.
+ * Emulator seeding endpoints (src/emulator/admin/routes.ts): loopback only, no credential. The
+ * seeding routes create what the spec gives no way to create, so a remote caller must never reach them.
  */
 export function isLoopbackAddress(address: string | undefined): boolean {
   if (!address) return false;
