@@ -29,8 +29,8 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent>, RunOwner {
   readonly index: number;
   prevInSubject: LeaseEvent | undefined = undefined;
   nextInSubject: LeaseEvent | undefined = undefined;
-  /** Linked into its subject's chain (SubjectOrder.enter said ready or waiting, and it is still there). */
-  linked = false;
+  /** In its subject's chain (SubjectOrder.enter said ready or waiting, and it is still there). */
+  inSubjectOrder = false;
   #state = WAITING;
   #end: EventEnd | undefined = undefined;
   #handlersLeft = 0;

@@ -96,7 +96,7 @@ export class Scheduler implements LeaseOwner {
         const entry = order.enter(event);
         if (entry === 'fenced') event.drop();
         else {
-          event.linked = true;
+          event.inSubjectOrder = true;
           if (entry === 'ready') lease.ready.push(event);
         }
       }
@@ -228,8 +228,8 @@ export class Scheduler implements LeaseOwner {
       this.#inFlight.add(-1);
     } else if (place === 'retrying') this.#retrying--;
     else this.#unstarted--;
-    if (event.linked) {
-      event.linked = false;
+    if (event.inSubjectOrder) {
+      event.inSubjectOrder = false;
       if (end === 'settled') {
         const next = this.#order.settled(event);
         // A chained one takes the place in the budget this one frees: the budget holds.
@@ -241,7 +241,7 @@ export class Scheduler implements LeaseOwner {
         // The events of its subject behind it must not overtake it: they end unstarted (and their
         // leases are acked failed). A drain needs no fence: nothing is pulled after it.
         for (const dropped of this.#order.broken(event, !this.#draining)) {
-          dropped.linked = false;
+          dropped.inSubjectOrder = false;
           dropped.drop();
         }
       }
