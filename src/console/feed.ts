@@ -29,7 +29,7 @@ const MAX_OPEN_BATCHES = 1_000;
  * and log lines, fed by the worker's event bus (it only listens, like metrics and logs), by the log
  * lines of handler runs (handler-log-tap.ts) and by the replays the page starts.
  *
- * Correlation uses only what the bus declares (src/worker/events.ts): `batch:pulled` names the
+ * Correlation uses only what the bus declares (src/observability/worker-events.ts): `batch:pulled` names the
  * lease, generation and attempt of its events; an event is in one lease at a time, so `event:done`
  * (which names the event, not the lease) belongs to the event's latest delivery; `ack:done` names
  * the lease and generation, which map back to the batch's events.
