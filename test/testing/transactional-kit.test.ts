@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineBatchHandler, defineHandler, ErrorCodes, PermanentError, type TransactionClient } from '../../src/index.js';
+import { defineBatchHandler, defineHandler, ErrorCodes, PermanentError, type CloudEvent, type TransactionalContext, type TransactionClient } from '../../src/index.js';
 import { createFakeClock, createTestEvent, runBatchHandler, runHandler, type TestDatabase } from '../../src/testing/index.js';
 import { waitFor } from '../fixtures/wait-for.js';
 
@@ -14,6 +14,16 @@ async function table(db: TestDatabase, made: string[]): Promise<{ name: string; 
 }
 
 const insert = (tx: TransactionClient, name: string, id: string) => tx.query(`INSERT INTO ${name} (id) VALUES ($1)`, [id]);
+/** A transactional handler that writes the event's id into `name`, then does `then`. */
+const recording = (name: string, then: (event: CloudEvent, ctx: TransactionalContext) => Promise<void>) =>
+  defineHandler({
+    type: 'job.run',
+    transactional: true,
+    async handle(event, ctx) {
+      await insert(ctx.tx, name, event.id);
+      await then(event, ctx);
+    },
+  });
 const events = (count: number) => Array.from({ length: count }, (_, i) => createTestEvent('job.run', { n: i }, { id: `e${i}` }));
 
 /** The kit's transactional runs on one database: PGlite here, a real server below. */
@@ -32,14 +42,9 @@ function transactionalKitSuite(name: string, open: () => Promise<{ db: TestDatab
 
     it('commits what ctx.tx wrote when the handler resolves, and rolls it back when it throws', async () => {
       const t = await table(db, made);
-      const handler = defineHandler({
-        type: 'job.run',
-        transactional: true,
-        async handle(event, ctx) {
-          await insert(ctx.tx, t.name, event.id);
-          const { rows } = await ctx.tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${t.name}`);
-          if ((event.data as { n: number }).n === 1) throw new Error(`rolled back with ${rows[0]?.n} rows written`);
-        },
+      const handler = recording(t.name, async (event, ctx) => {
+        const { rows } = await ctx.tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${t.name}`);
+        if ((event.data as { n: number }).n === 1) throw new Error(`rolled back with ${rows[0]?.n} rows written`);
       });
       const [ok, failing] = events(2);
       expect(await runHandler(handler, ok!, { database: db })).toMatchObject({ status: 'ok' });
@@ -50,29 +55,19 @@ function transactionalKitSuite(name: string, open: () => Promise<{ db: TestDatab
 
     it('rolls back a dead-lettered event, and a run cut off at the deadline (fake clock)', async () => {
       const t = await table(db, made);
-      const permanent = defineHandler({
-        type: 'job.run',
-        transactional: true,
-        async handle(event, ctx) {
-          await insert(ctx.tx, t.name, event.id);
-          throw new PermanentError('never');
-        },
+      const permanent = recording(t.name, async () => {
+        throw new PermanentError('never');
       });
       expect(await runHandler(permanent, events(1)[0]!, { database: db })).toMatchObject({ status: 'dead_lettered', reason: 'permanent' });
 
       let late: Promise<unknown> | undefined;
       let inserted = false;
-      const hanging = defineHandler({
-        type: 'job.run',
-        transactional: true,
-        async handle(event, ctx) {
-          await insert(ctx.tx, t.name, event.id);
-          inserted = true;
-          await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve));
-          // A handler that goes on after its deadline: its transaction is gone.
-          late = ctx.tx.query('SELECT 1');
-          late.catch(() => {});
-        },
+      const hanging = recording(t.name, async (_event, ctx) => {
+        inserted = true;
+        await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve));
+        // A handler that goes on after its deadline: its transaction is gone.
+        late = ctx.tx.query('SELECT 1');
+        late.catch(() => {});
       });
       const clock = createFakeClock();
       const running = runHandler(hanging, events(2)[1]!, { database: db, clock, leaseMs: 1_000 });
