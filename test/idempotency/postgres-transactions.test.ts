@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { Worker } from 'node:worker_threads';
 import type { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../../src/errors.js';
@@ -206,6 +208,17 @@ describe.skipIf(DATABASE_URL === undefined)('postgres effect transactions', () =
     // The prefix and the key stay apart: ("a", "b:c") and ("a:b", "c") are different keys.
     expect(effectLockKey('a', 'b:c')).not.toEqual(effectLockKey('a:b', 'c'));
     for (const part of effectLockKey('p', 'h:1')) expect(Number.isInteger(part) && part >= -(2 ** 31) && part < 2 ** 31).toBe(true);
+  });
+
+  it('works in a worker thread, opened there from plain-data options', async () => {
+    const { prefix, store } = await open();
+    const options = { url, prefix, doneTtlMs: 60_000, poolSize: 1 };
+    const thread = new Worker(new URL('../fixtures/effect-transactions-thread.mjs', import.meta.url), { workerData: { options, keys: ['h:1'], table: effects } });
+    const [answer] = (await once(thread, 'message')) as [{ states: string[] }];
+    await once(thread, 'exit');
+    expect(answer.states).toEqual(['new']);
+    expect(await effectRows('thread')).toContain('h:1');
+    expect((await store.claim(['h:1'], 'main', 60_000)).states).toEqual(['done']);
   });
 
   it('rejects begin after close', async () => {
