@@ -85,6 +85,7 @@ export class EffectTransactions {
    */
   async begin(keys: readonly string[], options: BeginOptions): Promise<EffectTransaction> {
     if (this.#closed) throw closedError('postgres', 'begin');
+    if (!Number.isFinite(options.serverTimeoutMs) || options.serverTimeoutMs <= 0) throw new TypeError(`begin: serverTimeoutMs must be a positive number of ms (got ${options.serverTimeoutMs})`);
     const settings = this.#settings;
     const prefix = settings.prefix;
     const unique = distinctKeys(keys);
