@@ -28,6 +28,13 @@ export const ErrorCodes = {
   STORE: 'DW_ERR_STORE',
   /** An operation was aborted through its AbortSignal. */
   ABORTED: 'DW_ERR_ABORTED',
+  /** A transactional handler used `ctx.tx` after its call settled, or to end the worker's transaction itself. */
+  TRANSACTION: 'DW_ERR_TRANSACTION',
+  /**
+   * An event of a transactional batch call that succeeded, undone with the call's transaction because
+   * another event of the call failed: it runs again, and the run is not counted as an attempt.
+   */
+  ROLLED_BACK: 'DW_ERR_ROLLED_BACK',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -6,6 +6,9 @@ export { defineBatchHandler } from './handlers/define-batch.js';
 export type { BatchHandler, BatchHandlerDefinition, BatchContext } from './handlers/define-batch.js';
 export type { BatchEventResult, BatchResults } from './handlers/batch-results.js';
 export type { HandlerLifeCycle, LifeCycleContext, TeardownContext } from './handlers/define.js';
+// Transactional handlers: `ctx.tx`, a pg client in the worker's transaction (docs/handlers.md).
+export type { TransactionalContext } from './handlers/define.js';
+export type { TransactionClient, TransactionField, TransactionQueryConfig, TransactionQueryResult, TransactionRow } from './handlers/transaction-client.js';
 export { PermanentError, RetryLaterError, DurableWorkerError, ConfigError, ErrorCodes, hasCode } from './errors.js';
 export type {
   AckRequest,

@@ -1,11 +1,11 @@
 import type { CloudEvent } from '../types.js';
 import { normalizeBatchResults, type BatchResults } from './batch-results.js';
-import { checkCommonShape, HANDLER_BRAND, validateEventData, type DataSchema, type HandlerContext, type HandlerEvent, type HandlerLifeCycle } from './define.js';
+import { checkCommonShape, HANDLER_BRAND, validateEventData, type ContextOf, type DataSchema, type HandlerContext, type HandlerEvent, type HandlerLifeCycle } from './define.js';
 
 /** The `ctx` of a `handleBatch` call: as a single-event handler's, for the whole call. */
 export type BatchContext<R = unknown> = HandlerContext<R>;
 
-export interface BatchHandlerDefinition<T extends string = string, S extends DataSchema | undefined = undefined, R = undefined> extends HandlerLifeCycle<R> {
+export interface BatchHandlerDefinition<T extends string = string, S extends DataSchema | undefined = undefined, R = undefined, X extends boolean = false> extends HandlerLifeCycle<R> {
   /** Event type(s): an exact type, `'prefix.*'`, or `'*'`. */
   type: T | readonly T[];
   /**
@@ -24,12 +24,19 @@ export interface BatchHandlerDefinition<T extends string = string, S extends Dat
    * array aligned with `events` (BatchResults): `undefined` = ok, an Error = failed (retried), a
    * PermanentError = dead-lettered. Throw = every event of the call failed.
    */
-  handleBatch(events: HandlerEvent<T, S>[], ctx: BatchContext<R>): void | BatchResults | Promise<void | BatchResults>;
+  handleBatch(events: HandlerEvent<T, S>[], ctx: ContextOf<R, X>): void | BatchResults | Promise<void | BatchResults>;
   /** Timeout of one call in ms (default: until the lease deadline). */
   timeoutMs?: number;
+  /**
+   * The call writes its effects through `ctx.tx`, in one transaction with the done marks of all its
+   * events: all of them commit, or none (docs/handlers.md, "Transactional handlers"): when any event
+   * of the call fails, the whole call rolls back and its other events run again, without an attempt
+   * counted. Needs a `postgres://` idempotency store. Default false.
+   */
+  transactional?: X;
 }
 
-export type BatchHandler<T extends string = string, S extends DataSchema | undefined = DataSchema | undefined, R = unknown> = BatchHandlerDefinition<T, S, R> & { readonly [HANDLER_BRAND]: true };
+export type BatchHandler<T extends string = string, S extends DataSchema | undefined = DataSchema | undefined, R = unknown, X extends boolean = boolean> = BatchHandlerDefinition<T, S, R, X> & { readonly [HANDLER_BRAND]: true };
 
 /** Positions whose data failed the schema get their error; the others go to the handler, parsed. */
 async function splitBySchema(schema: DataSchema, events: readonly CloudEvent[], handlerName: string): Promise<{ valid: CloudEvent[]; at: number[]; results: (Error | undefined)[] }> {
@@ -55,7 +62,7 @@ async function splitBySchema(schema: DataSchema, events: readonly CloudEvent[], 
  * resolves with results aligned with every event it got: schema failures dead-letter alone, and a
  * throw of the user's `handleBatch` fails only the events it was given.
  */
-export function defineBatchHandler<const T extends string, S extends DataSchema | undefined = undefined, R = undefined>(definition: BatchHandlerDefinition<T, S, R>): BatchHandler<T, S, R> {
+export function defineBatchHandler<const T extends string, S extends DataSchema | undefined = undefined, R = undefined, X extends boolean = false>(definition: BatchHandlerDefinition<T, S, R, X>): BatchHandler<T, S, R, X> {
   checkCommonShape('defineBatchHandler', definition);
   if (typeof definition.handleBatch !== 'function') throw new TypeError('defineBatchHandler: `handleBatch` must be a function');
   const max = definition.maxBatchSize;
@@ -65,7 +72,7 @@ export function defineBatchHandler<const T extends string, S extends DataSchema 
   const inner = definition.handleBatch;
   return Object.freeze({
     ...definition,
-    async handleBatch(events: HandlerEvent<T, S>[], ctx: BatchContext<R>): Promise<BatchResults> {
+    async handleBatch(events: HandlerEvent<T, S>[], ctx: ContextOf<R, X>): Promise<BatchResults> {
       const { valid, at, results } = await splitBySchema(schema, events as CloudEvent[], ctx.handlerName);
       if (valid.length === 0) return results;
       let own: (Error | undefined)[];

@@ -1,5 +1,6 @@
 import { PermanentError } from '../errors.js';
 import type { CloudEvent, SourceEntryUpdatedData } from '../types.js';
+import type { TransactionClient } from './transaction-client.js';
 
 /** Known event types and their `data`; other types carry `unknown` data. */
 export interface EventTypeMap {
@@ -86,7 +87,22 @@ export interface HandlerContext<R = unknown> {
   deadlineMs: number;
   /** What the handler's `setup` returned (in this thread); undefined without `setup`. */
   resources: R;
+  /**
+   * Transactional handlers only (`transactional: true`; undefined for the others): a `pg` client
+   * inside the worker's open transaction, on the database of the `postgres://` idempotency store.
+   * Its writes commit together with the done marks of the call's events, or roll back with them.
+   * Valid until the call settles; the worker begins and ends the transaction, never the handler.
+   */
+  tx?: TransactionClient;
 }
+
+/** The `ctx` of a transactional handler: `tx` is always there. */
+export interface TransactionalContext<R = unknown> extends HandlerContext<R> {
+  tx: TransactionClient;
+}
+
+/** The `ctx` a handler gets: with `tx` when it declares `transactional: true`. */
+export type ContextOf<R, X extends boolean> = X extends true ? TransactionalContext<R> : HandlerContext<R>;
 
 /** The optional life cycle of a handler module (either kind). */
 export interface HandlerLifeCycle<R = unknown> {
@@ -106,7 +122,7 @@ export interface HandlerLifeCycle<R = unknown> {
   teardown?(ctx: TeardownContext<R>): unknown | Promise<unknown>;
 }
 
-export interface HandlerDefinition<T extends string = string, S extends DataSchema | undefined = undefined, R = undefined> extends HandlerLifeCycle<R> {
+export interface HandlerDefinition<T extends string = string, S extends DataSchema | undefined = undefined, R = undefined, X extends boolean = false> extends HandlerLifeCycle<R> {
   /** Event type(s): an exact type, `'prefix.*'`, or `'*'`. */
   type: T | readonly T[];
   /**
@@ -117,14 +133,20 @@ export interface HandlerDefinition<T extends string = string, S extends DataSche
    */
   schema?: S;
   /** Resolve = ok; throw = retried; throw PermanentError = dead-lettered at once. */
-  handle(event: HandlerEvent<T, S>, ctx: HandlerContext<R>): unknown | Promise<unknown>;
+  handle(event: HandlerEvent<T, S>, ctx: ContextOf<R, X>): unknown | Promise<unknown>;
   /** Per-event timeout in ms (default: until the lease deadline). */
   timeoutMs?: number;
+  /**
+   * The handler writes its effects through `ctx.tx`, in the worker's transaction: they commit
+   * together with the event's done mark, or not at all (docs/handlers.md, "Transactional handlers").
+   * Needs a `postgres://` idempotency store, the database that holds the effects. Default false.
+   */
+  transactional?: X;
 }
 
 export const HANDLER_BRAND = Symbol.for('durable-worker.handler');
 
-export type Handler<T extends string = string, S extends DataSchema | undefined = DataSchema | undefined, R = unknown> = HandlerDefinition<T, S, R> & { readonly [HANDLER_BRAND]: true };
+export type Handler<T extends string = string, S extends DataSchema | undefined = DataSchema | undefined, R = unknown, X extends boolean = boolean> = HandlerDefinition<T, S, R, X> & { readonly [HANDLER_BRAND]: true };
 
 /** An event's `data` did not match its handler's schema: dead-lettered at once (code DW_ERR_PERMANENT). */
 export class EventDataError extends PermanentError {
@@ -159,8 +181,8 @@ export async function validateEventData(schema: DataSchema, event: CloudEvent, h
   throw new EventDataError(`event ${event.id} (${event.type}) does not match the data schema of handler ${handlerName}: ${listed.join('; ')}`, issues);
 }
 
-/** Checks what both kinds of handler share: `type`, `schema`, `setup`, `teardown`. */
-export function checkCommonShape(caller: string, definition: { type?: unknown; schema?: unknown; setup?: unknown; teardown?: unknown }): void {
+/** Checks what both kinds of handler share: `type`, `schema`, `setup`, `teardown`, `transactional`. */
+export function checkCommonShape(caller: string, definition: { type?: unknown; schema?: unknown; setup?: unknown; teardown?: unknown; transactional?: unknown }): void {
   const types = Array.isArray(definition.type) ? (definition.type as unknown[]) : [definition.type];
   if (types.length === 0 || types.some((t) => typeof t !== 'string' || t.length === 0)) {
     throw new TypeError(`${caller}: \`type\` must be a non-empty string or array of strings`);
@@ -169,6 +191,14 @@ export function checkCommonShape(caller: string, definition: { type?: unknown; s
   for (const hook of ['setup', 'teardown'] as const) {
     if (definition[hook] !== undefined && typeof definition[hook] !== 'function') throw new TypeError(`${caller}: \`${hook}\` must be a function`);
   }
+  const problem = transactionalProblem(definition.transactional);
+  if (problem !== undefined) throw new TypeError(`${caller}: ${problem}`);
+}
+
+/** What is wrong with a `transactional` value, or undefined: it must be a boolean when given. */
+export function transactionalProblem(value: unknown): string | undefined {
+  if (value === undefined || typeof value === 'boolean') return undefined;
+  return `\`transactional\` must be true or false (got ${typeof value === 'string' ? JSON.stringify(value) : String(value)})`;
 }
 
 function isDataSchema(value: unknown): value is DataSchema {
@@ -181,7 +211,7 @@ function isDataSchema(value: unknown): value is DataSchema {
  * the returned `handle` validates `data` first, so both dispatchers (in-process and worker threads)
  * validate where the handler runs without knowing about schemas.
  */
-export function defineHandler<const T extends string, S extends DataSchema | undefined = undefined, R = undefined>(definition: HandlerDefinition<T, S, R>): Handler<T, S, R> {
+export function defineHandler<const T extends string, S extends DataSchema | undefined = undefined, R = undefined, X extends boolean = false>(definition: HandlerDefinition<T, S, R, X>): Handler<T, S, R, X> {
   checkCommonShape('defineHandler', definition);
   if (typeof definition.handle !== 'function') {
     throw new TypeError('defineHandler: `handle` must be a function');
@@ -191,7 +221,7 @@ export function defineHandler<const T extends string, S extends DataSchema | und
   const inner = definition.handle;
   return Object.freeze({
     ...definition,
-    async handle(event: HandlerEvent<T, S>, ctx: HandlerContext<R>) {
+    async handle(event: HandlerEvent<T, S>, ctx: ContextOf<R, X>) {
       const data = await validateEventData(schema, event as CloudEvent, ctx.handlerName);
       return inner.call(definition, { ...event, data } as HandlerEvent<T, S>, ctx);
     },

@@ -2,7 +2,7 @@ import { readdir, realpath, stat } from 'node:fs/promises';
 import { extname, join, relative, resolve, sep } from 'node:path';
 import { DurableWorkerError, ErrorCodes } from '../errors.js';
 import { validatePattern } from '../runtime/type-pattern.js';
-import { HANDLER_BRAND, type HandlerContext, type LifeCycleContext, type TeardownContext } from './define.js';
+import { HANDLER_BRAND, transactionalProblem, type HandlerContext, type LifeCycleContext, type TeardownContext } from './define.js';
 import { handlerModuleUrl } from './module-url.js';
 
 /** A handler module found in the handlers folder, validated. */
@@ -23,6 +23,11 @@ export interface LoadedHandler {
   teardown?: (ctx: TeardownContext) => unknown;
   /** What `setup` returned in this thread (`ctx.resources`); set by the life cycle (life-cycle.ts). */
   resources?: unknown;
+  /**
+   * `transactional: true`: each call runs in a transaction of the PostgreSQL store's database that
+   * also writes its events' done marks (`ctx.tx`). Absent for other handlers.
+   */
+  transactional?: true;
 }
 
 /** Raised at start-up for a handlers folder or module that cannot be used (the CLI exits 2). */
@@ -124,7 +129,7 @@ export function toLoadedHandler(name: string, file: string, exported: unknown): 
   if (exported === null || typeof exported !== 'object' || (exported as Record<symbol, unknown>)[HANDLER_BRAND] !== true) {
     throw new HandlerLoadError(file, `${file}: the default export is not a handler made with defineHandler() or defineBatchHandler() from 'durable-worker'`);
   }
-  const definition = exported as { type?: unknown; handle?: unknown; handleBatch?: unknown; maxBatchSize?: unknown; timeoutMs?: unknown; setup?: unknown; teardown?: unknown };
+  const definition = exported as { type?: unknown; handle?: unknown; handleBatch?: unknown; maxBatchSize?: unknown; timeoutMs?: unknown; setup?: unknown; teardown?: unknown; transactional?: unknown };
   const types = Array.isArray(definition.type) ? (definition.type as unknown[]) : [definition.type];
   if (types.length === 0) throw new HandlerLoadError(file, `${file}: \`type\` lists no event type`);
   for (const type of types) {
@@ -145,8 +150,11 @@ export function toLoadedHandler(name: string, file: string, exported: unknown): 
   for (const hook of ['setup', 'teardown'] as const) {
     if (definition[hook] !== undefined && typeof definition[hook] !== 'function') throw new HandlerLoadError(file, `${file}: \`${hook}\` must be a function`);
   }
+  const transactional = transactionalProblem(definition.transactional);
+  if (transactional !== undefined) throw new HandlerLoadError(file, `${file}: ${transactional}`);
   const loaded: LoadedHandler = { name, file, types: [...new Set(types as string[])] };
   if (timeoutMs !== undefined) loaded.timeoutMs = timeoutMs;
+  if (definition.transactional === true) loaded.transactional = true;
   if (isBatch) loaded.batch = { handleBatch: definition.handleBatch as NonNullable<LoadedHandler['batch']>['handleBatch'], maxBatchSize };
   else loaded.handle = definition.handle as LoadedHandler['handle'];
   if (definition.setup !== undefined) loaded.setup = definition.setup as LoadedHandler['setup'];

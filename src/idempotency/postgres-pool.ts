@@ -7,6 +7,12 @@ export interface PostgresPoolOptions {
   max: number;
   /** Connecting, and each statement, give up after this long, in ms. */
   timeoutMs: number;
+  /**
+   * Statements run as long as the caller lets them: `timeoutMs` bounds connecting only. For
+   * connections that run a handler's own statements, which its transaction bounds instead
+   * (postgres-transactions.ts). Default false.
+   */
+  unboundedStatements?: boolean;
   /** `application_name`: who holds a connection, in pg_stat_activity. */
   applicationName: string;
   /** An idle connection the server dropped (a restart, pg_terminate_backend). */
@@ -24,9 +30,13 @@ export async function openPool(options: PostgresPoolOptions): Promise<Pool> {
     connectionString: options.url,
     max: options.max,
     connectionTimeoutMillis: options.timeoutMs,
-    statement_timeout: options.timeoutMs,
-    // Client side too: a server that vanished without closing the socket answers nothing.
-    query_timeout: options.timeoutMs * 2,
+    ...(options.unboundedStatements === true
+      ? {}
+      : {
+          statement_timeout: options.timeoutMs,
+          // Client side too: a server that vanished without closing the socket answers nothing.
+          query_timeout: options.timeoutMs * 2,
+        }),
     application_name: options.applicationName,
   });
   // An idle connection killed by the server emits 'error' on the pool; unhandled, it would crash.

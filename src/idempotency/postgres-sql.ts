@@ -141,6 +141,30 @@ ON CONFLICT (prefix, key) DO UPDATE SET state = 'done', owner = NULL, expires_at
 `;
 
 /**
+ * Opens a transactional run's transaction (src/idempotency/postgres-transactions.ts), in one round
+ * trip: the simple query protocol runs several statements, and every value here is an integer this
+ * process computed (never a key), so nothing needs a parameter. The server bounds how long the
+ * transaction may sit idle or run one statement, so a frozen or partitioned worker cannot hold the
+ * keys' locks (or the handler's row locks) for ever. Each key is then try-locked, never waited for:
+ * a key another transaction holds answers false (busy), and try-locks cannot deadlock. Transaction-
+ * level locks go with the transaction's end, whatever ends it. One row: `held`, in `locks` order.
+ */
+export function beginEffects(locks: readonly (readonly [number, number])[], serverTimeoutMs: number): string {
+  const ms = Math.max(1, Math.ceil(serverTimeoutMs));
+  const begin = `BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${ms}; SET LOCAL statement_timeout = ${ms}`;
+  if (locks.length === 0) return begin;
+  const calls = locks.map(([a, b]) => `pg_try_advisory_xact_lock(${a | 0}, ${b | 0})`);
+  return `${begin}; SELECT ARRAY[${calls.join(', ')}] AS held`;
+}
+
+/**
+ * $1 prefix, $2 keys. The keys whose done mark counts (as CLAIM reads `done`). A statement of its
+ * own, after the locks: under READ COMMITTED each statement reads a snapshot taken when it starts,
+ * so this one sees the done mark of the transaction that held a lock before this one got it.
+ */
+export const READ_DONE = `SELECT t.key FROM ${TABLE} AS t WHERE t.prefix = $1 AND t.key = ANY($2::text[]) AND ${DONE_LIVE}`;
+
+/**
  * $1 prefix, $2 keys, $3 owner. Only the owner's claims go; rows are locked in key order. A row
  * with a live failure history stays, its claim expired now (as RECORD_FAILURES leaves it).
  */

@@ -2,6 +2,7 @@ import { runHandler as dispatchRun } from '../dispatch/run-handler.js';
 import type { CallOutcome } from '../dispatch/types.js';
 import type { CloudEvent } from '../types.js';
 import { captureLogger, loadForTest, whatNext, withLifeCycle, type CapturedLog, type EventNext, type RunHandlerOptions } from './run-handler.js';
+import { runInTestTransaction, testDatabaseFor } from './test-transaction.js';
 
 /** What the worker would do with each event after a batch handler's run, and what it logged. */
 export interface BatchHandlerOutcome {
@@ -25,6 +26,7 @@ export function runBatchHandler(handler: unknown, events: readonly CloudEvent[],
   const loaded = loadForTest('runBatchHandler', handler, events, options);
   const batch = loaded.batch;
   if (batch === undefined) throw new TypeError('runBatchHandler: this handler takes one event at a time (defineHandler): use runHandler');
+  const database = testDatabaseFor('runBatchHandler', loaded, options);
   const attempt = options.attempt ?? 1;
   const maxAttempts = options.maxAttempts ?? 5;
   const bound = batch.maxBatchSize ?? events.length;
@@ -45,7 +47,9 @@ export function runBatchHandler(handler: unknown, events: readonly CloudEvent[],
     for (let first = 0; first < events.length; first += bound) {
       const slice = events.slice(first, first + bound);
       calls++;
-      const outcome = await dispatchRun(loaded, { handler: loaded.name, event: slice[0] as CloudEvent, events: slice, ctx }, runOptions);
+      const start = (handler: typeof loaded) => dispatchRun(handler, { handler: loaded.name, event: slice[0] as CloudEvent, events: slice, ctx }, runOptions);
+      // A transactional handler: one transaction per call, as the worker runs it.
+      const outcome = await (database === undefined ? start(loaded) : runInTestTransaction(loaded, database, start));
       for (let i = 0; i < slice.length; i++) outcomes.push(whatNext(eventOutcome(outcome, i), attempt, maxAttempts));
     }
     return { events: outcomes, calls, logs };

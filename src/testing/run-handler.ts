@@ -6,6 +6,7 @@ import { matchesPattern } from '../runtime/type-pattern.js';
 import { runHandler as dispatchRun, type Clock } from '../dispatch/run-handler.js';
 import type { DispatchError, CallOutcome } from '../dispatch/types.js';
 import type { CloudEvent } from '../types.js';
+import { runInTestTransaction, testDatabaseFor, type TestDatabase } from './test-transaction.js';
 
 /** One line a handler logged through `ctx.log`. */
 export interface CapturedLog {
@@ -55,6 +56,13 @@ export interface RunHandlerOptions {
    * after, whatever the outcome.
    */
   resources?: unknown;
+  /**
+   * A transactional handler's database (required for one): its call runs in a transaction there,
+   * committed when the run ends ok and rolled back otherwise, so a test can read what it wrote, or
+   * that nothing stayed. A PGlite instance (`@electric-sql/pglite`, PostgreSQL without a server), a
+   * connected `pg.Client`, or a `pg.Pool`. No done mark is written (no idempotency store is involved).
+   */
+  database?: TestDatabase;
 }
 
 export function captureLogger(logs: CapturedLog[], bindings: Record<string, unknown>): HandlerLogger {
@@ -81,7 +89,8 @@ function unwrap(handler: unknown): unknown {
 export function runHandler(handler: unknown, event: CloudEvent, options: RunHandlerOptions = {}): Promise<HandlerOutcome> {
   const loaded = loadForTest('runHandler', handler, [event], options);
   if (loaded.handle === undefined) throw new TypeError('runHandler: this is a batch handler (defineBatchHandler): use runBatchHandler');
-  return withLifeCycle(loaded, options, (logs) => runOnce(loaded, event, options, logs));
+  const database = testDatabaseFor('runHandler', loaded, options);
+  return withLifeCycle(loaded, options, (logs) => runOnce(loaded, event, options, logs, database));
 }
 
 /** The handler as the loader would take it, refusing what the worker would never run (TypeError). */
@@ -125,7 +134,7 @@ export async function withLifeCycle<T extends { logs: CapturedLog[] }>(loaded: L
 /** As the worker's default --shutdown-timeout. */
 const TEARDOWN_TIMEOUT_MS = 25_000;
 
-function runOnce(loaded: LoadedHandler, event: CloudEvent, options: RunHandlerOptions, logs: CapturedLog[]): Promise<HandlerOutcome> {
+function runOnce(loaded: LoadedHandler, event: CloudEvent, options: RunHandlerOptions, logs: CapturedLog[], database: TestDatabase | undefined): Promise<HandlerOutcome> {
   const name = loaded.name;
   const attempt = options.attempt ?? 1;
   const maxAttempts = options.maxAttempts ?? 5;
@@ -143,13 +152,15 @@ function runOnce(loaded: LoadedHandler, event: CloudEvent, options: RunHandlerOp
       deadlineMs: nowMs + (options.leaseMs ?? 60_000),
     },
   };
-  // Called synchronously: the deadline timer is armed before this returns, so `clock.advance` fires it.
-  const running = dispatchRun(loaded, job, {
-    signal: options.signal,
-    logger: (bindings) => captureLogger(logs, bindings),
-    defaultTimeoutMs: options.defaultTimeoutMs,
-    clock,
-  });
+  // Called synchronously (also in a transaction): the deadline timer is armed before this returns, so `clock.advance` fires it.
+  const start = (handler: LoadedHandler) =>
+    dispatchRun(handler, job, {
+      signal: options.signal,
+      logger: (bindings) => captureLogger(logs, bindings),
+      defaultTimeoutMs: options.defaultTimeoutMs,
+      clock,
+    });
+  const running = database === undefined ? start(loaded) : runInTestTransaction(loaded, database, start);
   return running.then((outcome): HandlerOutcome => ({ ...whatNext(outcome, attempt, maxAttempts), logs }));
 }
 
@@ -159,7 +170,9 @@ export type EventNext = { status: 'ok' } | { status: 'failed'; error: DispatchEr
 export function whatNext(outcome: CallOutcome, attempt: number, maxAttempts: number): EventNext {
   if (outcome.status === 'ok') return { status: 'ok' };
   if (outcome.status === 'permanent') return { status: 'dead_lettered', reason: 'permanent', error: outcome.error };
-  // A shutdown abort is never dead-lettered: the batch is acked failed and redelivered.
-  if (attempt >= maxAttempts && outcome.error.code !== ErrorCodes.ABORTED) return { status: 'dead_lettered', reason: 'max-attempts', error: outcome.error };
+  // A shutdown abort is never dead-lettered: the batch is acked failed and redelivered. Nor is an
+  // event whose call rolled back for another event's failure: that run is not counted.
+  const counted = outcome.error.code !== ErrorCodes.ABORTED && outcome.error.code !== ErrorCodes.ROLLED_BACK;
+  if (attempt >= maxAttempts && counted) return { status: 'dead_lettered', reason: 'max-attempts', error: outcome.error };
   return { status: 'failed', error: outcome.error };
 }

@@ -44,6 +44,30 @@ describe('durable-worker check', () => {
   });
 });
 
+describe('durable-worker check, transactional handlers', () => {
+  const TRANSACTIONAL = join(REPO_ROOT, 'test/fixtures/transactional-handlers');
+
+  it('refuses them without a postgres:// store: exit 2, one line naming each handler and the fix', async () => {
+    const result = await runCli(['check', '--handlers', TRANSACTIONAL, '--idempotency', 'memory'], { cwd: REPO_ROOT });
+    expect(result.code).toBe(2);
+    const problems = result.stderr.split('\n').filter((line) => line.includes('problem:'));
+    expect(problems).toEqual([
+      'durable-worker: problem: test/fixtures/transactional-handlers/bulk.ts, test/fixtures/transactional-handlers/entries/record.ts: transactional: true needs --idempotency postgres://... (the database that holds its effects; got memory)',
+    ]);
+    // The routing table is still there, transactional handlers named.
+    expect(result.stdout).toContain('transactional handler: entries/record');
+    expect(result.stdout).toContain('transactional handler: bulk');
+    expect(result.stdout).not.toContain('transactional handler: plain');
+  });
+
+  it('accepts them with a postgres:// store (not connected by check), never printing its password', async () => {
+    const result = await runCli(['check', '--handlers', TRANSACTIONAL, '--idempotency', 'postgres://app:s3cret@127.0.0.1:1/app'], { cwd: REPO_ROOT });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('ok: 3 handler(s)');
+    expect(`${result.stdout}${result.stderr}`).not.toContain('s3cret');
+  });
+});
+
 describe('durable-worker check --setup', () => {
   const SETUP = join(REPO_ROOT, 'test/fixtures/cli-setup-handlers');
 

@@ -3,6 +3,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { collectRunOptions, loadWorkerConfig } from '../../config/load.js';
 import type { WorkerConfig } from '../../config/types.js';
 import { ConfigError } from '../../errors.js';
+import { requireTransactionalStore } from '../../idempotency/transactional-store.js';
 import type { CliContext } from '../context.js';
 import type { HandlerLogger } from '../../handlers/define.js';
 import { booleanFlag, booleanFlagValue, pickRunFlags, withRunOptions } from '../run-options.js';
@@ -59,7 +60,8 @@ function routingTable(handlers: readonly LoadedHandler[], config: WorkerConfig |
   if (config?.forwardUrl !== undefined) rows.push(['(forward)', `* -> ${config.forwardUrl}`]);
   const width = Math.max(7, ...rows.map(([name]) => name.length));
   const batches = handlers.flatMap((h) => (h.batch === undefined ? [] : [`batch handler: ${h.name}${h.batch.maxBatchSize === undefined ? '' : ` (at most ${h.batch.maxBatchSize} events per call)`}`]));
-  return [`${'handler'.padEnd(width)}  event types`, ...rows.map(([name, types]) => `${name.padEnd(width)}  ${types}`), ...batches];
+  const transactional = handlers.flatMap((h) => (h.transactional === true ? [`transactional handler: ${h.name}`] : []));
+  return [`${'handler'.padEnd(width)}  event types`, ...rows.map(([name, types]) => `${name.padEnd(width)}  ${types}`), ...batches, ...transactional];
 }
 
 /** `ctx.log` of a setup or teardown run by `check --setup`: one plain line per call on stderr. */
@@ -126,6 +128,17 @@ export function checkCommand(context: CliContext, setExitCode: (code: number) =>
       } catch (err) {
         problems.push(err instanceof Error ? err.message : String(err));
       }
+      // A handler that `run` would refuse to start with: bad configuration, exit 2 as `run` does.
+      let refused = false;
+      if (config !== undefined) {
+        try {
+          requireTransactionalStore(handlers, config.idempotencyUrl, context.cwd);
+        } catch (err) {
+          if (!(err instanceof ConfigError)) throw err;
+          problems.push(err.message);
+          refused = true;
+        }
+      }
 
       const out = [`handlers: ${dir}`, ...routingTable(handlers, config), ...notes.map((note) => `note: ${note}`)];
       if (runSetup && handlers.length > 0) {
@@ -141,7 +154,7 @@ export function checkCommand(context: CliContext, setExitCode: (code: number) =>
       }
       for (const problem of problems) context.stderr.write(`durable-worker: problem: ${problem.replace(/\s*\n\s*/g, ' ')}\n`);
       context.stdout.write(`${problems.length} problem(s)\n`);
-      setExitCode(1);
+      setExitCode(refused ? 2 : 1);
     },
   };
 }
