@@ -35,6 +35,11 @@ export const ErrorCodes = {
    * another event of the call failed: it runs again, and the run is not counted as an attempt.
    */
   ROLLED_BACK: 'DW_ERR_ROLLED_BACK',
+  /**
+   * A transactional handler's key is locked by another transaction right now (another worker runs the
+   * same event after a lease moved): the run waits and is tried again, not counted as an attempt.
+   */
+  KEY_BUSY: 'DW_ERR_KEY_BUSY',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

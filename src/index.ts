@@ -32,7 +32,7 @@ export type {
 // startEmulator) loads its modules at the first call: handler modules import this entry in every
 // worker thread (src/lazy-entry-points.ts).
 export { startWorker } from './lazy-entry-points.js';
-export type { RunningWorker, StartWorkerOptions, WorkerEnd } from './worker/start.js';
+export type { RunningWorker, StartWorkerOptions, WorkerEnd } from './worker/running-worker.js';
 export type { RunOptionsInput as WorkerOptions } from './config/options.js';
 // What StartWorkerOptions takes and what RunningWorker.events carries, for a caller that brings its
 // own client, store, sink or clock, or listens to the worker.

@@ -8,7 +8,7 @@
 import type { RunOptionsInput } from './config/options.js';
 import type { DeadLetters, OpenDeadLettersOptions } from './dead-letter-admin/api.js';
 import type { EmulatorOptions, RunningEmulator } from './emulator/index.js';
-import type { RunningWorker, StartWorkerOptions } from './worker/start.js';
+import type { RunningWorker, StartWorkerOptions } from './worker/running-worker.js';
 
 /**
  * Programmatic start: the `run` options in camelCase (`baseUrl`, `destination`, `handlers`,

@@ -9,12 +9,12 @@ export type { LoadedHandler } from '../handlers/loader.js';
  * emulator, `emulator` must not load piscina. Signatures are the agreed seams.
  */
 
-export type { StartWorker, WorkerHandle } from '../worker/start.js';
+export type { StartWorker, WorkerHandle } from '../worker/running-worker.js';
 
 /** What `dev --demo` needs of the platform client. */
 export type DemoClient = Pick<PlatformClient, 'ingest' | 'close'>;
 
-export const loadStartWorker = async (): Promise<import('../worker/start.js').StartWorker> => (await import('../worker/start.js')).startWorker;
+export const loadStartWorker = async (): Promise<import('../worker/running-worker.js').StartWorker> => (await import('../worker/start.js')).startWorker;
 export const loadStartEmulator = async () => (await import('../emulator/index.js')).startEmulator;
 export const loadHandlersLoader = async () => (await import('../handlers/loader.js')).loadHandlers;
 export const loadCreateClient = async () => (await import('../client/index.js')).createClient;

@@ -5,7 +5,7 @@ import { afterFailedReplay, afterReplay } from '../dead-letter/record.js';
 import type { StoredDeadLetter } from '../dead-letter/sink.js';
 import type { DeadLetterStore } from '../dead-letter/store.js';
 import { dispatchOnce } from '../dispatch/index.js';
-import { toDispatchError } from '../dispatch/run-handler.js';
+import { toDispatchError } from '../dispatch/call-outcomes.js';
 import type { DispatchError, Dispatcher, DispatchResult } from '../dispatch/types.js';
 import { ErrorCodes } from '../errors.js';
 import { idempotencyKey } from '../idempotency/key.js';

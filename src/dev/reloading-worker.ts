@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { WorkerConfig } from '../config/types.js';
 import { loadHandlerSet } from '../handlers/handler-set.js';
 import { nextHandlerGeneration } from '../handlers/module-url.js';
-import type { WorkerHandle, StartWorker } from '../worker/start.js';
+import type { WorkerHandle, StartWorker } from '../worker/running-worker.js';
 import { watchHandlersFolder } from './handler-watch.js';
 import { enableModuleReload } from './module-reload.js';
 

@@ -85,6 +85,8 @@ class BatchRun implements DispatchRun {
     let ctx = first.ctx;
     for (const run of runs) if (run.job.ctx.attempt > ctx.attempt) ctx = { ...ctx, attempt: run.job.ctx.attempt };
     this.job = { handler, event: first.event, events, ctx, trace: first.trace };
+    // A transactional handler's call locks and commits the keys of all its events.
+    if (first.keys !== undefined) this.job.keys = runs.map((run) => (run.job.keys as string[])[0] as string);
     this.#runs = runs;
   }
 

@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import { setUpHandlers, tearDownHandlers } from '../handlers/life-cycle.js';
 import type { LoadedHandler } from '../handlers/loader.js';
+import type { EffectTransactionsOptions } from '../idempotency/postgres-transactions.js';
+import { transactionsOnFirstUse } from './call-transaction.js';
 import { startHandlerCall, type RunHandlerOptions } from './run-handler.js';
 import type { Dispatcher, DispatchRun, LeaseDispatch } from './types.js';
 
@@ -9,6 +11,8 @@ export interface InProcessDispatcherOptions {
   logger: Logger;
   /** Timeout of handlers that declare none; default: the lease deadline. */
   defaultTimeoutMs?: number | undefined;
+  /** Transactional handlers: the pool to the store's database (call-transaction.ts). */
+  transactions?: EffectTransactionsOptions | undefined;
 }
 
 /**
@@ -19,10 +23,11 @@ export function createInProcessDispatcher(options: InProcessDispatcherOptions): 
   const byName = new Map(options.handlers.map((h) => [h.name, h]));
   const logger = options.logger;
   const childLogger = (bindings: Record<string, unknown>) => logger.child(bindings);
+  const transactions = options.transactions === undefined ? undefined : transactionsOnFirstUse(options.transactions);
   return {
     open(signal: AbortSignal): LeaseDispatch {
       // One options object per lease, shared by its runs.
-      const runOptions: RunHandlerOptions = { signal, logger: childLogger, defaultTimeoutMs: options.defaultTimeoutMs };
+      const runOptions: RunHandlerOptions = { signal, logger: childLogger, defaultTimeoutMs: options.defaultTimeoutMs, transactions: transactions?.open };
       return {
         start(run: DispatchRun): void {
           // As the thread pool does (thread-runs.ts): a lease aborted before the run started never
@@ -38,6 +43,8 @@ export function createInProcessDispatcher(options: InProcessDispatcherOptions): 
     // Once for the process: the handlers are the main thread's own (ctx.resources is read from them).
     setUp: ({ signal, onFailure }) => setUpHandlers(options.handlers, { logger: childLogger, signal, onFailure }),
     tearDown: (timeoutMs) => tearDownHandlers(options.handlers, { logger: childLogger, timeoutMs }),
-    async close() {},
+    async close() {
+      await transactions?.close();
+    },
   };
 }

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { HandlerLoadError, type LoadedHandler } from '../handlers/loader.js';
+import type { EffectTransactionsOptions } from '../idempotency/postgres-transactions.js';
 import { withBatchHandlers } from './batching.js';
 import { createInProcessDispatcher } from './in-process.js';
 import { handlerThreadResourceLimits } from './thread-heap.js';
@@ -22,18 +23,25 @@ export interface CreateDispatcherOptions {
   defaultTimeoutMs?: number | undefined;
   /** Tracing is on (`--otel`): each handler thread starts its own SDK. */
   otel?: boolean | undefined;
+  /**
+   * Transactional handlers: the store's database, where their calls open transactions. `poolSize`
+   * is for the whole process: with threads, each gets its share (a call holds a connection while it
+   * runs, and a thread runs about `maxInProgress / threads` calls at once).
+   */
+  transactions?: EffectTransactionsOptions | undefined;
 }
 
 /** Chooses the dispatcher at the edge, once; a thread pool proves it can load the handlers first. */
 export async function createDispatcher(options: CreateDispatcherOptions): Promise<Dispatcher> {
   if (options.isolation === 'none') {
-    return withBatchHandlers(createInProcessDispatcher({ handlers: options.handlers, logger: options.logger, defaultTimeoutMs: options.defaultTimeoutMs }), options.handlers);
+    return withBatchHandlers(createInProcessDispatcher({ handlers: options.handlers, logger: options.logger, defaultTimeoutMs: options.defaultTimeoutMs, transactions: options.transactions }), options.handlers);
   }
   const threads = poolSize(options.maxInProgress);
   // The young generation bounded on a big host (src/dispatch/thread-heap.ts).
   const resourceLimits = handlerThreadResourceLimits();
   options.logger.debug({ threads, resourceLimits }, 'starting worker thread pool');
-  const dispatcher = createThreadDispatcher({ ...options, threads, resourceLimits });
+  const transactions = options.transactions === undefined ? undefined : { ...options.transactions, poolSize: Math.ceil(options.transactions.poolSize / threads) + 1 };
+  const dispatcher = createThreadDispatcher({ ...options, threads, resourceLimits, transactions });
   try {
     await dispatcher.warmUp();
   } catch (err) {

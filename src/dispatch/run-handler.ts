@@ -1,12 +1,16 @@
 import { ErrorCodes, hasCode } from '../errors.js';
-import { normalizeBatchResults } from '../handlers/batch-results.js';
 import type { HandlerContext, HandlerLogger } from '../handlers/define.js';
+import type { TransactionClient } from '../handlers/transaction-client.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import { atDeadline, whenAborted, type Watch } from '../runtime/abort-fanout.js';
 import { systemClock, type Clock } from '../runtime/clock.js';
 import { handlerScope } from '../tracing/handler-scope.js';
 import { traceLogFields } from '../tracing/trace-context.js';
-import type { DispatchError, DispatchJob, CallOutcome } from './types.js';
+import type { EffectTransaction } from '../idempotency/postgres-transactions.js';
+import type { CloudEvent } from '../types.js';
+import { batchOutcome, OK, outcomeOfError } from './call-outcomes.js';
+import { runInTransaction, type CallTransactions, type TransactionalCall } from './call-transaction.js';
+import type { DispatchJob, CallOutcome } from './types.js';
 
 export type { Clock } from '../runtime/clock.js';
 
@@ -31,49 +35,14 @@ export interface RunHandlerOptions {
   defaultTimeoutMs?: number | undefined;
   /** Default: the system clock. */
   clock?: Clock | undefined;
+  /** Where a transactional handler's calls open their transactions (the store's database, from this thread). */
+  transactions?: (() => Promise<CallTransactions>) | undefined;
 }
 
 /** When the run must end: the earlier of the lease deadline and the handler's own timeout. */
 export function effectiveDeadlineMs(handler: Pick<LoadedHandler, 'timeoutMs'>, job: DispatchJob, startMs: number, defaultTimeoutMs?: number): number {
   const timeoutMs = handler.timeoutMs ?? defaultTimeoutMs;
   return timeoutMs === undefined ? job.ctx.deadlineMs : Math.min(job.ctx.deadlineMs, startMs + timeoutMs);
-}
-
-export function toDispatchError(err: unknown): DispatchError {
-  if (err instanceof Error || (typeof err === 'object' && err !== null && 'message' in err)) {
-    const { message, stack, code, retryAfterMs } = err as { message?: unknown; stack?: unknown; code?: unknown; retryAfterMs?: unknown };
-    return {
-      message: typeof message === 'string' && message !== '' ? message : String(err),
-      ...(typeof stack === 'string' ? { stack } : {}),
-      ...(typeof code === 'string' ? { code } : {}),
-      // A handler's own wait (RetryLaterError, or any error that carries one): the worker honours it.
-      ...(typeof retryAfterMs === 'number' && retryAfterMs >= 0 && Number.isFinite(retryAfterMs) ? { retryAfterMs } : {}),
-    };
-  }
-  return { message: `handler threw a non-error value: ${String(err)}` };
-}
-
-/** Handlers say what happened; the framework decides what it means. Branch on code: errors cross threads. */
-export function outcomeOfError(err: unknown): CallOutcome {
-  return { status: hasCode(err, ErrorCodes.PERMANENT) ? 'permanent' : 'failed', error: toDispatchError(err) };
-}
-
-const OK: CallOutcome = Object.freeze({ status: 'ok' });
-
-/**
- * What a `handleBatch` call of `count` events resolved with, as one outcome: `ok` alone when every
- * event is ok, else `ok` with per-event `results` (errors as plain data: they may cross a thread).
- * A result that cannot be aligned with the events fails the whole call, saying why.
- */
-export function batchOutcome(value: unknown, count: number, handlerName: string): CallOutcome {
-  let results: (Error | undefined)[];
-  try {
-    results = normalizeBatchResults(value, count, handlerName);
-  } catch (err) {
-    return outcomeOfError(err);
-  }
-  if (results.every((result) => result === undefined)) return OK;
-  return { status: 'ok', results: results.map((result) => (result === undefined ? OK : outcomeOfError(result))) };
 }
 
 /** Why a run was cut short: its own timeout, the lease deadline, or the caller's signal (with its reason). */
@@ -126,7 +95,7 @@ export function startHandlerCall(handler: LoadedHandler, job: DispatchJob, optio
 }
 
 /** One call of a handler's `handle` (or `handleBatch`) where it runs: ends once, with the first of the handler's outcome and an abort. */
-class HandlerCall {
+class HandlerCall implements TransactionalCall {
   readonly handler: LoadedHandler;
   readonly job: DispatchJob;
   readonly options: RunHandlerOptions;
@@ -139,6 +108,8 @@ class HandlerCall {
   #abortReason: Error | undefined = undefined;
   #deadlineWatch: Watch | undefined = undefined;
   #signalWatch: Watch | undefined = undefined;
+  /** A transactional call's open transaction: `ctx.tx` is its client. */
+  #transaction: EffectTransaction | undefined = undefined;
 
   constructor(handler: LoadedHandler, job: DispatchJob, options: RunHandlerOptions, clock: Clock, startMs: number, deadlineMs: number, receiver: OutcomeReceiver) {
     this.handler = handler;
@@ -166,13 +137,15 @@ class HandlerCall {
     if (external !== undefined) this.#signalWatch = whenAborted(external, (reason) => this.abort({ kind: 'signal', reason }));
     else if (this.options.abortOn !== undefined) this.#signalWatch = this.options.abortOn((reason) => this.abort({ kind: 'signal', reason }));
 
+    if (this.handler.transactional === true) {
+      void runInTransaction(this, this.options.transactions);
+      return;
+    }
     let result: unknown;
     // A batch handler's call (src/dispatch/batching.ts): its events, and one outcome for all of them.
     const batch = this.handler.batch;
     try {
-      // Tracing: the handler runs in its process span's context (the job carries it only when tracing is on).
-      const trace = this.job.trace;
-      result = trace === undefined ? this.#call(handle, batch) : handlerScope().run(trace, () => this.#call(handle, batch));
+      result = this.invoke(this.job.events ?? [this.job.event]);
     } catch (err) {
       this.finish(outcomeOfError(err));
       return;
@@ -183,10 +156,34 @@ class HandlerCall {
     );
   }
 
-  /** One call of the handler: its event, or a batch handler's events. */
-  #call(handle: LoadedHandler['handle'], batch: LoadedHandler['batch']): unknown {
-    if (batch === undefined) return (handle as NonNullable<LoadedHandler['handle']>)(this.job.event as never, new RunContext(this));
-    return batch.handleBatch((this.job.events ?? [this.job.event]) as never[], new RunContext(this));
+  /** Calls the handler: a single-event handler with the first of `events`, a batch handler with them all. */
+  invoke(events: readonly CloudEvent[]): unknown {
+    // Tracing: the handler runs in its process span's context (the job carries it only when tracing is on).
+    const trace = this.job.trace;
+    return trace === undefined ? this.#call(events) : handlerScope().run(trace, () => this.#call(events));
+  }
+
+  #call(events: readonly CloudEvent[]): unknown {
+    const batch = this.handler.batch;
+    if (batch === undefined) return (this.handler.handle as NonNullable<LoadedHandler['handle']>)(events[0] as never, new RunContext(this));
+    return batch.handleBatch(events as never[], new RunContext(this));
+  }
+
+  get settled(): boolean {
+    return this.#settled;
+  }
+
+  now(): number {
+    return this.#clock.now();
+  }
+
+  hold(transaction: EffectTransaction): void {
+    this.#transaction = transaction;
+  }
+
+  /** `ctx.tx`: the open transaction's client (a transactional call), else undefined. */
+  get transaction(): EffectTransaction | undefined {
+    return this.#transaction;
   }
 
   /** `ctx.signal`: created on first read, already aborted if the run was. */
@@ -211,6 +208,8 @@ class HandlerCall {
     if (this.#settled) return;
     const ended = abortedOutcome(this.handler, cause);
     this.#abortReason = ended.reason;
+    // Before the handler hears of the abort: a handler that goes on finds its transaction gone.
+    this.#transaction?.destroy(ended.reason);
     this.#controller?.abort(ended.reason);
     this.finish(ended.outcome);
   }
@@ -242,6 +241,10 @@ class RunContext implements HandlerContext {
 
   get signal(): AbortSignal {
     return this.#run.signal;
+  }
+
+  get tx(): TransactionClient | undefined {
+    return this.#run.transaction?.client;
   }
 
   /** What the handler's setup returned in this thread (src/handlers/life-cycle.ts). */

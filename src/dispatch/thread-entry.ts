@@ -18,6 +18,7 @@ import { threadLogDestination } from '../observability/handler-log-tap.js';
 import { createLogger } from '../observability/logger.js';
 import { CellMap } from '../runtime/cell-map.js';
 import { startTracing } from '../tracing/index.js';
+import { transactionsOnFirstUse } from './call-transaction.js';
 import { startHandlerCall } from './run-handler.js';
 import {
   jobAt,
@@ -47,6 +48,8 @@ const childLogger = (bindings: Record<string, unknown>) => logger.child(bindings
 /** Task id -> the abort of its run, while it runs. */
 const aborts = new CellMap<number, (reason: unknown) => void>();
 const channel = new BroadcastChannel(data.channelName);
+/** Transactional handlers: this thread's own connections to the store's database (call-transaction.ts). */
+const transactions = data.transactions === undefined ? undefined : transactionsOnFirstUse(data.transactions).open;
 channel.onmessage = (message: unknown) => {
   const payload = (message as { data: ChannelMessage }).data;
   if (payload.type === 'abort') {
@@ -207,17 +210,19 @@ class ThreadRun {
       aborts.set(taskId, abort);
       return { cancel: () => aborts.delete(taskId) };
     };
-    startHandlerCall(handler, job, { abortOn, logger: childLogger, defaultTimeoutMs: data.defaultTimeoutMs }, this);
+    startHandlerCall(handler, job, { abortOn, logger: childLogger, defaultTimeoutMs: data.defaultTimeoutMs, transactions }, this);
   }
 
   end(outcome: CallOutcome): void {
     // A batch call with per-event results has some event not ok: recorded as failed should its outcome be lost.
     const ok = outcome.status === 'ok' && outcome.results === undefined;
+    // A duplicate (a transactional call another worker committed first) travels as an outcome of its own.
+    const plainOk = ok && outcome.duplicate === undefined;
     Atomics.store(this.#states, this.#index, ok ? RUN_OK : outcome.status === 'permanent' ? RUN_PERMANENT : RUN_FAILED);
     // Timed here: the main thread would count the trip to and from the thread as handler time.
     const taskId = this.#taskId;
     const durationMs = performance.now() - this.#startedAt;
-    if (ok) reportOk(taskId, durationMs);
+    if (plainOk) reportOk(taskId, durationMs);
     else report(taskId, { outcome: { ...outcome, durationMs } });
     leaders.delete(taskId);
     if (ok) {

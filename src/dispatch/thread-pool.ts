@@ -4,6 +4,7 @@ import type { ResourceLimits } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { Piscina } from 'piscina';
 import { ErrorCodes } from '../errors.js';
+import type { EffectTransactionsOptions } from '../idempotency/postgres-transactions.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import { waitUntil } from '../runtime/wait-until.js';
 import { ThreadLifeCycle } from './thread-life-cycle.js';
@@ -26,6 +27,8 @@ export interface ThreadDispatcherOptions {
   defaultTimeoutMs?: number | undefined;
   /** `--otel`: each thread starts its own SDK, and flushes it before the pool ends it. */
   otel?: boolean | undefined;
+  /** Transactional handlers: each thread opens its own pool to the store's database, of this size. */
+  transactions?: EffectTransactionsOptions | undefined;
   /** How long the main thread keeps waiting for a thread after an abort or the deadline. Default 1000 ms. */
   graceMs?: number;
   /** How long a thread has to answer a liveness ping before it is terminated. Default 2000 ms. */
@@ -89,7 +92,7 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
   const channel = new BroadcastChannel(channelName);
   (channel as unknown as { unref?: () => void }).unref?.();
   const otel = options.otel === true;
-  const workerData: ThreadWorkerData = { handlersDir: options.handlersDir, forward: options.forward, logLevel: options.logLevel, channelName, defaultTimeoutMs: options.defaultTimeoutMs, otel };
+  const workerData: ThreadWorkerData = { handlersDir: options.handlersDir, forward: options.forward, logLevel: options.logLevel, channelName, defaultTimeoutMs: options.defaultTimeoutMs, otel, transactions: options.transactions };
   const pool = new Piscina({
     filename: threadEntry(),
     minThreads: options.threads,

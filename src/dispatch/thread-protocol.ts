@@ -1,6 +1,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { TraceCarrier } from '../tracing/trace-context.js';
 import type { CloudEvent } from '../types.js';
+import type { EffectTransactionsOptions } from '../idempotency/postgres-transactions.js';
 import type { JobContext } from '../types.js';
 import type { DispatchJob, DispatchResult } from './types.js';
 
@@ -14,6 +15,8 @@ export interface ThreadWorkerData {
   defaultTimeoutMs: number | undefined;
   /** `--otel`: the thread starts its own OpenTelemetry SDK. */
   otel: boolean;
+  /** Transactional handlers: the thread opens its own connections to the store's database, on first use. */
+  transactions: EffectTransactionsOptions | undefined;
 }
 
 /**
@@ -51,6 +54,8 @@ export interface RunsMessage {
   batches?: (CloudEvent[] | undefined)[];
   /** Tracing on: run i's process span. Absent when no run of the message has one. */
   traces?: (TraceCarrier | undefined)[];
+  /** A transactional handler's call at i: its keys (DispatchJob.keys). Absent when no run of the message is one. */
+  keys?: (string[] | undefined)[];
   /**
    * The task id of the run that run i follows (LeaseDispatch.startAfter), or NO_LEADER. The thread
    * starts run i only when that run (sent to the same thread before it) ends ok, and reports it
@@ -94,6 +99,8 @@ export class RunsWriter {
     message.batches?.push(job.events);
     if (job.trace !== undefined) message.traces ??= filled(index, undefined);
     message.traces?.push(job.trace);
+    if (job.keys !== undefined) message.keys ??= filled(index, undefined);
+    message.keys?.push(job.keys);
     if (leaderTaskId !== undefined) message.after ??= filled(index, NO_LEADER);
     message.after?.push(leaderTaskId ?? NO_LEADER);
   }
@@ -106,6 +113,8 @@ export function jobAt(message: RunsMessage, i: number): DispatchJob {
   if (batch !== undefined) job.events = batch;
   const trace = message.traces?.[i];
   if (trace !== undefined) job.trace = trace;
+  const keys = message.keys?.[i];
+  if (keys !== undefined) job.keys = keys;
   return job;
 }
 

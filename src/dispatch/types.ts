@@ -10,6 +10,12 @@ export interface DispatchJob {
   /** A batch handler's call: its events, in stream order (`event` is the first). */
   events?: CloudEvent[];
   ctx: JobContext;
+  /**
+   * A transactional handler's call: the idempotency keys of its events, in the order of `events` (or
+   * the one of `event`). The call locks them in its transaction, and commits their done marks with
+   * the handler's writes (src/dispatch/call-transaction.ts).
+   */
+  keys?: string[];
   /** Tracing on: the run's process span, made where the lease is held; the handler runs in its context. */
   trace?: TraceCarrier | undefined;
 }
@@ -26,9 +32,10 @@ export interface DispatchError {
 /**
  * How a handler call ended where it ran (src/dispatch/run-handler.ts). A batch call that ended with
  * some events not ok is `ok` with `results`, one per event of the call (src/dispatch/batching.ts
- * hands each to its event).
+ * hands each to its event). `duplicate`: a transactional call found the event's done mark in its
+ * transaction (another worker committed it first): the handler did not run for it.
  */
-export type CallOutcome = { status: 'ok'; results?: readonly CallOutcome[] } | { status: 'failed' | 'permanent'; error: DispatchError };
+export type CallOutcome = { status: 'ok'; results?: readonly CallOutcome[]; duplicate?: true } | { status: 'failed' | 'permanent'; error: DispatchError };
 
 /**
  * How a run ended, as a dispatcher reports it to the worker: its call's outcome, or `unstarted`:

@@ -8,7 +8,8 @@ import type { RunOptionsInput } from '../config/options.js';
 import type { DeadLetterRecord, DeadLetterSink } from '../dead-letter/sink.js';
 import { DEV_DEFAULTS, startEmulator, type EmulatorOptions, type NewEvent, type RunningEmulator } from '../emulator/index.js';
 import type { EventOutcome } from '../observability/worker-events.js';
-import { startWorker, type RunningWorker } from '../worker/start.js';
+import type { RunningWorker } from '../worker/running-worker.js';
+import { startWorker } from '../worker/start.js';
 import type { CloudEvent, TypedIngestEntry, TypedIngestResponse } from '../types.js';
 
 /** Worker options a test may set; the connection is always the test emulator's. */

@@ -2,8 +2,8 @@ import { ErrorCodes } from '../errors.js';
 import type { HandlerContext } from '../handlers/define.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import { TransactionView, type TransactionQueryConfig, type TransactionQueryResult } from '../handlers/transaction-client.js';
-import { toDispatchError } from '../dispatch/run-handler.js';
-import type { DispatchOutcome } from '../dispatch/types.js';
+import { toDispatchError } from '../dispatch/call-outcomes.js';
+import type { CallOutcome } from '../dispatch/types.js';
 
 /**
  * Where the test kit runs a transactional handler's transaction: anything with pg's
@@ -45,9 +45,9 @@ function withTx(ctx: HandlerContext, tx: TransactionView): HandlerContext {
 }
 
 /** A call's outcome once its transaction ended: a failed event undoes the others' writes too. */
-function afterRollback(outcome: DispatchOutcome): DispatchOutcome {
+function afterRollback(outcome: CallOutcome): CallOutcome {
   if (outcome.status !== 'ok' || outcome.results === undefined) return outcome;
-  const undone: DispatchOutcome = {
+  const undone: CallOutcome = {
     status: 'failed',
     error: { message: 'rolled back with its call: another event of the call failed (runs again, no attempt counted)', code: ErrorCodes.ROLLED_BACK },
   };
@@ -61,7 +61,7 @@ function afterRollback(outcome: DispatchOutcome): DispatchOutcome {
  * involves no idempotency store. `call` starts synchronously (a fake clock's deadline is armed when
  * this returns): `BEGIN` is sent first and the handler's queries wait for it.
  */
-export async function runInTestTransaction(loaded: LoadedHandler, database: TestDatabase, call: (handler: LoadedHandler) => Promise<DispatchOutcome>): Promise<DispatchOutcome> {
+export async function runInTestTransaction(loaded: LoadedHandler, database: TestDatabase, call: (handler: LoadedHandler) => Promise<CallOutcome>): Promise<CallOutcome> {
   let connection: TestConnection | undefined;
   const begun = (async () => {
     connection = isPool(database) ? await database.connect() : database;

@@ -1,13 +1,20 @@
 import type { DeadLetterRecord } from '../dead-letter/sink.js';
 import type { DispatchError, DispatchJob, DispatchResult, DispatchRun } from '../dispatch/types.js';
 import { ErrorCodes } from '../errors.js';
+import type { LoadedHandler } from '../handlers/loader.js';
 import type { ClaimState, FailureHistory } from '../idempotency/store.js';
 import { traceLogFields } from '../tracing/trace-context.js';
 import type { RunTrace } from '../tracing/run-tracer.js';
 import type { EventOutcome } from '../observability/worker-events.js';
 import type { RunEnd, RunOwner } from './lease-view.js';
+import { deadLetterRecord } from './dead-letter-record.js';
 import { claimAgain, waitForClaim, type Claimed } from './key-claims.js';
 import { retryDelayMs } from './retry-delay.js';
+
+/** Ends of a transactional call that are not its handler's failure (HandlerRun.#uncounted). */
+const UNCOUNTED_TRANSACTION_ENDS: ReadonlySet<string | undefined> = new Set([ErrorCodes.STORE, ErrorCodes.KEY_BUSY, ErrorCodes.ROLLED_BACK]);
+/** A key another worker's transaction holds is tried again this much later. */
+const KEY_BUSY_RETRY_MS = 250;
 
 /**
  * One handler for one event of a held lease, from its claim to its recorded outcome: the run object
@@ -48,15 +55,17 @@ export class HandlerRun implements DispatchRun {
   #retryAtMs: number | undefined = undefined;
   dispatcherRecord: unknown = undefined;
 
-  constructor(event: RunOwner, handler: string, k: number, retry = false) {
+  constructor(event: RunOwner, handler: LoadedHandler, k: number, retry = false) {
     this.#event = event;
     this.#k = k;
     this.#retry = retry;
     this.#key = event.lease.keys[k] as string;
     this.#history = retry ? undefined : event.lease.failures?.[k];
-    this.job = { handler, event: event.event, ctx: event.lease.jobContext, trace: undefined };
+    this.job = { handler: handler.name, event: event.event, ctx: event.lease.jobContext, trace: undefined };
     this.#trace = event.lease.trace.process(this.job);
     this.job.trace = this.#trace.carrier;
+    // Its call locks the key and commits the done mark with the handler's writes (src/dispatch/call-transaction.ts).
+    if (handler.transactional === true) this.job.keys = [this.#key];
   }
 
   get handler(): string {
@@ -180,7 +189,14 @@ export class HandlerRun implements DispatchRun {
     const durationMs = result.durationMs ?? performance.now() - this.#startedMs;
     const lease = this.#event.lease;
     if (result.status === 'ok') {
-      lease.doneMarks.add(this.#key);
+      // Another worker's transaction committed the event first: its handler did not run here.
+      if (result.duplicate === true) {
+        breakers.record(this.handler, 'none');
+        this.#emit('duplicate', durationMs);
+        return 'duplicate';
+      }
+      // A transactional call committed its done mark with the handler's writes.
+      if (this.job.keys === undefined) lease.doneMarks.add(this.#key);
       breakers.record(this.handler, 'ok');
       this.#emit('ok', durationMs);
       return 'ok';
@@ -193,6 +209,7 @@ export class HandlerRun implements DispatchRun {
       this.#emit('failed', durationMs, error);
       return 'failed';
     }
+    if (this.job.keys !== undefined && UNCOUNTED_TRANSACTION_ENDS.has(error.code)) return this.#uncounted(error, durationMs);
     // A PermanentError is about the event, not the handler's dependency: the breaker does not weigh it.
     if (result.status === 'permanent') {
       breakers.record(this.handler, 'none');
@@ -201,6 +218,23 @@ export class HandlerRun implements DispatchRun {
     breakers.record(this.handler, 'failed');
     if (this.attempt >= lease.context.maxAttempts) return this.#deadLetter('max-attempts', error, durationMs);
     return this.#countFailure(error, durationMs);
+  }
+
+  /**
+   * A transactional call that did not get to commit through no fault of its handler: the store
+   * failed (the process backs off; the event comes back with its lease), another worker's
+   * transaction held the key (tried again shortly, in the lease), or its batch call rolled back
+   * for another event's failure (tried again at once). No attempt is counted.
+   */
+  #uncounted(error: DispatchError, durationMs: number): RunEnd {
+    const lease = this.#event.lease;
+    lease.context.breakers.record(this.handler, 'none');
+    if (error.code === ErrorCodes.STORE) {
+      lease.context.storeFailed(error);
+      lease.release([this.#key]);
+    } else this.#retryAtMs = Date.now() + (error.code === ErrorCodes.KEY_BUSY ? KEY_BUSY_RETRY_MS : 0);
+    this.#emit('failed', durationMs, error);
+    return 'failed';
   }
 
   /** Stores the failure with the key (its count, when to run next), then reports it. */
@@ -229,22 +263,7 @@ export class HandlerRun implements DispatchRun {
   async #deadLetter(reason: DeadLetterRecord['reason'], error: DispatchError, durationMs: number): Promise<RunEnd> {
     const lease = this.#event.lease;
     const event = this.job.event;
-    const now = new Date();
-    const history = this.#history;
-    const record: DeadLetterRecord = {
-      event,
-      handler: this.handler,
-      reason,
-      error,
-      attempt: this.attempt,
-      deliveryAttempt: lease.batch.attempt,
-      generation: lease.batch.generation,
-      workerId: lease.workerId,
-      leaseId: lease.batch.leaseId,
-      firstFailedAt: history === undefined ? now.toISOString() : new Date(history.firstFailedAtMs).toISOString(),
-      lastFailedAt: now.toISOString(),
-      deadLetteredAt: now.toISOString(),
-    };
+    const record = deadLetterRecord(lease, this.job, reason, error, this.attempt, this.#history);
     try {
       await this.#trace.call('dead-letter write', () => lease.context.deadLetter.write(record));
     } catch (err) {

@@ -143,7 +143,7 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent>, RunOwner {
     this.#toRun = undefined;
     if (retry !== undefined) {
       this.#handlersLeft = retry.length;
-      for (const k of retry) new HandlerRun(this, (route[k - first] as LoadedHandler).name, k, true).start();
+      for (const k of retry) new HandlerRun(this, route[k - first] as LoadedHandler, k, true).start();
       return;
     }
     if (route.length === 0) {
@@ -154,7 +154,7 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent>, RunOwner {
     }
     this.#handlersLeft = route.length;
     for (let j = 0; j < route.length; j++) {
-      const run = new HandlerRun(this, (route[j] as LoadedHandler).name, first + j);
+      const run = new HandlerRun(this, route[j] as LoadedHandler, first + j);
       // The next event of its subject may be chained on a sole run (chainOn).
       if (route.length === 1) this.#soleRun = run;
       run.start();
@@ -178,7 +178,7 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent>, RunOwner {
     const k = lease.keyStart[this.index] as number;
     if (route.length !== 1 || (route[0] as LoadedHandler).batch !== undefined || lease.claims[k] !== 'new' || lease.failures?.[k] !== undefined) return false;
     if (!lease.context.breakers.isClosed((route[0] as LoadedHandler).name)) return false;
-    const run = new HandlerRun(this, (route[0] as LoadedHandler).name, k);
+    const run = new HandlerRun(this, route[0] as LoadedHandler, k);
     this.#state = CHAINED;
     this.#soleRun = run;
     run.startAfter(leader);

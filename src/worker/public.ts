@@ -1,6 +1,7 @@
 import { resolveWorkerConfig } from '../config/load.js';
 import type { RunOptionsInput } from '../config/options.js';
-import { startWorker, type RunningWorker, type StartWorkerOptions } from './start.js';
+import type { RunningWorker, StartWorkerOptions } from './running-worker.js';
+import { startWorker } from './start.js';
 
 /**
  * Programmatic start: the `run` options in camelCase (`baseUrl`, `destination`, `handlers`,

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { ConsumerApi } from '../client/consumer-api.js';
 import type { WorkerConfig } from '../config/types.js';
+import type { RunningWorker, StartWorkerOptions, WorkerEnd } from './running-worker.js';
 import { openDeadLetterStore } from '../dead-letter/index.js';
 import type { DeadLetterSink } from '../dead-letter/sink.js';
 import type { DeadLetterStore } from '../dead-letter/store.js';
@@ -9,8 +10,10 @@ import { CONSUMER_WINDOW_EVENTS, flowLimitsOf } from '../config/flow-defaults.js
 import { BREAKER_DEFAULTS, RETRY_DEFAULTS } from '../config/failure-defaults.js';
 import type { Dispatcher } from '../dispatch/types.js';
 import { loadHandlerSet } from '../handlers/handler-set.js';
+import { requireTransactionalStore } from '../idempotency/transactional-store.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import { Router } from '../handlers/router.js';
+import type { EffectTransactionsOptions } from '../idempotency/postgres-transactions.js';
 import type { IdempotencyStore } from '../idempotency/store.js';
 import type { WorkerEmitter } from '../observability/worker-events.js';
 import { createWorkerEventBus } from './event-bus.js';
@@ -31,50 +34,6 @@ import { RateLimiter, safetyMarginMs } from './timing.js';
  * application) would hand a long-running process write access it never uses.
  */
 export const WORKER_TOKEN_SCOPE = 'read:events';
-
-export type WorkerEnd = { reason: 'idle' | 'closed' | 'fatal'; error?: unknown };
-
-/** What the CLI and the development loop drive of a running worker. */
-export interface WorkerHandle {
-  /** Drains: stops pulling, requeues what has not started, lets events in flight finish within shutdownTimeoutSeconds, then aborts the rest; no lease is left held. Idempotent. */
-  close(): Promise<void>;
-  /** Resolves when the worker has stopped: `idle` (--exit-when-idle), `closed`, or `fatal`. */
-  done: Promise<WorkerEnd>;
-  /** Base URL of the health + metrics server (`${metricsUrl}/metrics`). */
-  metricsUrl: string | undefined;
-}
-
-/** A start function as the CLI and the development loop load it (lazily: types only until then). */
-export type StartWorker = (config: WorkerConfig, options?: { logger?: Logger }) => Promise<WorkerHandle>;
-
-export interface RunningWorker extends WorkerHandle {
-  /** The worker's event bus (metrics and logs subscribe to it). */
-  events: WorkerEmitter;
-  /** /readyz state. */
-  readonly ready: boolean;
-}
-
-export interface StartWorkerOptions {
-  /** Default: a pino logger at config.logLevel on stdout. */
-  logger?: Logger;
-  /** Default: the platform client built from the config (closed by the worker). */
-  client?: ConsumerApi;
-  /** Default: the store named by config.idempotencyUrl (closed by the worker). */
-  store?: IdempotencyStore;
-  /** Default: the sink named by config.deadLetterUrl (closed by the worker). */
-  deadLetter?: DeadLetterSink | DeadLetterStore;
-  /** The pull controller's waits (tests shorten them). */
-  timings?: Partial<PullTimings>;
-  /**
-   * What the pull controller's waits (after 204, 409, 429, errors) run on. Default: the system clock;
-   * tests pass a fake one (`createFakeClock` of durable-worker/testing) to count pulls without waiting.
-   */
-  clock?: Clock;
-  /** Interval of the summary log line; default 60 s. */
-  summaryIntervalMs?: number;
-  /** Serve /healthz, /readyz, /metrics (default true). */
-  healthServer?: boolean;
-}
 
 /**
  * Assembles and starts a worker: logger, client, idempotency store, dead-letter sink, handlers
@@ -103,6 +62,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
   cleanups.push({ name: 'tracing', run: () => tracing.close() });
   try {
     const handlers = await loadHandlerSet({ handlersDir: config.handlersDir, forward });
+    requireTransactionalStore(handlers, config.idempotencyUrl);
     router = new Router(handlers);
     logger.info({ handlers: handlers.map((h) => ({ name: h.name, types: h.types })) }, `loaded ${handlers.length} handler(s)`);
 
@@ -150,6 +110,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
       maxInProgress,
       defaultTimeoutMs: config.handlerTimeoutMs,
       otel: tracing.tracer.enabled,
+      transactions: transactionsOf(config, handlers, maxInProgress),
     });
     cleanups.push({ name: 'dispatcher', run: () => dispatcher.close() });
 
@@ -295,4 +256,10 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
       return readiness.ready;
     },
   };
+}
+
+/** Transactional handlers' connections: one per call running, as many as the budget lets run at once. */
+function transactionsOf(config: WorkerConfig, handlers: readonly LoadedHandler[], maxInProgress: number): EffectTransactionsOptions | undefined {
+  if (!handlers.some((h) => h.transactional === true)) return undefined;
+  return { url: config.idempotencyUrl, prefix: config.idempotencyPrefix, doneTtlMs: config.idempotencyTtlMs, poolSize: maxInProgress };
 }

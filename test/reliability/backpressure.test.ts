@@ -5,7 +5,8 @@ import type { ConsumerApi } from '../../src/client/consumer-api.js';
 import { createClient, type PlatformClient } from '../../src/client/index.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { createFakeClock, type FakeClock } from '../../src/testing/clock.js';
-import { startWorker, type RunningWorker, type StartWorkerOptions } from '../../src/worker/start.js';
+import { startWorker } from '../../src/worker/start.js';
+import type { RunningWorker, StartWorkerOptions } from '../../src/worker/running-worker.js';
 import { tokenFor } from '../emulator/helpers.js';
 import { appendBehave, consumerState, createConsumer, records, silent, tempDir, untilCommitted, waitFor, workerConfig } from '../worker/harness.js';
 

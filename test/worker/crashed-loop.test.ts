@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConsumerApi, PullResult } from '../../src/client/consumer-api.js';
 import { createClient, type PlatformClient } from '../../src/client/index.js';
-import { startWorker, type RunningWorker } from '../../src/worker/start.js';
+import { startWorker } from '../../src/worker/start.js';
+import type { RunningWorker } from '../../src/worker/running-worker.js';
 import { scrape, sample } from '../fixtures/scrape.js';
 import { appendBehave, capturingLogger, createConsumer, emulatorForFile, FAST, records, tempDir, TENANT, untilCommitted, waitFor, workerConfig } from './harness.js';
 

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startWorker, type RunningWorker } from '../../src/worker/start.js';
+import { startWorker } from '../../src/worker/start.js';
+import type { RunningWorker } from '../../src/worker/running-worker.js';
 import type { BreakerChange } from '../../src/observability/worker-events.js';
 import { sample as metric } from '../fixtures/scrape.js';
 import { appendBehave, consumerState, createConsumer, deadLetters, emulatorForFile, FAST, records, silent, tempDir, untilCommitted, waitFor, workerConfig } from './harness.js';

@@ -10,7 +10,7 @@ import type { WorkerConfig } from '../../src/config/types.js';
 import type { DeadLetterRecord } from '../../src/dead-letter/sink.js';
 import { startEmulator, type ConsumerStateSummary, type RunningEmulator } from '../../src/emulator/index.js';
 import type { CloudEvent } from '../../src/types.js';
-import type { RunningWorker } from '../../src/worker/start.js';
+import type { RunningWorker } from '../../src/worker/running-worker.js';
 
 export const BEHAVIOURS = fileURLToPath(new URL('../fixtures/handlers-behaviours', import.meta.url));
 export const TENANT = 'dev-tenant';

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/index.js';
-import { startWorker, type RunningWorker } from '../../src/worker/start.js';
+import { startWorker } from '../../src/worker/start.js';
+import type { RunningWorker } from '../../src/worker/running-worker.js';
 import { underCi } from '../fixtures/ci.js';
 import { capturingLogger, createConsumer, emulatorForFile, FAST, tempDir, waitFor, workerConfig } from './harness.js';
 

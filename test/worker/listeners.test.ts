@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { WorkerEventMap } from '../../src/observability/worker-events.js';
-import { startWorker, type RunningWorker } from '../../src/worker/start.js';
+import { startWorker } from '../../src/worker/start.js';
+import type { RunningWorker } from '../../src/worker/running-worker.js';
 import { scrape, sample } from '../fixtures/scrape.js';
 import { appendBehave, capturingLogger, createConsumer, emulatorForFile, FAST, records, tempDir, untilCaughtUp, untilCommitted, waitFor, workerConfig } from './harness.js';
 

@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/index.js';
 import type { EventOutcome } from '../../src/observability/worker-events.js';
-import { startWorker, type RunningWorker } from '../../src/worker/start.js';
+import { startWorker } from '../../src/worker/start.js';
+import type { RunningWorker } from '../../src/worker/running-worker.js';
 import { appendBehave, consumerState, createConsumer, deadLetters, emulatorForFile, FAST, records, silent, tempDir, waitFor, workerConfig } from './harness.js';
 
 const t = emulatorForFile();

@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { EventOutcome } from '../../src/observability/worker-events.js';
-import { startWorker, type RunningWorker } from '../../src/worker/start.js';
+import { startWorker } from '../../src/worker/start.js';
+import type { RunningWorker } from '../../src/worker/running-worker.js';
 import { maxOverlap, spans } from '../fixtures/spans.js';
 import { appendBehave, consumerState, createConsumer, deadLetters, emulatorForFile, FAST, records, silent, tempDir, waitFor, workerConfig } from './harness.js';
 

@@ -1,0 +1,23 @@
+import type { DeadLetterRecord } from '../dead-letter/sink.js';
+import type { DispatchError, DispatchJob } from '../dispatch/types.js';
+import type { FailureHistory } from '../idempotency/store.js';
+import type { LeaseView } from './lease-view.js';
+
+/** The record a run leaves in the dead-letter sink: the event, why, and its failures' history. */
+export function deadLetterRecord(lease: LeaseView, job: DispatchJob, reason: DeadLetterRecord['reason'], error: DispatchError, attempt: number, history: FailureHistory | undefined): DeadLetterRecord {
+  const now = new Date().toISOString();
+  return {
+    event: job.event,
+    handler: job.handler,
+    reason,
+    error,
+    attempt,
+    deliveryAttempt: lease.batch.attempt,
+    generation: lease.batch.generation,
+    workerId: lease.workerId,
+    leaseId: lease.batch.leaseId,
+    firstFailedAt: history === undefined ? now : new Date(history.firstFailedAtMs).toISOString(),
+    lastFailedAt: now,
+    deadLetteredAt: now,
+  };
+}
