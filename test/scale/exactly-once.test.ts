@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../src/emulator/faults/injector.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { CliProcess, REPO_ROOT, waitReady } from '../cli/cli-process.js';
 import { underCi } from '../fixtures/ci.js';
@@ -27,18 +28,6 @@ describe('exactly-once test environment', () => {
 const EVENTS = 10_000;
 const KILLS = 6;
 const VISIBILITY_SECONDS = 4;
-
-/** A small deterministic generator (mulberry32): the seed replays a run's kill instants and victims. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 let emulator: RunningEmulator;
 let db: pg.Client;
@@ -67,7 +56,7 @@ for (const variant of VARIANTS) {
   describe.skipIf(DATABASE_URL === undefined)(`exactly once with ${variant.name}`, () => {
     it(`two replicas, ${KILLS} SIGKILLs at random instants: every event id in the table exactly once, cursor at head`, async () => {
       const seed = Number(process.env.DW_KILL_SEED ?? Math.floor(Math.random() * 2 ** 31));
-      const next = random(seed);
+      const next = mulberry32(seed);
       const replay = `replay: DW_KILL_SEED=${seed} npx vitest run test/scale/exactly-once.test.ts`;
       const table = `dw_exactly_once_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
       await db.query(`CREATE TABLE ${table} (event_id text NOT NULL, pid integer NOT NULL)`);
