@@ -7,6 +7,7 @@ import { loadHandlerSet } from '../handlers/handler-set.js';
 import { SetupError } from '../handlers/life-cycle.js';
 import { createIdempotencyStore, DEFAULT_DONE_TTL_MS } from '../idempotency/index.js';
 import type { IdempotencyStore } from '../idempotency/store.js';
+import { requireTransactionalStore } from '../idempotency/transactional-store.js';
 import type { ReplayResources } from './replay.js';
 
 /** How a replay runs handlers: the `run` options that matter to it (defaults as `run`'s). */
@@ -56,6 +57,10 @@ export async function openReplayResources(
   const forward = options.forwardUrl === undefined ? undefined : { url: options.forwardUrl, mode: options.forwardMode ?? 'binary' };
   const concurrency = options.concurrency ?? 8;
   const handlers = await loadHandlerSet({ handlersDir: absoluteHandlers, forward });
+  const idempotencyUrl = resolveStoreUrl(cwd, options.idempotencyUrl ?? DEFAULT_REPLAY_IDEMPOTENCY);
+  const doneTtlMs = options.idempotencyTtlMs ?? DEFAULT_DONE_TTL_MS;
+  requireTransactionalStore(handlers, idempotencyUrl, cwd);
+  const transactional = new Set(handlers.filter((h) => h.transactional === true).map((h) => h.name));
   const dispatcher = await createDispatcher({
     isolation: options.isolation ?? 'thread',
     handlers,
@@ -65,6 +70,8 @@ export async function openReplayResources(
     logLevel: options.logLevel ?? logger.level,
     maxInProgress: concurrency,
     defaultTimeoutMs: options.handlerTimeoutMs,
+    // Each replay names its record's prefix (DispatchJob.keyPrefix).
+    transactions: transactional.size === 0 ? undefined : { url: idempotencyUrl, prefix: '', doneTtlMs, poolSize: concurrency },
   });
   // Handlers with a setup get it before the first replay; a replay does not wait on a failing one.
   if (handlers.some((h) => h.setup !== undefined)) {
@@ -77,15 +84,15 @@ export async function openReplayResources(
     }
   }
   const stores = new Map<string, Promise<IdempotencyStore>>();
-  const idempotencyUrl = resolveStoreUrl(cwd, options.idempotencyUrl ?? DEFAULT_REPLAY_IDEMPOTENCY);
   const resources: ReplayResources = {
     store,
     dispatcher,
     handlerNames: new Set(handlers.map((h) => h.name)),
+    transactionalHandlers: transactional,
     idempotency(prefix) {
       let opened = stores.get(prefix);
       if (opened === undefined) {
-        opened = createIdempotencyStore(idempotencyUrl, { prefix, doneTtlMs: options.idempotencyTtlMs ?? DEFAULT_DONE_TTL_MS, poolSize: 2 });
+        opened = createIdempotencyStore(idempotencyUrl, { prefix, doneTtlMs, poolSize: 2 });
         stores.set(prefix, opened);
       }
       return opened;

@@ -6,7 +6,7 @@ import type { StoredDeadLetter } from '../dead-letter/sink.js';
 import type { DeadLetterStore } from '../dead-letter/store.js';
 import { dispatchOnce } from '../dispatch/index.js';
 import { toDispatchError } from '../dispatch/call-outcomes.js';
-import type { DispatchError, Dispatcher, DispatchResult } from '../dispatch/types.js';
+import type { DispatchError, Dispatcher, DispatchJob, DispatchResult } from '../dispatch/types.js';
 import { ErrorCodes } from '../errors.js';
 import { idempotencyKey } from '../idempotency/key.js';
 import type { ClaimState, IdempotencyStore } from '../idempotency/store.js';
@@ -60,6 +60,11 @@ export interface ReplayResources {
   dispatcher: Dispatcher;
   /** Names of the handlers loaded (a record of another handler cannot run). */
   handlerNames: ReadonlySet<string>;
+  /**
+   * Names of the transactional handlers: their replay commits its effects with the replay's done
+   * mark, in the record's prefix (the handler's own key is done since the event was dead-lettered).
+   */
+  transactionalHandlers?: ReadonlySet<string>;
   /** The idempotency store of a prefix (the workers' `--idempotency`), opened on first use. */
   idempotency(prefix: string): Promise<IdempotencyStore>;
   logger: Logger;
@@ -196,7 +201,12 @@ export class ReplayRun {
       deadlineMs,
     };
     const signal = this.#resources.signal ?? new AbortController().signal;
-    return dispatchOnce(this.#resources.dispatcher, { handler: record.handler, event: record.event, ctx }, signal);
+    const job: DispatchJob = { handler: record.handler, event: record.event, ctx };
+    if (this.#resources.transactionalHandlers?.has(record.handler) === true) {
+      job.keys = [replayKey(record.handler, record.event.id)];
+      job.keyPrefix = record.prefix;
+    }
+    return dispatchOnce(this.#resources.dispatcher, job, signal);
   }
 
   async #markReplayed(record: StoredDeadLetter, log: Logger): Promise<void> {

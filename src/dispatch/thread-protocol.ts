@@ -56,6 +56,8 @@ export interface RunsMessage {
   traces?: (TraceCarrier | undefined)[];
   /** A transactional handler's call at i: its keys (DispatchJob.keys). Absent when no run of the message is one. */
   keys?: (string[] | undefined)[];
+  /** Run i's DispatchJob.keyPrefix. Absent when no run of the message has one. */
+  keyPrefixes?: (string | undefined)[];
   /**
    * The task id of the run that run i follows (LeaseDispatch.startAfter), or NO_LEADER. The thread
    * starts run i only when that run (sent to the same thread before it) ends ok, and reports it
@@ -101,6 +103,8 @@ export class RunsWriter {
     message.traces?.push(job.trace);
     if (job.keys !== undefined) message.keys ??= filled(index, undefined);
     message.keys?.push(job.keys);
+    if (job.keyPrefix !== undefined) message.keyPrefixes ??= filled(index, undefined);
+    message.keyPrefixes?.push(job.keyPrefix);
     if (leaderTaskId !== undefined) message.after ??= filled(index, NO_LEADER);
     message.after?.push(leaderTaskId ?? NO_LEADER);
   }
@@ -115,6 +119,8 @@ export function jobAt(message: RunsMessage, i: number): DispatchJob {
   if (trace !== undefined) job.trace = trace;
   const keys = message.keys?.[i];
   if (keys !== undefined) job.keys = keys;
+  const keyPrefix = message.keyPrefixes?.[i];
+  if (keyPrefix !== undefined) job.keyPrefix = keyPrefix;
   return job;
 }
 

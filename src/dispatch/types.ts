@@ -16,6 +16,8 @@ export interface DispatchJob {
    * the handler's writes (src/dispatch/call-transaction.ts).
    */
   keys?: string[];
+  /** The namespace of `keys` when it is not the worker's `--idempotency-prefix` (a dead-letter replay: its record's). */
+  keyPrefix?: string;
   /** Tracing on: the run's process span, made where the lease is held; the handler runs in its context. */
   trace?: TraceCarrier | undefined;
 }

@@ -31,6 +31,8 @@ export interface BeginOptions {
    * mid-run cannot hold the keys' locks, or the rows its handler locked, much past its lease.
    */
   serverTimeoutMs: number;
+  /** The keys' namespace when it is not the options' `prefix` (a dead-letter replay: the record's). */
+  prefix?: string | undefined;
 }
 
 /**
@@ -86,7 +88,7 @@ export class EffectTransactions {
   async begin(keys: readonly string[], options: BeginOptions): Promise<EffectTransaction> {
     if (this.#closed) throw closedError('postgres', 'begin');
     if (!Number.isFinite(options.serverTimeoutMs) || options.serverTimeoutMs <= 0) throw new TypeError(`begin: serverTimeoutMs must be a positive number of ms (got ${options.serverTimeoutMs})`);
-    const settings = this.#settings;
+    const settings = options.prefix === undefined ? this.#settings : { ...this.#settings, prefix: options.prefix };
     const prefix = settings.prefix;
     const unique = distinctKeys(keys);
     let connection: PoolClient;
