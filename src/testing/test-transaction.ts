@@ -80,7 +80,9 @@ export async function runInTestTransaction(loaded: LoadedHandler, database: Test
     ctx.signal.addEventListener('abort', () => view.close('its run was aborted'), { once: true });
     return withTx(ctx, view);
   };
+  // The kit holds the transaction itself: the call runs the handler as a plain one.
   const handler: LoadedHandler = { ...loaded };
+  delete handler.transactional;
   const { handle, batch } = loaded;
   if (handle !== undefined) handler.handle = (event, ctx) => handle(event, txOf(ctx));
   if (batch !== undefined) handler.batch = { ...batch, handleBatch: (events, ctx) => batch.handleBatch(events, txOf(ctx)) };
