@@ -17,6 +17,7 @@
  * getting busier does not favour one. `--latency` ms is added to every pull and ack by the emulator.
  * `--worker-root` runs another checkout's bin (its `dist/` built, this folder copied into it): the
  * same figures for a baseline build, e.g. the plain variants before transactional handlers existed.
+ * BENCH_PROFILE_DIR=dir writes a CPU profile of each worker process there.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';

@@ -105,7 +105,10 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
   await db.query(`CREATE TABLE ${table} (event_id text PRIMARY KEY, subject text NOT NULL, n bigint NOT NULL, writes int NOT NULL DEFAULT 1)`);
   const { head } = await em.consumer();
   await em.append(events, SUBJECTS);
+  // BENCH_PROFILE_DIR=dir writes a CPU profile of each worker process there (as bench/worker does).
+  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-interval', '200', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : [];
   const args = [
+    ...profile,
     join(root, 'bin', 'durable-worker.js'),
     'run',
     ...['--base-url', em.url, '--tenant', 'dev-tenant', '--client-id', 'dev-client', '--client-secret', 'dev-secret', '--destination', 'dev-consumer'],
