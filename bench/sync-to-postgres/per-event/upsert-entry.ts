@@ -8,6 +8,7 @@
  */
 import pg from 'pg';
 import { defineHandler, PermanentError } from 'durable-worker';
+import { createTables } from '../../../examples/sync-to-postgres/entries-table.js';
 
 const table = process.env.SYNC_TABLE ?? 'source_entries';
 if (!/^[a-z_][a-z0-9_]{0,62}$/.test(table)) throw new Error(`SYNC_TABLE must be a plain lower-case SQL identifier (got ${JSON.stringify(table)})`);
@@ -17,28 +18,12 @@ export const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, ma
 
 let ready: Promise<void> | undefined;
 
-/** Creates the table once per thread. Two threads may race on CREATE: the loser's error means "exists". */
+/** Creates the table once per thread (the example's own DDL); a failure is tried again on the next event. */
 function ensureTable(): Promise<void> {
-  ready ??= pool
-    .query(
-      `CREATE TABLE IF NOT EXISTS ${table} (
-         source_id  text        NOT NULL,
-         entry_id   text        NOT NULL,
-         sequence   numeric(20) NOT NULL,
-         properties jsonb       NOT NULL,
-         synced_at  timestamptz NOT NULL DEFAULT now(),
-         PRIMARY KEY (source_id, entry_id)
-       )`,
-    )
-    .then(
-      () => undefined,
-      (err: { code?: string }) => {
-        // 23505/42P07: a concurrent CREATE won; anything else is real and is retried on the next event.
-        if (err.code === '23505' || err.code === '42P07') return;
-        ready = undefined;
-        throw err;
-      },
-    );
+  ready ??= createTables(pool, { changes: false }).catch((err: unknown) => {
+    ready = undefined;
+    throw err;
+  });
   return ready;
 }
 
