@@ -339,5 +339,34 @@ for (const isolation of ['none', 'thread'] as const) {
       for (const d of done) expect(d.attempt).toBe(1);
       expect(deadLetters(join(dir, 'dead-letter.jsonl'))).toEqual([]);
     });
+
+    it('two replicas race for an event whose first transaction outlives its lease: exactly one commit wins', async () => {
+      const dir = tempDir('tx-race');
+      const table = await effectTable();
+      const runsFile = join(dir, 'runs.log');
+      const prefix = `tx-${randomUUID()}`;
+      const destination = await createConsumer(t.emulator);
+      // The held event's first run keeps a statement going on the server past its lease (the worker
+      // closes the connection at the deadline, the server holds the lock until the statement timeout):
+      // its redelivery, to either replica, meets that transaction.
+      const [heldEvent] = appendBehave(t.emulator, 1, () => ({ table, behaviour: 'hold-once', waitMs: 6_000, runsFile }), () => 'held', 'tx.single');
+      const rest = appendBehave(t.emulator, 20, () => ({ table, runsFile }), (i) => `r-${i}`, 'tx.single');
+      const config = txConfig(destination, dir, prefix, { visibilitySeconds: 2, limit: 5 });
+      const a = await start(config);
+      const b = await start({ ...config, workerIdPrefix: `w-${randomUUID().slice(0, 8)}` });
+      await untilCommitted(t.emulator, destination, 30_000);
+
+      const rows = await rowsOf(table);
+      expect([rows.count, rows.distinct]).toEqual([21, 21]);
+      expect(rows.ids).toEqual(sorted([heldEvent, ...rest].map((e) => e?.id)));
+      // The winner is a later run (the first one's failure at the deadline counted): the first never committed.
+      expect(rows.attempts.get(heldEvent?.id as string)).toEqual([2]);
+      const held = [...a.done, ...b.done].filter((d) => d.event.id === heldEvent?.id);
+      expect(held.filter((d) => d.outcome === 'ok')).toHaveLength(1);
+      expect(held.filter((d) => d.error?.code === ErrorCodes.HANDLER_TIMEOUT)).toHaveLength(1);
+      // The runs that met the first transaction, or found the event done, never applied it.
+      const met = held.filter((d) => d.error?.code === ErrorCodes.KEY_BUSY || d.outcome === 'duplicate');
+      expect(met.length, `outcomes of the held event: ${held.map((d) => d.error?.code ?? d.outcome).join(', ')}`).toBeGreaterThan(0);
+    });
   });
 }
