@@ -274,6 +274,33 @@ for (const isolation of ['none', 'thread'] as const) {
       expect(deadLetters(join(dir, 'dead-letter.jsonl'))).toEqual([]);
     });
 
+    it('a batch call with a PermanentError result: that event is dead-lettered without its row, the others commit once', async () => {
+      const dir = tempDir('tx-batch-permanent');
+      const table = await effectTable();
+      const runsFile = join(dir, 'runs.log');
+      const prefix = `tx-${randomUUID()}`;
+      const destination = await createConsumer(t.emulator);
+      const events = appendBehave(t.emulator, 4, (i) => (i === 1 ? { table, behaviour: 'permanent', runsFile } : { table, runsFile }), (i) => `p-${i}`, 'tx.batch');
+      const poison = events[1]?.id as string;
+      const { done } = await start(txConfig(destination, dir, prefix));
+      await untilCommitted(t.emulator, destination);
+
+      const rows = await rowsOf(table);
+      expect([rows.count, rows.distinct]).toEqual([3, 3]);
+      expect(rows.ids).toEqual(sorted(events.filter((e) => e.id !== poison).map((e) => e.id)));
+      const dead = deadLetters(join(dir, 'dead-letter.jsonl'));
+      expect(dead.map((d) => [d.event.id, d.reason, d.attempt])).toEqual([[poison, 'permanent', 1]]);
+      expect((await marksOf(prefix)).get(`batch:${poison}`)).toBe('done');
+      expect(runsIn(runsFile).filter((r) => r.eventId === poison)).toHaveLength(1);
+      expect(done.filter((d) => d.event.id === poison).map((d) => d.outcome)).toEqual(['dead_lettered']);
+      for (const e of events.filter((e) => e.id !== poison)) {
+        expect(done.filter((d) => d.event.id === e.id).map((d) => [d.outcome, d.error?.code, d.attempt])).toEqual([
+          ['failed', ErrorCodes.ROLLED_BACK, 1],
+          ['ok', undefined, 1],
+        ]);
+      }
+    });
+
     it('a drain (close) while transactional calls run: each commits or rolls back, and after a restart every event has exactly one row', async () => {
       const dir = tempDir('tx-drain');
       const table = await effectTable();
