@@ -239,6 +239,27 @@ for (const isolation of ['none', 'thread'] as const) {
       expect((await marksOf(prefix)).get(`single:${event?.id}`)).toBe('done');
     });
 
+    it('a handler that catches a failed statement and resolves commits nothing: its attempts count, and it is dead-lettered at --max-attempts', async () => {
+      const dir = tempDir('tx-swallowed');
+      const table = await effectTable();
+      const runsFile = join(dir, 'runs.log');
+      const destination = await createConsumer(t.emulator);
+      const [event] = appendBehave(t.emulator, 1, () => ({ table, behaviour: 'swallow-query-error', runsFile }), () => 'swallowed', 'tx.single');
+      const healthy = appendBehave(t.emulator, 3, () => ({ table, runsFile }), (i) => `h-${i}`, 'tx.single');
+      const { done } = await start(txConfig(destination, dir, `tx-${randomUUID()}`, { maxAttempts: 2 }));
+      await untilCommitted(t.emulator, destination, 15_000);
+
+      const rows = await rowsOf(table);
+      expect([rows.count, rows.distinct]).toEqual([3, 3]);
+      expect(rows.ids).toEqual(sorted(healthy.map((e) => e.id)));
+      expect(runsIn(runsFile).filter((r) => r.eventId === event?.id).map((r) => r.attempt)).toEqual([1, 2]);
+      expect(done.filter((d) => d.event.id === event?.id).map((d) => [d.outcome, d.error?.code])).toEqual([
+        ['failed', ErrorCodes.TRANSACTION],
+        ['dead_lettered', ErrorCodes.TRANSACTION],
+      ]);
+      expect(deadLetters(join(dir, 'dead-letter.jsonl')).map((d) => [d.event.id, d.reason])).toEqual([[event?.id, 'max-attempts']]);
+    });
+
     it('a batch call with one failing event commits none of its rows; the others commit once later, charged no attempt', async () => {
       const dir = tempDir('tx-batch');
       const table = await effectTable();
