@@ -11,6 +11,7 @@ import { EffectTransactions } from '../../src/idempotency/postgres-transactions.
 import type { WorkerEventMap } from '../../src/observability/worker-events.js';
 import type { RunningWorker } from '../../src/worker/running-worker.js';
 import { startWorker } from '../../src/worker/start.js';
+import { runCli } from '../cli/cli-process.js';
 import { underCi } from '../fixtures/ci.js';
 import { appendBehave, createConsumer, deadLetters, emulatorForFile, FAST, silent, tempDir, untilCommitted, waitFor, workerConfig } from './harness.js';
 
@@ -42,6 +43,18 @@ describe('transactional handlers need a PostgreSQL store', () => {
       await expect(started).rejects.toBeInstanceOf(ConfigError);
       await expect(started).rejects.toMatchObject({ option: '--idempotency', code: ErrorCodes.CONFIG, message: expect.stringMatching(/single\.ts.*batch\.ts|batch\.ts.*single\.ts/) });
     }
+  });
+
+  it('durable-worker run exits 2 naming --idempotency and each transactional handler', async () => {
+    const dir = tempDir('tx-refused-run');
+    const destination = await createConsumer(t.emulator);
+    const args = ['run', '--base-url', t.emulator.url, '--tenant', 'dev-tenant', '--client-id', 'dev-client', '--client-secret', 'dev-secret'];
+    args.push('--destination', destination, '--handlers', HANDLERS, '--idempotency', 'memory', '--dead-letter', `file:${join(dir, 'dead-letter.jsonl')}`, '--metrics-port', '0', '--isolation', 'none');
+    const result = await runCli(args, { cwd: dir });
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(/transactional: true needs --idempotency postgres:\/\//);
+    expect(result.stderr).toContain('single.ts');
+    expect(result.stderr).toContain('batch.ts');
   });
 });
 
