@@ -130,9 +130,24 @@ export async function runInTransaction(call: TransactionalCall, transactions: ((
   try {
     await transaction.commit(freshKeys);
   } catch (err) {
-    return call.finish(outcomeOfError(err));
+    if (!abortedByStatement(err)) return call.finish(outcomeOfError(err));
+    // The handler's own fault, not the store's: counted like a throw, so it is dead-lettered at the
+    // last attempt rather than run again forever with the process backing off from a healthy store.
+    const message = `handler ${handler.name} resolved after a statement in its transaction failed: nothing was committed (a statement whose error is caught needs a savepoint)`;
+    return call.finish(merged({ status: 'failed', error: { message, code: ErrorCodes.TRANSACTION } }));
   }
   call.finish(merged(OK));
+}
+
+/** PostgreSQL's in_failed_sql_transaction: the done marks were refused because a statement before them failed. */
+const IN_FAILED_TRANSACTION = '25P02';
+
+/** A commit refused because a statement of the handler had failed (and the handler went on), along the error's causes. */
+function abortedByStatement(err: unknown): boolean {
+  for (let cause = err, depth = 0; typeof cause === 'object' && cause !== null && depth < 5; cause = (cause as { cause?: unknown }).cause, depth++) {
+    if ((cause as { code?: unknown }).code === IN_FAILED_TRANSACTION) return true;
+  }
+  return false;
 }
 
 /** A batch call's outcome once its transaction rolled back: the events that were ok are undone too. */
