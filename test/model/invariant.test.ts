@@ -136,12 +136,16 @@ describe('the failure-handling invariant', () => {
     const lost = runs('e11', 'one', [['threw', 1], ['threw', 2, KILLED], ['ok', 2]]);
     // The killed process dead-lettered it but its done mark was lost: written again by the next run.
     const rewritten = runs('e12', 'one', [['threw', 1], ['threw', 2], ['permanent', 3, KILLED], ['permanent', 4]]);
+    // Its first run dead-lettered it, and neither the done mark nor the failure was kept: the next run
+    // is attempt 1 again and writes a record of its own failure only.
+    const firstRewritten = runs('e15', 'one', [['permanent', 1, KILLED], ['permanent', 1]]);
     const pairs = [
       { eventId: 'e10', handler: 'one', history: rerun },
       { eventId: 'e11', handler: 'one', history: lost },
       { eventId: 'e12', handler: 'one', history: rewritten, dead: [record(rewritten.slice(0, 3), 'permanent'), record(rewritten, 'permanent')] },
+      { eventId: 'e15', handler: 'one', history: firstRewritten, dead: [record(firstRewritten.slice(0, 1), 'permanent'), record(firstRewritten.slice(1), 'permanent')] },
     ];
-    const inFlight = new Set(['e10', 'e11', 'e12'].map((id) => keyOf('one', id)));
+    const inFlight = new Set(['e10', 'e11', 'e12', 'e15'].map((id) => keyOf('one', id)));
 
     it('tolerates one run with lost bookkeeping, for pairs in flight at the kill only', () => {
       expect(checkInvariant(observed(pairs, { tolerated: { pid: KILLED, keys: inFlight } }), OPTIONS)).toEqual([]);
@@ -155,6 +159,13 @@ describe('the failure-handling invariant', () => {
       const keys = new Set([keyOf('one', 'e13'), keyOf('one', 'e14')]);
       const found = checkInvariant(observed([{ eventId: 'e13', handler: 'one', history: reset }, { eventId: 'e14', handler: 'one', history: twoExtra }], { tolerated: { pid: KILLED, keys } }), OPTIONS);
       expect(new Set(found.map((v) => `${v.rule} ${v.key}`))).toEqual(new Set([`attempt-mismatch ${keyOf('one', 'e13')}`, `effect-repeated ${keyOf('one', 'e14')}`, `run-after-end ${keyOf('one', 'e14')}`]));
+    });
+
+    it('still reports a record whose failure times fit neither the set-aside run nor the runs after it', () => {
+      const history = runs('e16', 'one', [['permanent', 1, KILLED], ['permanent', 1]]);
+      const early = { ...record(history.slice(1), 'permanent'), firstFailedAt: new Date((history[0] as RunLine).startMs - 1_000).toISOString() };
+      const found = checkInvariant(observed([{ eventId: 'e16', handler: 'one', history, dead: [record(history.slice(0, 1), 'permanent'), early] }], { tolerated: { pid: KILLED, keys: new Set([keyOf('one', 'e16')]) } }), OPTIONS);
+      expect(found.map((v) => v.rule)).toEqual(['dead-letter-times']);
     });
   });
 });

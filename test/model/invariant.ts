@@ -119,19 +119,30 @@ function checkKey(key: string, runs: readonly RunLine[], dead: readonly DeadLett
       const why = oks > 0 ? 'it also ran ok' : `only ${failures} failed run(s), no PermanentError`;
       add('dead-letter-without-cause', `dead-lettered (${dead.map((d) => d.reason).join(', ')}) but ${why}`);
     }
-    for (const record of dead) checkRecord(record, counted, ended, ghost !== undefined, add);
+    for (const record of dead) {
+      const found = recordViolations(record, counted, ended, ghost !== undefined);
+      // A record the set-aside run wrote itself, before the kill lost its done mark: it tells the
+      // failures up to that run, so it is read against those.
+      const upToGhost = ghost === undefined ? [] : runs.slice(0, ghost + 1);
+      const ghostEnded = upToGhost.at(-1)?.outcome === 'permanent' ? 'permanent' : 'max-attempts';
+      const byGhost = upToGhost.some(isFailure) ? recordViolations(record, upToGhost, ghostEnded, true) : found;
+      for (const { rule, detail } of byGhost.length < found.length ? byGhost : found) add(rule, detail);
+    }
   }
   if (oks > 1) add('effect-repeated', `${oks} ok runs`);
   if (deadExpected && oks > 0) add('effect-after-dead-letter', `dead-lettered and ${oks} ok run(s)`);
   return out;
 }
 
-function checkRecord(record: DeadLetterLine, counted: readonly RunLine[], ended: string | undefined, loose: boolean, add: (rule: string, detail: string) => void): void {
+/** What is wrong in a dead-letter `record` of the failed runs among `counted`; `loose`: a kill may have lost one run's bookkeeping. */
+function recordViolations(record: DeadLetterLine, counted: readonly RunLine[], ended: string | undefined, loose: boolean): { rule: string; detail: string }[] {
+  const out: { rule: string; detail: string }[] = [];
+  const add = (rule: string, detail: string) => out.push({ rule, detail });
   if ((ended === 'permanent' || ended === 'max-attempts') && record.reason !== ended) add('dead-letter-reason', `reason ${record.reason}, expected ${ended}`);
   const failed = counted.filter(isFailure);
   const first = failed[0];
   const last = failed.at(-1);
-  if (last === undefined || first === undefined) return;
+  if (last === undefined || first === undefined) return out;
   const attemptsOk = record.attempt === failed.length || (loose && record.attempt === failed.length + 1);
   if (!attemptsOk) add('dead-letter-attempts', `record attempt ${record.attempt ?? '(none)'}, ${failed.length} failed run(s)`);
   if (record.error?.message !== last.message && !loose) add('dead-letter-error', `record error "${record.error?.message}", last failure "${last.message}"`);
@@ -146,6 +157,7 @@ function checkRecord(record: DeadLetterLine, counted: readonly RunLine[], ended:
   if (!(lastMs + CLOCK_SLACK_MS >= (loose ? first.startMs : last.startMs) && lastMs + CLOCK_SLACK_MS >= firstMs)) {
     add('dead-letter-times', `lastFailedAt ${record.lastFailedAt ?? '(none)'}: last failed run started ${new Date(last.startMs).toISOString()}`);
   }
+  return out;
 }
 
 /** Every violation of the invariant in `observed` (none: it holds). */
