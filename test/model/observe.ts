@@ -8,15 +8,18 @@ import type { DeadLetterLine } from './invariant.js';
 /** Every run recorded under `runsDir` (a torn last line of a killed writer is ignored). */
 export function readRuns(runsDir: string): RunLine[] {
   if (!existsSync(runsDir)) return [];
+  return readdirSync(runsDir).flatMap((name) => readRunFile(join(runsDir, name)));
+}
+
+/** The runs of one (event, handler) pair, from its file in the runs directory. */
+export function readRunFile(file: string): RunLine[] {
   const out: RunLine[] = [];
-  for (const name of readdirSync(runsDir)) {
-    for (const line of readFileSync(join(runsDir, name), 'utf8').split('\n')) {
-      if (line === '') continue;
-      try {
-        out.push(JSON.parse(line) as RunLine);
-      } catch {
-        // a line cut by SIGKILL: that run never reported, like one killed before it wrote
-      }
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (line === '') continue;
+    try {
+      out.push(JSON.parse(line) as RunLine);
+    } catch {
+      // a line cut by SIGKILL: that run never reported, like one killed before it wrote
     }
   }
   return out;

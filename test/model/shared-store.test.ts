@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, watch } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
@@ -10,7 +10,7 @@ import { consumerState, createConsumer, tempDir, waitFor } from '../worker/harne
 import type { RunLine } from '../fixtures/model-handlers/_plan.js';
 import { checkInvariant, describeViolations, keyOf } from './invariant.js';
 import { checkModel } from './model-check.js';
-import { readDeadLetterLines, readRuns, runStats } from './observe.js';
+import { readDeadLetterLines, readRunFile, readRuns, runStats } from './observe.js';
 import { appendOverHttp, expectedHandlers, MODEL_HANDLERS } from './run-scenario.js';
 import { BATCH_HANDLERS, describeScenario, eventsOf, RETRY_BACKOFF_MAX_MS, RETRY_BACKOFF_MIN_MS, scenarioArb, type Scenario } from './scenario.js';
 
@@ -86,8 +86,47 @@ function runArgs(scenario: Scenario, destination: string, dir: string, storeUrl:
   ];
 }
 
-function runFiles(runsDir: string): number {
-  return existsSync(runsDir) ? readdirSync(runsDir).length : 0;
+/**
+ * Resolves at the kill point with the process to kill: a third of the pairs have run at least once,
+ * and one of `pids` has a pair it failed that is not over (no ok, no permanent failure, attempts
+ * left). Either process may be it: which one gets the first leases is a race, and one may get none.
+ * Such a failure is open only for its retry's backoff, tens of milliseconds, which a poll can miss
+ * for every failure of a run; so each pair is looked at when its file is written, and the point is
+ * seen when it happens.
+ */
+function untilKillPoint(runsDir: string, pairs: number, pids: readonly number[], maxAttempts: number, timeoutMs: number): Promise<number> {
+  const run = new Set<string>();
+  /** The pairs that are failed and not over, by file name, with the process that ran their last failure. */
+  const open = new Map<string, number>();
+  let ended = false;
+  return new Promise((resolve, reject) => {
+    const end = (outcome: number | Error) => {
+      ended = true;
+      clearTimeout(timer);
+      watcher.close();
+      if (typeof outcome === 'number') resolve(outcome);
+      else reject(outcome);
+    };
+    const look = (name: string) => {
+      if (ended) return;
+      const list = readRunFile(join(runsDir, name));
+      if (list.length > 0) run.add(name);
+      const failed = list.filter((r) => r.outcome !== 'ok' && pids.includes(r.pid));
+      const over = list.some((r) => r.outcome === 'ok' || r.outcome === 'permanent') || failed.length >= maxAttempts;
+      if (!over && failed.length > 0) open.set(name, (failed.at(-1) as RunLine).pid);
+      else open.delete(name);
+      const [pid] = open.values();
+      if (run.size >= pairs / 3 && pid !== undefined) end(pid);
+    };
+    const watcher = watch(runsDir, (_change, name) => {
+      if (name !== null) look(name);
+    });
+    const timer = setTimeout(
+      () => end(new Error(`timed out after ${timeoutMs} ms waiting for a third of the pairs run and a failure not over: ${run.size} of ${pairs} pair(s) run, ${open.size} open`)),
+      timeoutMs,
+    );
+    for (const name of readdirSync(runsDir)) look(name);
+  });
 }
 
 async function killAndRestart(scenario: Scenario, storeUrl: string): Promise<void> {
@@ -102,35 +141,30 @@ async function killAndRestart(scenario: Scenario, storeUrl: string): Promise<voi
     children.push(child);
     return child;
   };
-  const a = start('model-a');
-  const b = start('model-b');
-  await Promise.all([waitReady(a), waitReady(b)]);
+  const first = [
+    { workerIdPrefix: 'model-a', process: start('model-a') },
+    { workerIdPrefix: 'model-b', process: start('model-b') },
+  ];
+  await Promise.all(first.map(({ process }) => waitReady(process)));
   const appended = await appendOverHttp(emulator, eventsOf(scenario, dir, runsDir, Date.now()));
   const expected = expectedHandlers(scenario, appended);
   const pairs = [...expected.values()].reduce((n, handlers) => n + handlers.length, 0);
 
-  // Mid-run: a third of the pairs have run at least once, and the process to kill has a pair it
-  // failed that is not over yet (so the kill is sure to leave attempts for another process to carry).
-  const killedPid = a.child.pid as number;
-  const unfinishedFailure = () => {
-    const byKey = new Map<string, RunLine[]>();
-    for (const run of readRuns(runsDir)) byKey.set(keyOf(run.handler, run.eventId), [...(byKey.get(keyOf(run.handler, run.eventId)) ?? []), run]);
-    return [...byKey.values()].some((list) => {
-      const failed = list.filter((r) => r.outcome !== 'ok');
-      return failed.some((r) => r.pid === killedPid) && !list.some((r) => r.outcome === 'ok' || r.outcome === 'permanent') && failed.length < scenario.maxAttempts;
-    });
-  };
-  await waitFor('a third of the pairs run, one failure of the first process not over', () => runFiles(runsDir) >= pairs / 3 && unfinishedFailure(), 60_000, 100);
-  a.kill('SIGKILL');
-  expect((await a.exited).signal).toBe('SIGKILL');
-  // The leases the killed process held: they stay its until they expire, and nobody else runs as
-  // `model-a-*` until the restart below. Its runs under them are the ones in flight at the kill.
-  const killedLeases = new Set(consumerState(emulator, destination).leases.filter((lease) => lease.workerId?.startsWith('model-a-') === true).map((lease) => lease.leaseId));
+  // Mid-run, the process to kill has a pair it failed that is not over yet: the kill is sure to
+  // leave attempts for another process to carry.
+  const killedPid = await untilKillPoint(runsDir, pairs, first.map(({ process }) => process.child.pid as number), scenario.maxAttempts, 60_000);
+  const killed = first.find(({ process }) => process.child.pid === killedPid) as (typeof first)[number];
+  const survivor = first.find((one) => one !== killed) as (typeof first)[number];
+  killed.process.kill('SIGKILL');
+  expect((await killed.process.exited).signal).toBe('SIGKILL');
+  // The leases the killed process held: they stay its until they expire, and nobody else runs under
+  // its worker ids until the restart below. Its runs under them are the ones in flight at the kill.
+  const killedLeases = new Set(consumerState(emulator, destination).leases.filter((lease) => lease.workerId?.startsWith(`${killed.workerIdPrefix}-`) === true).map((lease) => lease.leaseId));
   const atKill = consumerState(emulator, destination);
   expect(atKill.committed, 'the run was over before the kill').not.toBe(atKill.head);
 
   // Restarted under the same worker ids: it pulls the killed process's leases back.
-  const restarted = start('model-a');
+  const restarted = start(killed.workerIdPrefix);
   await waitReady(restarted);
   await waitFor(
     'the cursor at the head',
@@ -140,9 +174,9 @@ async function killAndRestart(scenario: Scenario, storeUrl: string): Promise<voi
     },
     90_000,
   ).catch(() => undefined);
-  b.kill('SIGTERM');
+  survivor.process.kill('SIGTERM');
   restarted.kill('SIGTERM');
-  const ends = await Promise.all([b.exited, restarted.exited]);
+  const ends = await Promise.all([survivor.process.exited, restarted.exited]);
 
   const runs = readRuns(runsDir);
   const deadLetters = readDeadLetterLines(join(dir, 'dead-letter.jsonl'));
