@@ -52,14 +52,14 @@ export function poolSize(maxInProgress: number, cores: number = availableParalle
 }
 
 /**
- * Where the thread entry is: compiled `dist/dispatch/thread-entry.js` next to this file, or, when this
- * file itself runs from TypeScript sources (vitest, `node --import tsx`), a `.mjs` bootstrap that
- * compiles `thread-entry.ts` with tsx's `tsImport` inside the thread (TOOLCHAIN: `--import tsx/esm`
- * in execArgv does not reach worker threads on Node 20; verified here, also with an absolute URL).
+ * The file each handler thread starts with: compiled, `dist/dispatch/thread-start.cjs` next to this
+ * file; from TypeScript sources (vitest, `node --import tsx`), `thread-bootstrap.cjs`, which compiles
+ * `thread-entry.ts` inside the thread. Both are CommonJS and import the ES entry asynchronously
+ * (thread-start.cts says why).
  */
 function threadEntry(): string {
   const self = import.meta.url;
-  return self.endsWith('.ts') ? new URL('./thread-bootstrap.mjs', self).href : new URL('./thread-entry.js', self).href;
+  return self.endsWith('.ts') ? new URL('./thread-bootstrap.cjs', self).href : new URL('./thread-start.cjs', self).href;
 }
 
 /**

@@ -23,7 +23,7 @@ function* typeScriptSources(dir: string): Generator<string> {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) yield* typeScriptSources(path);
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) yield path;
+    else if (/\.[cm]?ts$/.test(entry.name) && !/\.d\.[cm]?ts$/.test(entry.name)) yield path;
   }
 }
 
@@ -31,7 +31,8 @@ function* typeScriptSources(dir: string): Generator<string> {
 export function staleReason(): string | undefined {
   const configMs = Math.max(...BUILD_CONFIG.map((path) => statSync(path).mtimeMs));
   for (const source of typeScriptSources(SRC)) {
-    const output = join(DIST, relative(SRC, source)).replace(/\.ts$/, '.js');
+    // tsc's outputs: .ts -> .js, .cts -> .cjs (CommonJS), .mts -> .mjs.
+    const output = join(DIST, relative(SRC, source)).replace(/\.([cm]?)ts$/, '.$1js');
     if (!existsSync(output)) return `${relative(ROOT, output)} is missing`;
     const builtMs = statSync(output).mtimeMs;
     if (builtMs < statSync(source).mtimeMs) return `${relative(ROOT, source)} changed since it was compiled`;
