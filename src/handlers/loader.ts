@@ -86,8 +86,8 @@ let tsImportPromise: Promise<(specifier: string, parent: string) => Promise<unkn
 
 /**
  * TypeScript handlers run without a build step: tsx's scoped `tsImport` compiles them on import, in
- * the main thread and in every worker thread alike (TOOLCHAIN: `--import tsx/esm` does not reach
- * worker threads on Node 20, an API call made inside the thread does).
+ * the main thread and in every worker thread alike (`--import tsx/esm` does not reach worker threads
+ * on Node 20; an API call made inside the thread does).
  */
 async function importModule(file: string): Promise<Record<string, unknown>> {
   const url = handlerModuleUrl(file);

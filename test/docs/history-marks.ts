@@ -16,7 +16,7 @@
  *   space, an opening bracket or the start of the text, and no word character or `-` after them). Left alone:
  *   `hash#1`, `&#123;` (no space before), `# 1` (a Markdown heading or a shell comment), colours of digits only
  *   when they sit in a `color:` declaration.
- * - **Outside citation**: `STYLE 3`, `STYLE 4/8`, `STYLE.md`, the word `CONTRACT` in capitals, and a path into
+ * - **Outside citation**: `STYLE 3`, `STYLE 4/8`, `STYLE.md`, the words `CONTRACT` and `TOOLCHAIN` in capitals, and a path into
  *   `../shared`. (The spec the code implements is in the repository: docs/platform-api.md.)
  */
 import ts from 'typescript';
@@ -34,7 +34,7 @@ const DIGEST_BEFORE = /(?:sha|md|blake)\d*[:=-]\s*$/i;
 const ISSUE_WORD = /\bissues?\s+#?\d+/gi;
 const ISSUE_HASH = /(?<=^|[\s([{,;])#\d{1,5}(?![\w-])/g;
 const COLOUR_BEFORE = /colou?r\s*:\s*$/i;
-const OUTSIDE = /\bSTYLE(?:\.md\b|\s+\d+(?:\/\d+)*)|\bCONTRACT\b|\.\.\/shared\b/g;
+const OUTSIDE = /\bSTYLE(?:\.md\b|\s+\d+(?:\/\d+)*)|\bCONTRACT\b|\bTOOLCHAIN\b|\.\.\/shared\b/g;
 
 /** Every history mark or outside citation in one line of text (a Markdown line, or a comment's line). */
 export function marksIn(line: string): Mark[] {

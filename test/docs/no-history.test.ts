@@ -4,9 +4,9 @@
  * and what is left alone on purpose (colours, UUIDs, trace IDs, digests), is in ./history-marks.ts.
  *
  * README.md and every Markdown file under docs/ are read whole (prose, tables and code blocks alike); in
- * src/ only the comments of .ts, .js and .mjs files are read, never code or strings. One test per docs
- * file and per src/ folder, so a failure names the place, and its list gives `file:line: kind "text"`
- * for every mark.
+ * src/ only the comments of TypeScript and JavaScript files (.ts, .cts, .mts, .js, .cjs, .mjs) are read,
+ * never code or strings. One test per docs file and per src/ folder, so a failure names the place, and
+ * its list gives `file:line: kind "text"` for every mark.
  */
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -43,7 +43,7 @@ function commentMarks(file: string): string[] {
   return marksOfLines(file, commentLines(readFileSync(join(ROOT, file), 'utf8'), file));
 }
 
-const SOURCE = /\.(?:ts|js|mjs)$/;
+const SOURCE = /\.(?:[cm]?ts|[cm]?js)$/;
 /** Every Markdown file under docs/, and README.md, the first page a user reads. */
 const DOC_FILES = ['README.md', ...filesUnder('docs', /\.md$/)];
 /** src/'s folders, and its top-level files together under `src`. */
@@ -118,8 +118,9 @@ describe('the marks', () => {
     expect(kinds('(STYLE 4/8)')).toEqual(['outside citation STYLE 4/8']);
     expect(kinds('see STYLE.md')).toEqual(['outside citation STYLE.md']);
     expect(kinds('Exit codes of CONTRACT.md')).toEqual(['outside citation CONTRACT']);
+    expect(kinds('(TOOLCHAIN: --import tsx/esm)')).toEqual(['outside citation TOOLCHAIN']);
     expect(kinds('the copy in ../shared/spec/')).toEqual(['outside citation ../shared']);
-    expect(kinds('the contract of the store, its style, docs/platform-api.md')).toEqual([]);
+    expect(kinds('the contract of the store, its style, the toolchain, docs/platform-api.md')).toEqual([]);
   });
 });
 

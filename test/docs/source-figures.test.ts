@@ -16,7 +16,7 @@ const FIGURE = /\d(?:[\d.,]*\d)?(?:\s*[-–]\s*\d[\d.,]*)?\s*(?:µs|us)\b/u;
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { recursive: true, encoding: 'utf8' })
-    .filter((path) => /\.(?:ts|mts|mjs|js)$/.test(path))
+    .filter((path) => /\.(?:[cm]?ts|[cm]?js)$/.test(path))
     .map((path) => join(dir, path));
 }
 
