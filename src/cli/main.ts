@@ -4,6 +4,7 @@ import { toCamel } from '../config/options.js';
 import { ErrorCodes, hasCode } from '../errors.js';
 import { checkCommand } from './commands/check.js';
 import { deadLettersCommand } from './commands/dead-letters.js';
+import { deferredCommand } from './commands/deferred.js';
 import { devCommand } from './commands/dev.js';
 import { emulatorCommand } from './commands/emulator.js';
 import { initCommand } from './commands/init.js';
@@ -72,6 +73,7 @@ export async function main(argv: string[], overrides: Partial<CliContext> = {}):
     .command(devCommand(context, setExitCode))
     .command(checkCommand(context, setExitCode))
     .command(deadLettersCommand(context, setExitCode))
+    .command(deferredCommand(context, setExitCode))
     .command(initCommand(context, setExitCode))
     .example('$0 init my-worker', 'Start a project: package.json, a handler and its test')
     .example('$0 dev --demo', 'Try it: emulator + worker with ./handlers + sample traffic')
@@ -79,7 +81,7 @@ export async function main(argv: string[], overrides: Partial<CliContext> = {}):
     .example('$0 run --base-url https://api.example.com --tenant t --client-id id --client-secret-file secret --destination my-consumer', 'The production job')
     .example('$0 dead-letters list', 'What was dead-lettered; then `dead-letters replay` once the handler is fixed')
     .example('$0 <command> --help', 'Every option of a command, with examples')
-    .demandCommand(1, 'a command is required: init, dev, run, emulator, check or dead-letters (see --help)')
+    .demandCommand(1, 'a command is required: init, dev, run, emulator, check, dead-letters or deferred (see --help)')
     .recommendCommands()
     .strict()
     .exitProcess(false)
@@ -108,6 +110,6 @@ export async function main(argv: string[], overrides: Partial<CliContext> = {}):
   }
   const command = argv.find((a) => !a.startsWith('-'));
   // check and dead-letters too: a handler module may open connections at import time.
-  if (context.forceExit && command !== undefined && ['run', 'dev', 'emulator', 'check', 'dead-letters'].includes(command)) exitIfStillRunning(exitCode);
+  if (context.forceExit && command !== undefined && ['run', 'dev', 'emulator', 'check', 'dead-letters', 'deferred'].includes(command)) exitIfStillRunning(exitCode);
   return exitCode;
 }

@@ -194,6 +194,7 @@ export function createWorkerConfigSchema(context: SchemaContext) {
         .preprocess(toNumber, z.number({ error: 'must be a number above 0 and at most 1' }).gt(0, { error: 'must be above 0 and at most 1' }).max(1, { error: 'must be above 0 and at most 1' }))
         .default(BREAKER_DEFAULTS.breakerFailureRatio),
       breakerWindow: intRange(2, 10_000).default(BREAKER_DEFAULTS.breakerWindow),
+      breakerWindowTime: duration(1_000, 3_600_000, 'a duration like 10s, 1m (1s..1h)'),
       breakerCooldown: duration(100, 3_600_000, 'a duration like 500ms, 3s, 1m (100ms..1h)'),
       isolation: oneOf(['thread', 'none'] as const).default('thread'),
       idempotency: text(IDEMPOTENCY_HELP).refine(isIdempotencyUrl, { error: IDEMPOTENCY_HELP }).default(DEFAULT_IDEMPOTENCY),
@@ -292,6 +293,7 @@ export function createWorkerConfigSchema(context: SchemaContext) {
         breaker: input.breaker,
         breakerFailureRatio: input.breakerFailureRatio,
         breakerWindow: input.breakerWindow,
+        breakerWindowTimeMs: input.breakerWindowTime ?? BREAKER_DEFAULTS.breakerWindowTimeMs,
         breakerCooldownMs: input.breakerCooldown ?? BREAKER_DEFAULTS.breakerCooldownMs,
         idempotencyUrl: resolveStoreUrl(context.cwd, input.idempotency),
         idempotencyPrefix: input.idempotencyPrefix ?? (input.tenant !== undefined ? `${input.tenant}:${input.destination}` : input.destination),

@@ -44,6 +44,8 @@ export interface WorkerConfig {
   breakerFailureRatio?: number;
   /** Runs a breaker weighs (default 20). */
   breakerWindow?: number;
+  /** How far back a breaker weighs runs, in ms (default 10,000). */
+  breakerWindowTimeMs?: number;
   /** How long an open breaker waits before one probe run (default 3000). */
   breakerCooldownMs?: number;
   /** memory | sqlite:PATH | redis://... | postgres://... */

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { DEAD_LETTERS_METRIC, registerDeadLetterGauge, type DeadLetterGaugeOptions } from '../dead-letter/gauge.js';
+import { DEFERRED_OLDEST_AGE_METRIC, DEFERRED_RUNS_METRIC, registerDeferredGauges, type DeferredGaugeOptions } from './deferred-gauges.js';
 import { listenTo, type WorkerEmitter, type WorkerEventMap } from './worker-events.js';
 import { LabelledHistogram, PendingCount, flushOnCollect } from './hot-path-metrics.js';
 import { readerPosition, type StreamPosition } from './stream-position.js';
@@ -25,6 +26,9 @@ export const METRIC_NAMES = {
   /** Each handler's circuit breaker (0 closed, 1 half-open, 2 open). */
   breakerState: `${METRIC_PREFIX}breaker_state`,
   deadLetters: DEAD_LETTERS_METRIC,
+  /** Runs waiting in the store, per handler, read at scrape. */
+  deferredRuns: DEFERRED_RUNS_METRIC,
+  deferredOldestAge: DEFERRED_OLDEST_AGE_METRIC,
 } as const;
 
 /** 1 ms .. 60 s: quick in-memory handlers up to calls that approach a default lease. */
@@ -51,6 +55,8 @@ export interface CreateMetricsOptions {
   position?: StreamPosition;
   /** The handlers' names: their breaker series start at 0 (closed). */
   handlers?: readonly string[];
+  /** The deferred runs' gauges (deferred-gauges.ts); without a store that holds them, no series. */
+  deferred?: DeferredGaugeOptions;
 }
 
 /** `durable_worker_breaker_state` values: ordered by how much is held back. */
@@ -137,6 +143,7 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
   });
   for (const handler of options.handlers ?? []) breakerState.set({ handler }, BREAKER_STATE_VALUES.closed);
   registerDeadLetterGauge(registers, options.deadLetters);
+  registerDeferredGauges(registers, { ...options.deferred, ...(options.handlers === undefined ? {} : { handlers: options.handlers }) });
 
   // Zero-initialised series make rate() and absent() behave from the first scrape.
   for (const event of WATCHED_EVENTS) listenerErrors.inc({ event }, 0);

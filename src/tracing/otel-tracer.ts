@@ -85,8 +85,8 @@ class OtelRunTrace extends OtelSpanScope implements RunTrace {
 
   end(outcome: TracedOutcome, error?: TracedError): void {
     this.span.setAttribute(ATTR.outcome, outcome);
-    // A duplicate or an unstarted run did not fail; failed and dead-lettered runs did.
-    if (error !== undefined && (outcome === 'failed' || outcome === 'dead_lettered')) endWithError(this.span, { name: error.code ?? 'Error', ...error });
+    // A duplicate, an unstarted run or one deferred unrun did not fail; failed, dead-lettered and failed-then-deferred runs did.
+    if (error !== undefined && (outcome === 'failed' || outcome === 'dead_lettered' || outcome === 'deferred')) endWithError(this.span, { name: error.code ?? 'Error', ...error });
     this.span.end();
   }
 }

@@ -16,7 +16,7 @@ export interface TracedError {
 }
 
 /** How a handler run ended, as recorded (`event:done`'s outcomes, and `unstarted`). */
-export type TracedOutcome = 'ok' | 'failed' | 'duplicate' | 'dead_lettered' | 'unstarted';
+export type TracedOutcome = 'ok' | 'failed' | 'duplicate' | 'dead_lettered' | 'unstarted' | 'deferred';
 
 /** How a settlement ended: the ack's answer, or `error` when none came. */
 export type TracedAckResult = 'committed' | 'requeued' | 'stale' | 'error';

@@ -8,6 +8,7 @@ import type { RunTrace } from '../tracing/run-tracer.js';
 import type { EventOutcome } from '../observability/worker-events.js';
 import type { RunEnd, RunOwner } from './lease-view.js';
 import { deadLetterRecord } from './dead-letter-record.js';
+import { deferRun, type RunWait } from './deferral.js';
 import { claimAgain, waitForClaim, type Claimed } from './key-claims.js';
 import { retryDelayMs } from './retry-delay.js';
 
@@ -18,21 +19,16 @@ const KEY_BUSY_RETRY_MS = 250;
 
 /**
  * One handler for one event of a held lease, from its claim to its recorded outcome: the run object
- * the dispatcher gets (`job`, and `end` called once with the result). What it records (handlers say
- * what happened, the framework decides; docs/handlers.md, "Failures and retries"):
- *
- * - ok -> done mark;
- * - a failure -> its count and the time of the next run stored with the key (the claim goes with
- *   it); the event retries when that time comes (LeaseEvent);
- * - PermanentError, or a failure of this handler's attempt `--max-attempts` on this event ->
- *   dead-letter record, then done mark;
- * - a forced-shutdown abort is not the handler's failure: nothing counted, the claim released;
- * - `unstarted`: nothing (the lease releases the claims of what never ran).
- *
- * Its attempt is the handler's on this event: the failed runs the store counted, plus one. A retry in
- * the same lease claims the key again first (recording the failure gave the claim up). A claim
- * another owner holds (the lease moved between workers while the old holder may still run the
- * handler) is polled until done (a duplicate), released or expired (ours), or the deadline.
+ * the dispatcher gets (`job`, and `end` called once with the result). What it records
+ * (docs/handlers.md, "Failures and retries"): ok -> done mark; a failure -> its count and next run
+ * time stored with the key (the claim goes with it), then, with a store that holds deferred runs,
+ * the run deferred there (its lease need not wait), else the event retries in its lease
+ * (LeaseEvent); PermanentError, or a failure of attempt `--max-attempts` -> dead-letter record, then
+ * done mark; a forced-shutdown abort -> nothing counted, the claim released; `unstarted` -> nothing
+ * (the lease releases the claims of what never ran). Its attempt is the handler's on this event:
+ * the failed runs the store counted, plus one. A retry in the same lease claims the key again first.
+ * A claim another owner holds is polled until done (a duplicate), released or expired (ours), or the
+ * deadline.
  */
 export class HandlerRun implements DispatchRun {
   readonly job: DispatchJob;
@@ -103,20 +99,20 @@ export class HandlerRun implements DispatchRun {
   }
 
   start(): void {
-    if (this.#retry) {
-      claimAgain(this.#event.lease, this.#key, this.#trace).then(
-        (claimed) => this.#afterClaim(claimed),
-        (err: unknown) => this.#storeFailed(err, 'claiming a retry'),
-      );
-      return;
-    }
-    const claim = this.#event.lease.claims[this.#k] ?? 'busy';
+    const lease = this.#event.lease;
+    const claim = this.#retry ? undefined : (lease.claims[this.#k] ?? 'busy');
     if (claim === 'new') return this.#dispatch();
     if (claim === 'done') return this.#skip('done');
-    waitForClaim(this.#event.lease, this.#key, this.#trace).then(
+    if (claim === 'busy' && lease.runsChainHeads) return this.#ended('unstarted'); // a deferred run another process took: it runs it
+    (claim === undefined ? claimAgain(lease, this.#key, this.#trace) : waitForClaim(lease, this.#key, this.#trace)).then(
       (claimed) => this.#afterClaim(claimed),
-      (err: unknown) => this.#storeFailed(err, 'waiting for a claim'),
+      (err: unknown) => this.#storeFailed(err, claim === undefined ? 'claiming a retry' : 'waiting for a claim'),
     );
+  }
+
+  /** Defers the run to the store without running it: its chain, its retry time or its breaker holds it back. */
+  defer(wait: RunWait): void {
+    deferRun(this.#event.lease, this.#k, this.handler, this.job.event, wait).then(() => this.#ended('deferred'), (err: unknown) => this.#storeFailed(err, 'deferring a run', true));
   }
 
   /** The dispatcher's report (DispatchRun). Never throws into the dispatcher. */
@@ -165,8 +161,10 @@ export class HandlerRun implements DispatchRun {
   }
 
   /** The store failed before the handler ran: the event is retried later, and the process backs off. */
-  #storeFailed(err: unknown, doing: string): void {
+  #storeFailed(err: unknown, doing: string, release = false): void {
     const lease = this.#event.lease;
+    // A deferral that may not have been stored: its claim goes back, the redelivery finds the key free.
+    if (release) lease.release([this.#key]);
     lease.log.warn({ err, eventId: this.job.event.id, handler: this.handler }, `idempotency store failed while ${doing}`);
     lease.context.storeFailed(err);
     this.#skip('busy');
@@ -215,7 +213,8 @@ export class HandlerRun implements DispatchRun {
       breakers.record(this.handler, 'none');
       return this.#deadLetter('permanent', error, durationMs);
     }
-    breakers.record(this.handler, 'failed');
+    // A RetryLaterError is the handler pacing itself, and an event's repeated failure was weighed at its first.
+    breakers.record(this.handler, error.code === ErrorCodes.RETRY_LATER ? 'none' : this.attempt > 1 ? 'failed-again' : 'failed');
     if (this.attempt >= lease.context.maxAttempts) return this.#deadLetter('max-attempts', error, durationMs);
     return this.#countFailure(error, durationMs);
   }
@@ -243,9 +242,14 @@ export class HandlerRun implements DispatchRun {
     const failedAtMs = Date.now();
     const attempt = this.attempt;
     const retryAtMs = failedAtMs + retryDelayMs(attempt, error, lease.context.retryBackoff);
+    let deferred = false;
     try {
       await this.#trace.call('idempotency failure', () => lease.context.store.recordFailures([{ key: this.#key, failedAtMs, retryAtMs }], lease.claimOwner));
-      this.#retryAtMs = retryAtMs;
+      if (lease.context.deferred === undefined) this.#retryAtMs = retryAtMs;
+      else {
+        await this.#trace.call('idempotency defer', () => deferRun(lease, this.#k, this.handler, this.job.event, { reason: 'retry', retryAtMs }));
+        deferred = true;
+      }
     } catch (err) {
       // Not counted: the event runs again after the process's back-off, as the same attempt (an extra
       // run rather than a dead letter the handler did not earn). Its claim frees at the lease expiry.
@@ -257,7 +261,7 @@ export class HandlerRun implements DispatchRun {
       `handler ${this.handler} failed (attempt ${attempt} of ${lease.context.maxAttempts}): ${error.message}`,
     );
     this.#emit('failed', durationMs, error);
-    return 'failed';
+    return deferred ? 'deferred' : 'failed';
   }
 
   async #deadLetter(reason: DeadLetterRecord['reason'], error: DispatchError, durationMs: number): Promise<RunEnd> {

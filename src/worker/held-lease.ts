@@ -9,24 +9,19 @@ import { atDeadline, whenAborted, type Watch } from '../runtime/abort-fanout.js'
 import { systemClock } from '../runtime/clock.js';
 import { waitUntil } from '../runtime/wait-until.js';
 import { NOOP_TRACER, type LeaseTrace } from '../tracing/run-tracer.js';
-import type { AckStatus, JobContext, LeaseBatch } from '../types.js';
+import type { AckResponse, AckStatus, JobContext, LeaseBatch } from '../types.js';
 import { DoneMarkWriter } from './done-marks.js';
+import { chainOf } from '../idempotency/deferred.js';
 import { acknowledgeLease } from './lease-ack.js';
+import { warnNearDeadline } from './lease-warnings.js';
 import { LeaseEvent } from './lease-event.js';
 import type { EventEnd, EventPlace, LeaseContext, LeaseView } from './lease-view.js';
 import { safetyMarginMs } from './timing.js';
 import type { WorkerSlot } from './worker-ids.js';
 
-/**
- * Where a held lease reports to: the process's scheduler (budget, subject order, the pull
- * controller). An event's end takes one path: LeaseEvent -> its HeldLease -> this owner.
- */
+/** Where a held lease reports to: the scheduler. An event's end takes one path: LeaseEvent -> its HeldLease -> this owner. */
 export interface LeaseOwner {
-  /**
-   * An event of the lease ended (`place`: where it was then: not started, running, or waiting to
-   * retry): the owner frees its place in the budget and the subject order. The lease then counts
-   * it, and calls `pump`.
-   */
+  /** An event ended (`place`: where it was then): its places in the budget and the subject order are freed; the lease then counts it and calls `pump`. */
   eventEnded(event: LeaseEvent, end: EventEnd, place: EventPlace): void;
   /** Starts what may start now. */
   pump(): void;
@@ -40,8 +35,13 @@ export interface LeaseOwner {
   leaseDone(lease: HeldLease, answer: 'answered' | 'unanswered'): void;
 }
 
-/** A lease used more than this fraction of its visibility: warn (rate-limited) and emit lease:near-deadline. */
-export const NEAR_DEADLINE_FRACTION = 0.8;
+/** A batch of the deferred runner (deferred-runner.ts): each event's one handler, its claim owner, and what it does instead of an ack. */
+export interface HeldLeaseOptions {
+  routes: (readonly LoadedHandler[])[];
+  claimOwner: string;
+  ack(lease: HeldLease, sent: AckStatus): Promise<AckResponse | undefined>;
+}
+
 /** Why a lease stopped at its deadline: runs cut by it fail as too slow (run-handler.ts). */
 export function leaseDeadline(): Error {
   return Object.assign(new Error('lease deadline'), { code: ErrorCodes.HANDLER_TIMEOUT });
@@ -73,16 +73,13 @@ export class HeldLease implements LeaseView {
   readonly pulledAtMs: number;
   readonly expiresAtMs: number;
   readonly deadlineMs: number;
-  /** Claim owner: the generation is part of it, so a redelivery is a new owner even for the same worker. */
   readonly claimOwner: string;
   readonly log: Logger;
   readonly events: LeaseEvent[];
-  /** keys[keyStart[i] .. keyStart[i + 1]) are event i's keys, in route order; claims[k] is key k's claim. */
   readonly keys: string[] = [];
   readonly keyStart: Int32Array;
   readonly routes: (readonly LoadedHandler[])[];
   claims: readonly ClaimState[] = [];
-  /** By key position, the failures the store counted before this lease (undefined when no key has any). */
   failures: readonly (FailureHistory | undefined)[] | undefined = undefined;
   readonly jobContext: JobContext;
   readonly doneMarks: DoneMarkWriter;
@@ -94,7 +91,11 @@ export class HeldLease implements LeaseView {
   readyHead = 0;
   /** Its claims are stored: its events may start. */
   claimed = false;
-  /** No event of it starts any more (deadline, forced shutdown, drain). */
+  deferredChains: ReadonlySet<string> | undefined = undefined;
+  /** A batch of the deferred runner: its events are chain heads, it is not in the platform's window. */
+  readonly runsChainHeads: boolean;
+  readonly deferredKeys: Set<string> | undefined;
+  readonly #ack: HeldLeaseOptions['ack'];
   stopped = false;
   #abort = new AbortController();
   #claiming: Promise<void> = Promise.resolve();
@@ -105,7 +106,7 @@ export class HeldLease implements LeaseView {
   #stragglerTimer: NodeJS.Timeout | undefined;
   #watches: Watch[] = [];
 
-  constructor(context: LeaseContext, owner: LeaseOwner, batch: LeaseBatch, slot: WorkerSlot, pulledAtMs: number) {
+  constructor(context: LeaseContext, owner: LeaseOwner, batch: LeaseBatch, slot: WorkerSlot, pulledAtMs: number, options?: HeldLeaseOptions) {
     this.context = context;
     this.owner = owner;
     this.batch = batch;
@@ -115,7 +116,10 @@ export class HeldLease implements LeaseView {
     const visibilityMs = context.visibilitySeconds * 1_000;
     this.expiresAtMs = pulledAtMs + visibilityMs;
     this.deadlineMs = this.expiresAtMs - safetyMarginMs(visibilityMs);
-    this.claimOwner = `${slot.id}:${batch.leaseId}:${batch.generation}`;
+    this.claimOwner = options?.claimOwner ?? `${slot.id}:${batch.leaseId}:${batch.generation}`;
+    this.runsChainHeads = options !== undefined;
+    this.deferredKeys = options === undefined ? undefined : new Set();
+    this.#ack = options?.ack ?? acknowledgeLease;
     this.log = context.logger.child({ workerId: slot.id, leaseId: batch.leaseId, generation: batch.generation, deliveryAttempt: batch.attempt });
     // attempt 1 for every run without failures behind it; HandlerRun gives the others their own.
     this.jobContext = { attempt: 1, deliveryAttempt: batch.attempt, generation: batch.generation, workerId: slot.id, leaseId: batch.leaseId, deadlineMs: this.deadlineMs };
@@ -131,7 +135,7 @@ export class HeldLease implements LeaseView {
     this.keyStart = new Int32Array(count + 1);
     for (let i = 0; i < count; i++) {
       const event = batch.events[i]!;
-      const route = context.router.route(event.type);
+      const route = options?.routes[i] ?? context.router.route(event.type);
       this.events[i] = new LeaseEvent(this, event, i);
       this.routes[i] = route;
       this.keyStart[i] = this.keys.length;
@@ -147,6 +151,11 @@ export class HeldLease implements LeaseView {
 
   get settledEvents(): number {
     return this.#settled;
+  }
+
+  /** A lease of the platform (not a batch of the deferred runner): its events count in the consumer's window. */
+  get inWindow(): boolean {
+    return !this.runsChainHeads;
   }
 
   /** Ack not sent yet: its events count in the consumer's window. */
@@ -179,16 +188,22 @@ export class HeldLease implements LeaseView {
       return onClaimed();
     }
     // Awaited before the ack: the claims of what did not run are released with it.
-    this.#claiming = this.trace.call('idempotency claim', () => this.context.store.claim(this.keys, this.claimOwner, Math.max(1, this.expiresAtMs - Date.now()))).then(
-      (result) => {
+    const { store, deferred } = this.context;
+    // Which of its (handler, subject) chains hold deferred runs is read beside the claim (deferral.ts).
+    const chains = deferred === undefined || this.runsChainHeads ? undefined : deferred.chainsWithRuns(this.#chains());
+    this.#claiming = this.trace.call('idempotency claim', () => Promise.all([store.claim(this.keys, this.claimOwner, Math.max(1, this.expiresAtMs - Date.now())), chains])).then(
+      ([result, deferredChains]) => {
         this.claims = result.states;
         this.failures = result.failures;
+        if (deferredChains !== undefined && deferredChains.size > 0) this.deferredChains = deferredChains;
         this.claimed = true;
         this.context.storeAnswered();
         onClaimed();
       },
       (err: unknown) => {
         this.log.error({ err }, 'idempotency store claim failed: the batch is requeued and the process backs off');
+        // The claim may have gone through with its answer lost: given back once the store answers.
+        this.context.claimsLost?.(this.keys, this.claimOwner);
         this.context.storeFailed(err);
         this.stop(undefined);
       },
@@ -239,6 +254,13 @@ export class HeldLease implements LeaseView {
     );
   }
 
+  /** Its runs' (handler, subject) chains, each once. */
+  #chains(): string[] {
+    const chains = new Set<string>();
+    for (let i = 0; i < this.events.length; i++) for (const handler of this.routes[i] ?? []) chains.add(chainOf(handler.name, this.batch.events[i]!.subject));
+    return [...chains];
+  }
+
   /** A run that cannot report past the deadline's grace counts as failed: the lease stops waiting. */
   #abandonRunning(): void {
     for (const event of this.events) event.abandon();
@@ -268,25 +290,10 @@ export class HeldLease implements LeaseView {
     await settle.call('idempotency writes', () => waitUntil(Promise.all(this.#pendingWrites), this.expiresAtMs - Date.now()));
     this.#phase = ACKING;
     this.owner.ackSending(this);
-    const response = await acknowledgeLease(this, sent);
+    const response = await this.#ack(this, sent);
     settle.end(response === undefined ? 'error' : response.status);
     this.#phase = DONE;
     this.owner.leaseDone(this, response === undefined ? 'unanswered' : 'answered');
-    this.#warnNearDeadline(hitDeadline);
-  }
-
-  /** A lease cut at its deadline, or one that used most of its lease, will soon lose leases: say which knob to turn. */
-  #warnNearDeadline(hitDeadline: boolean): void {
-    const visibilityMs = this.context.visibilitySeconds * 1_000;
-    const usedFraction = (Date.now() - this.pulledAtMs) / visibilityMs;
-    if (!hitDeadline && usedFraction <= NEAR_DEADLINE_FRACTION) return;
-    this.context.events.emit('lease:near-deadline', { workerId: this.workerId, leaseId: this.batch.leaseId, usedFraction });
-    if (!this.context.nearDeadlineWarnings.allow(this.workerId)) return;
-    const total = this.events.length;
-    const what = hitDeadline ? `batch deadline reached with ${total - this.#settled} of ${total} events unfinished (requeued)` : `batch used ${Math.round(usedFraction * 100)} % of its lease`;
-    this.log.warn(
-      { usedFraction: Math.round(usedFraction * 100) / 100, visibilitySeconds: this.context.visibilitySeconds, events: total },
-      `${what}: raise --visibility, or lower --limit, or raise --max-in-progress`,
-    );
+    if (this.inWindow) warnNearDeadline(this, hitDeadline);
   }
 }

@@ -1,6 +1,8 @@
 import type { LoadedHandler } from '../handlers/loader.js';
 import type { CloudEvent } from '../types.js';
 import type { Blocked } from './breakers.js';
+import { admitEvent, failuresBefore } from './admission.js';
+import { runWait } from './deferral.js';
 import { HandlerRun } from './handler-run.js';
 import type { EventEnd, EventPlace, LeaseView, RunEnd, RunOwner } from './lease-view.js';
 import type { ChainedEvent } from './subject-order.js';
@@ -36,6 +38,8 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent>, RunOwner {
   #handlersLeft = 0;
   /** Positions (in the lease's keys) of its runs that failed and may run again, once one did. */
   #failed: number[] | undefined = undefined;
+  /** One of its runs was deferred to the store (it counts as settled here). */
+  #deferredSome = false;
   /** A failed run that may not run again in this lease (no retry time, or too late): the event ends failed. */
   #failedForGood = false;
   /** The latest retry time of its failed runs. */
@@ -100,37 +104,14 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent>, RunOwner {
     return this.#retryAtMs;
   }
 
-  /**
-   * Undefined when its runs may start now (a half-open breaker takes one as its probe); else what
-   * holds it back: a retry time the store keeps for one of its handlers (a redelivery), or an open
-   * breaker.
-   */
+  /** Undefined when its runs may start now; else what holds it back (admission.ts). */
   admit(nowMs: number): Blocked | undefined {
-    const lease = this.lease;
-    const route = lease.routes[this.index] ?? [];
-    const first = lease.keyStart[this.index] as number;
-    const positions = this.#toRun;
-    const failures = lease.failures;
-    if (failures !== undefined && positions === undefined) {
-      for (let j = 0; j < route.length; j++) {
-        const history = failures[first + j];
-        if (history !== undefined && history.retryAtMs > nowMs && lease.claims[first + j] === 'new') return { reason: 'retry', handler: (route[j] as LoadedHandler).name, untilMs: history.retryAtMs };
-      }
-    }
-    const breakers = lease.context.breakers;
-    // Every breaker closed (the usual case): nothing to look up, nothing to allocate.
-    if (breakers.allClosed) return undefined;
-    if (route.length === 1) return breakers.admit([(route[0] as LoadedHandler).name], nowMs);
-    return breakers.admit((positions ?? route.map((_, j) => first + j)).map((k) => (route[k - first] as LoadedHandler).name), nowMs);
+    return admitEvent(this.lease, this.index, this.#toRun, nowMs);
   }
 
-  /** The fewest failures among its runs still to run (for picking a breaker's probe). */
+  /** The failures of `handler`'s run on it so far (for picking a breaker's probe). */
   failuresOf(handler: string): number {
-    const lease = this.lease;
-    const route = lease.routes[this.index] ?? [];
-    const first = lease.keyStart[this.index] as number;
-    for (let j = 0; j < route.length; j++) if ((route[j] as LoadedHandler).name === handler) return (lease.failures?.[first + j]?.failures ?? 0) + (this.#state === RETRYING ? 1 : 0);
-    return 0;
+    return failuresBefore(this.lease, this.index, handler) + (this.#state === RETRYING ? 1 : 0);
   }
 
   /** Starts its runs (the budget, the subject order, its retry time and the breakers let it): every matching handler's, or on a retry the failed ones'. */
@@ -153,11 +134,17 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent>, RunOwner {
       return this.#finish('settled');
     }
     this.#handlersLeft = route.length;
+    const nowMs = lease.context.deferred === undefined ? 0 : Date.now();
     for (let j = 0; j < route.length; j++) {
       const run = new HandlerRun(this, route[j] as LoadedHandler, first + j);
-      // The next event of its subject may be chained on a sole run (chainOn).
-      if (route.length === 1) this.#soleRun = run;
-      run.start();
+      // A run that must wait is deferred (only its own chain waits); the others run now.
+      const wait = nowMs === 0 ? undefined : runWait(lease, first + j, route[j] as LoadedHandler, this.subject, nowMs);
+      if (wait !== undefined) run.defer(wait);
+      else {
+        // The next event of its subject may be chained on a sole run (chainOn).
+        if (route.length === 1) this.#soleRun = run;
+        run.start();
+      }
     }
   }
 
@@ -177,7 +164,7 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent>, RunOwner {
     const route = lease.routes[this.index] ?? [];
     const k = lease.keyStart[this.index] as number;
     if (route.length !== 1 || (route[0] as LoadedHandler).batch !== undefined || lease.claims[k] !== 'new' || lease.failures?.[k] !== undefined) return false;
-    if (!lease.context.breakers.isClosed((route[0] as LoadedHandler).name)) return false;
+    if (!lease.context.breakers.isClosed((route[0] as LoadedHandler).name) || (lease.context.deferred !== undefined && runWait(lease, k, route[0] as LoadedHandler, this.subject, Date.now()) !== undefined)) return false;
     const run = new HandlerRun(this, route[0] as LoadedHandler, k);
     this.#state = CHAINED;
     this.#soleRun = run;
@@ -219,7 +206,8 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent>, RunOwner {
       return;
     }
     if (this.#state !== RUNNING) return;
-    if (outcome === 'unstarted') (this.#unstarted ??= []).push(k);
+    if (outcome === 'deferred') this.#deferredSome = true;
+    else if (outcome === 'unstarted') (this.#unstarted ??= []).push(k);
     else if (outcome === 'failed') {
       if (retryAtMs === undefined) this.#failedForGood = true;
       else {
@@ -233,7 +221,11 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent>, RunOwner {
     const failed = this.#failed;
     this.#unstarted = this.#failed = undefined;
     if (unstarted === undefined) {
-      if (failed === undefined && !this.#failedForGood) return this.#finish('settled');
+      if (failed === undefined && !this.#failedForGood) {
+        // A deferred run did not end ok here: runs chained on it would never start; they wait again.
+        if (this.#deferredSome) this.#unchainFollowers();
+        return this.#finish('settled');
+      }
       if (!this.#failedForGood && this.#mayRetryHere()) return this.#retryLater(failed as number[]);
       return this.#finish('failed');
     }
@@ -280,14 +272,18 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent>, RunOwner {
     this.#state = RETRYING;
     this.#toRun = failed;
     this.#failedForGood = false;
-    // Runs chained on it would start only after it ended ok there: they go back to waiting behind it.
+    this.#unchainFollowers();
+    this.lease.eventRetrying(this.index);
+  }
+
+  /** Runs chained on it would start only after it ended ok there: they go back to waiting behind it. */
+  #unchainFollowers(): void {
     for (let next = this.nextInSubject; next !== undefined && next.isChained; next = next.nextInSubject) {
       if (!next.unchain()) {
         this.lease.chainedStarted(next.index);
         break;
       }
     }
-    this.lease.eventRetrying(this.index);
   }
 
   #finish(end: EventEnd): void {

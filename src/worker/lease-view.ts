@@ -8,6 +8,8 @@ import type { ClaimState, FailureHistory, IdempotencyStore } from '../idempotenc
 import type { LeaseTrace, RunTracer } from '../tracing/run-tracer.js';
 import type { JobContext, LeaseBatch } from '../types.js';
 import type { Breakers } from './breakers.js';
+import type { DeferredRuns } from '../idempotency/deferred.js';
+import type { RecentChains } from './deferral.js';
 import type { DoneMarkWriter } from './done-marks.js';
 import type { EventOutcome, WorkerEmitter } from '../observability/worker-events.js';
 import type { RetryBackoff } from './retry-delay.js';
@@ -40,6 +42,14 @@ export interface LeaseContext {
   forceSignal: AbortSignal;
   /** Spans of the lease's life (`--otel`); default: none. */
   tracer?: RunTracer;
+  /** The store's deferred runs (SQLite, Redis, PostgreSQL); undefined with the memory store: runs wait in their lease. */
+  deferred?: DeferredRuns;
+  /** Chains this process deferred a run into lately (with `deferred`). */
+  recentChains?: RecentChains;
+  /** A run was deferred until `atMs`: the deferred runner wakes by then. */
+  runDeferredAt?(atMs: number): void;
+  /** A claim call failed, perhaps after it went through: `owner`'s claims on `keys` are given back once the store answers. */
+  claimsLost?(keys: readonly string[], owner: string): void;
 }
 
 /** Where an event was when it ended or was parked: the scheduler counts each place apart. */
@@ -79,6 +89,12 @@ export interface LeaseView {
   readonly claimed: boolean;
   /** No event of it starts any more (deadline, forced shutdown, drain). */
   readonly stopped: boolean;
+  /** Chains that held deferred runs when its keys were claimed (undefined when none did, or without deferral). */
+  readonly deferredChains: ReadonlySet<string> | undefined;
+  /** Its events are the heads of deferred chains (a batch of the deferred runner): the chain rule does not hold them back. */
+  readonly runsChainHeads: boolean;
+  /** Keys of its runs that were deferred (again) while it held them (kept by a batch of the deferred runner). */
+  readonly deferredKeys: Set<string> | undefined;
   /** Claims given back (with the ack, or at once when nothing else waits): a redelivery finds them free. */
   release(keys: string[]): void;
   /** Event `index` may start: it joins the lease's ready queue (the scheduler's, when its wait is over). */
@@ -99,5 +115,8 @@ export interface RunOwner {
   handlerEnded(k: number, outcome: RunEnd, retryAtMs: number | undefined): void;
 }
 
-/** How one handler run ended for its event: an outcome of `event:done`, or `unstarted` (the handler was never called). */
-export type RunEnd = EventOutcome | 'unstarted';
+/**
+ * How one handler run ended for its event: an outcome of `event:done`, `unstarted` (the handler was
+ * never called), or `deferred` (stored to run later, outside the lease: the lease need not wait for it).
+ */
+export type RunEnd = EventOutcome | 'unstarted' | 'deferred';

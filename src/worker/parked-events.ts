@@ -27,6 +27,13 @@ export class ParkedEvents {
     this.#wake = wake;
   }
 
+  /** Parked events that never started (a retry in the lease is counted apart). */
+  get waiting(): number {
+    let count = 0;
+    for (const parked of this.#parked) if (!parked.event.ended && !parked.event.isRetrying) count++;
+    return count;
+  }
+
   park(event: LeaseEvent, blocked: Blocked): void {
     this.#parked.push({ event, blocked });
     if (blocked.reason === 'retry' && blocked.untilMs < this.#timerAtMs && !this.#stopped) this.#arm(blocked.untilMs);

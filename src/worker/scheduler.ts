@@ -32,9 +32,11 @@ export class Scheduler implements LeaseOwner {
   readonly #leases: HeldLease[] = [];
   #running = 0;
   #unstarted = 0;
-  /** Events that ran, failed, and wait in their lease for their retry time. */
+  /** Events that ran, failed, and wait in their lease for their retry time (a store without deferred runs). */
   #retrying = 0;
   #unacked = 0;
+  /** Batches of the deferred runner among `#leases`. */
+  #deferredBatches = 0;
   /** Events that may not start yet: a retry time, or an open breaker. */
   readonly #parked = new ParkedEvents((events) => this.#unpark(events));
   #pumping = false;
@@ -51,7 +53,7 @@ export class Scheduler implements LeaseOwner {
 
   /** Leases held: pulled and not yet acknowledged (an ack on its way included). */
   get held(): number {
-    return this.#leases.length;
+    return this.#leases.length - this.#deferredBatches;
   }
 
   /** Events leased and not started (nor given up). */
@@ -59,19 +61,19 @@ export class Scheduler implements LeaseOwner {
     return this.#unstarted;
   }
 
+  /** Events leased and not started that a retry time or a breaker does not hold back (the flow model counts these). */
+  get runnable(): number {
+    return this.#unstarted - this.#parked.waiting;
+  }
+
+  /** Places free in the budget now (the deferred runner takes no more runs than these). */
+  get freePlaces(): number {
+    return this.#draining ? 0 : Math.max(0, this.#maxInProgress - this.#running);
+  }
+
   /** Events of held leases whose ack has not been sent. */
   get unacked(): number {
     return this.#unacked;
-  }
-
-  /** Events running now. */
-  get running(): number {
-    return this.#running;
-  }
-
-  /** Events waiting in their lease to run failed handlers again. */
-  get retrying(): number {
-    return this.#retrying;
   }
 
   /**
@@ -102,6 +104,16 @@ export class Scheduler implements LeaseOwner {
       }
     }
     this.#listener.leaseArrived();
+    this.pump();
+  }
+
+  /** Takes a batch of the deferred runner: chain heads, ready at once, outside the window and the subject order, first in line. */
+  acceptDeferred(batch: HeldLease): void {
+    this.#leases.unshift(batch);
+    this.#deferredBatches++;
+    batch.start(() => this.pump());
+    if (this.#draining) batch.stop(undefined);
+    else for (const event of batch.events) batch.ready.push(event);
     this.pump();
   }
 
@@ -170,7 +182,7 @@ export class Scheduler implements LeaseOwner {
       }
       this.#running++;
       if (event.isRetrying) this.#retrying--;
-      else this.#unstarted--;
+      else if (lease.inWindow) this.#unstarted--;
       started++;
       this.#inFlight.add(1);
       event.start();
@@ -227,7 +239,7 @@ export class Scheduler implements LeaseOwner {
       this.#running--;
       this.#inFlight.add(-1);
     } else if (place === 'retrying') this.#retrying--;
-    else this.#unstarted--;
+    else if (!event.lease.runsChainHeads) this.#unstarted--;
     if (event.inSubjectOrder) {
       event.inSubjectOrder = false;
       if (end === 'settled') {
@@ -235,7 +247,7 @@ export class Scheduler implements LeaseOwner {
         // A chained one takes the place in the budget this one frees: the budget holds.
         if (next !== undefined) {
           if (next.isChained) this.chainedStarted(next);
-          else next.lease.enqueueReady(next.index);
+          else if (!next.running) next.lease.enqueueReady(next.index);
         }
       } else {
         // The events of its subject behind it must not overtake it: they end unstarted (and their
@@ -249,6 +261,7 @@ export class Scheduler implements LeaseOwner {
   }
 
   ackSending(lease: HeldLease): void {
+    if (!lease.inWindow) return;
     this.#unacked -= lease.events.length;
     this.#listener.leaseLeaving(lease, 'sending');
   }
@@ -256,10 +269,11 @@ export class Scheduler implements LeaseOwner {
   leaseDone(lease: HeldLease, answer: 'answered' | 'unanswered'): void {
     const at = this.#leases.indexOf(lease);
     if (at !== -1) this.#leases.splice(at, 1);
+    if (!lease.inWindow) this.#deferredBatches--;
     this.#parked.leaseDone(lease);
     // Without an answer the platform keeps the lease until it expires, then redelivers it.
     this.#order.released(lease, answer === 'answered' ? Date.now() : lease.expiresAtMs);
-    this.#listener.leaseLeaving(lease, answer);
+    if (lease.inWindow) this.#listener.leaseLeaving(lease, answer);
     if (this.#leases.length === 0) this.#onEmpty?.();
   }
 

@@ -19,7 +19,11 @@ import type { WorkerEmitter } from '../observability/worker-events.js';
 import { createWorkerEventBus } from './event-bus.js';
 import { systemClock, type Clock } from '../runtime/clock.js';
 import { startTracing } from '../tracing/index.js';
+import { deferredRunsOf } from '../idempotency/deferred.js';
 import { Breakers } from './breakers.js';
+import { RecentChains } from './deferral.js';
+import { DeferredRunner } from './deferred-runner.js';
+import { OrphanedClaims } from './orphaned-claims.js';
 import { WorkerFlow } from './flow.js';
 import type { LeaseContext } from './lease-view.js';
 import { InFlightCounter } from './in-flight.js';
@@ -126,6 +130,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
       destination: config.destination,
       handlers: router.handlers.map((handler) => handler.name),
       deadLetters: { count: countDead, onError: (err) => logger.warn({ err }, 'dead-letter sink: counting dead records failed') },
+      deferred: { stats: deferredRunsOf(store)?.stats.bind(deferredRunsOf(store)), onError: (err) => logger.warn({ err }, 'idempotency store: counting deferred runs failed') },
     });
     cleanups.push({ name: 'metrics', run: () => metrics.close() });
     if (options.healthServer ?? true) {
@@ -155,15 +160,21 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
       enabled: config.breaker ?? BREAKER_DEFAULTS.breaker,
       failureRatio: config.breakerFailureRatio ?? BREAKER_DEFAULTS.breakerFailureRatio,
       window: config.breakerWindow ?? BREAKER_DEFAULTS.breakerWindow,
+      windowMs: config.breakerWindowTimeMs ?? BREAKER_DEFAULTS.breakerWindowTimeMs,
       cooldownMs: config.breakerCooldownMs ?? BREAKER_DEFAULTS.breakerCooldownMs,
     },
     logger,
     (change) => {
       events.emit('breaker:state', change);
       flow.scheduler.breakerChanged(change);
+      runner?.breakerChanged();
       flow.controller.maybePull();
     },
   );
+  const visibilityMs = config.visibilitySeconds * 1_000;
+  // Runs that must wait are deferred to the store when it holds them (docs/architecture.md, "Deferred runs").
+  const deferred = deferredRunsOf(store);
+  const orphans = new OrphanedClaims(store, logger);
   const leaseContext: LeaseContext = {
     destination: config.destination,
     api: client,
@@ -178,12 +189,26 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     retryBackoff: { minMs: config.retryBackoffMinMs ?? RETRY_DEFAULTS.retryBackoffMinMs, maxMs: config.retryBackoffMaxMs ?? RETRY_DEFAULTS.retryBackoffMaxMs },
     breakers,
     storeFailed: (err) => flow.controller.storeFailed(err),
-    storeAnswered: () => flow.controller.storeAnswered(),
+    storeAnswered: () => {
+      orphans.giveBack();
+      flow.controller.storeAnswered();
+    },
+    claimsLost: (keys, owner) => orphans.add(keys, owner),
+    ...(deferred === undefined ? {} : { deferred, recentChains: new RecentChains(visibilityMs), runDeferredAt: (atMs: number) => runner?.runAt(atMs) }),
     nearDeadlineWarnings: new RateLimiter(60_000),
     forceSignal: force.signal,
     tracer: tracing.tracer,
   };
-  const visibilityMs = config.visibilitySeconds * 1_000;
+  let controllerIdle = false;
+  // --exit-when-idle (docs/configuration.md): caught up (every workerId pulled with since start, the last pull
+  // answered 204), no lease held, nothing in flight, no deferred run left in the store.
+  const stopIfIdle = () => {
+    if (config.exitWhenIdle && controllerIdle && inFlight.count === 0 && (runner?.idle ?? true) && endReason === undefined) {
+      endReason = { reason: 'idle' };
+      logger.info('every worker is caught up and nothing is in flight: stopping (--exit-when-idle)');
+      void close();
+    }
+  };
   const flow = new WorkerFlow({
     leaseContext,
     api: client,
@@ -207,15 +232,14 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     clock: options.clock ?? systemClock,
     forceSignal: force.signal,
     onIdle(idle) {
-      // --exit-when-idle (docs/configuration.md): caught up (every workerId pulled with since start, the last pull
-      // answered 204), no lease held, nothing in flight.
-      if (config.exitWhenIdle && idle && inFlight.count === 0 && endReason === undefined) {
-        endReason = { reason: 'idle' };
-        logger.info('every worker is caught up and nothing is in flight: stopping (--exit-when-idle)');
-        void close();
-      }
+      controllerIdle = idle;
+      stopIfIdle();
     },
   });
+  const runner =
+    deferred === undefined
+      ? undefined
+      : new DeferredRunner({ deferred, scheduler: flow.scheduler, context: leaseContext, breakers, handlers: new Map(router.handlers.map((h) => [h.name, h])), ownerPrefix: `${flow.ids.slots[0]?.id ?? 'worker'}:${process.pid}:${Date.now().toString(36)}`, clock: options.clock ?? systemClock, logger, onIdle: stopIfIdle });
 
   const close = (): Promise<void> => {
     closing ??= (async () => {
@@ -227,6 +251,8 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
         logger.warn({ inFlight: inFlight.count, shutdownTimeoutSeconds: config.shutdownTimeoutSeconds }, 'shutdown timeout: aborting events still in flight');
         force.abort();
       }, shutdownMs);
+      runner?.stop();
+      orphans.close();
       try {
         await flow.drain();
       } catch (err) {
@@ -245,7 +271,10 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     return closing;
   };
 
-  const setup = startAfterSetup({ handlers: router.handlers, dispatcher, readiness, logger, start: () => flow.start() });
+  const setup = startAfterSetup({ handlers: router.handlers, dispatcher, readiness, logger, start: () => {
+      flow.start();
+      runner?.start();
+    } });
   logger.info({ workers: config.workers, maxInProgress, maxLeases, destination: config.destination, isolation: config.isolation }, 'worker started');
   return {
     close,

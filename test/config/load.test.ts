@@ -50,6 +50,7 @@ describe('defaults', () => {
       breaker: true,
       breakerFailureRatio: 0.5,
       breakerWindow: 20,
+      breakerWindowTimeMs: 10_000,
       breakerCooldownMs: 3_000,
       idempotencyUrl: `sqlite:${join(cwd, '.durable-worker/idempotency.sqlite')}`,
       idempotencyPrefix: 't1:dest-1',

@@ -163,6 +163,12 @@ const ROWS: Record<RunOptionKey, Row> = {
     inside: [['2', { breakerWindow: 2 }], ['10000', { breakerWindow: 10_000 }]],
     outside: [['1', `${from('breakerWindow')} must be 2..10000 (got 1)`], ['10001', `${from('breakerWindow')} must be 2..10000 (got 10001)`]],
   },
+  breakerWindowTime: {
+    set: ['30s', { breakerWindowTimeMs: 30_000 }],
+    unset: { breakerWindowTimeMs: 10_000 },
+    inside: [['1s', { breakerWindowTimeMs: 1_000 }], ['1h', { breakerWindowTimeMs: 3_600_000 }]],
+    outside: [['999ms', `${from('breakerWindowTime')} must be a duration like 10s, 1m (1s..1h) (got 999ms)`]],
+  },
   breakerCooldown: {
     set: ['5s', { breakerCooldownMs: 5_000 }],
     unset: { breakerCooldownMs: 3_000 },

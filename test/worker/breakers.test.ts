@@ -8,7 +8,7 @@ import { retryDelayMs } from '../../src/worker/retry-delay.js';
 describe('Breakers', () => {
   const silent = pino({ level: 'silent' });
   let changes: BreakerChange[];
-  const options = { enabled: true, failureRatio: 0.5, window: 4, cooldownMs: 1_000 };
+  const options: { enabled: boolean; failureRatio: number; window: number; cooldownMs: number; windowMs?: number } = { enabled: true, failureRatio: 0.5, window: 4, cooldownMs: 1_000 };
 
   beforeEach(() => {
     vi.useFakeTimers();
@@ -18,11 +18,11 @@ describe('Breakers', () => {
 
   const make = (overrides: Partial<typeof options> = {}) => new Breakers(['a', 'b'], { ...options, ...overrides }, silent, (change) => changes.push(change));
 
-  it('opens once the window is full and fails at least the ratio, probes after the cool-down, closes on a good probe', () => {
+  it('opens once the time window holds the fewest runs weighed and fails at least the ratio, probes after the cool-down, closes on a good probe', () => {
     const breakers = make();
-    for (const verdict of ['failed', 'ok', 'failed'] as const) breakers.record('a', verdict);
-    expect(breakers.state('a')).toBe('closed'); // three runs: the window of four is not full
-    breakers.record('a', 'ok'); // the window is full: 2 of 4 failed, the ratio
+    for (const verdict of ['failed', 'ok', 'ok'] as const) breakers.record('a', verdict);
+    expect(breakers.state('a')).toBe('closed'); // three runs: fewer than the four weighed at least
+    breakers.record('a', 'failed'); // four runs in the time window: 2 of 4 failed, the ratio
     expect(breakers.state('a')).toBe('open');
     expect(changes.map((c) => [c.handler, c.state])).toEqual([['a', 'open']]);
     const now = Date.now();
@@ -62,6 +62,42 @@ describe('Breakers', () => {
     vi.advanceTimersByTime(1_000);
     expect(breakers.allOpen).toBe(false);
     breakers.close();
+  });
+
+  it('weighs only the runs of its time window: old failures leave it', () => {
+    const breakers = make({ window: 4, failureRatio: 0.5, windowMs: 10_000 });
+    breakers.record('a', 'failed');
+    breakers.record('a', 'failed');
+    vi.advanceTimersByTime(11_000); // both failures left the window
+    breakers.record('a', 'ok');
+    breakers.record('a', 'ok');
+    breakers.record('a', 'ok');
+    breakers.record('a', 'failed');
+    expect(breakers.state('a')).toBe('closed'); // 1 of 4 in the window
+    breakers.record('a', 'failed');
+    expect(breakers.state('a')).toBe('closed'); // 2 of 5
+    breakers.record('a', 'failed');
+    expect(breakers.state('a')).toBe('open'); // 3 of 6: the ratio
+  });
+
+  it("an event's repeated failures weigh once, and 'none' (RetryLaterError, PermanentError) not at all", () => {
+    const breakers = make({ window: 4, failureRatio: 0.5 });
+    for (let i = 0; i < 20; i++) breakers.record('a', 'failed-again');
+    for (let i = 0; i < 20; i++) breakers.record('a', 'none');
+    expect(breakers.state('a')).toBe('closed');
+    for (let i = 0; i < 4; i++) breakers.record('a', 'ok');
+    breakers.record('a', 'failed');
+    expect(breakers.state('a')).toBe('closed'); // 1 of 5
+  });
+
+  it('a probe that fails again (its event failed before) opens it again', () => {
+    const breakers = make({ window: 2, failureRatio: 1 });
+    breakers.record('a', 'failed');
+    breakers.record('a', 'failed');
+    vi.advanceTimersByTime(1_000);
+    expect(breakers.admit(['a'])).toBeUndefined();
+    breakers.record('a', 'failed-again');
+    expect(breakers.state('a')).toBe('open');
   });
 
   it('--no-breaker: nothing is ever held back', () => {

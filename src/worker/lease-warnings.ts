@@ -1,0 +1,20 @@
+import type { HeldLease } from './held-lease.js';
+
+/** A lease used more than this fraction of its visibility: warn (rate-limited) and emit lease:near-deadline. */
+export const NEAR_DEADLINE_FRACTION = 0.8;
+
+/** A lease cut at its deadline, or one that used most of its lease, will soon lose leases: say which knob to turn. */
+export function warnNearDeadline(lease: HeldLease, hitDeadline: boolean): void {
+  const { context } = lease;
+  const visibilityMs = context.visibilitySeconds * 1_000;
+  const usedFraction = (Date.now() - lease.pulledAtMs) / visibilityMs;
+  if (!hitDeadline && usedFraction <= NEAR_DEADLINE_FRACTION) return;
+  context.events.emit('lease:near-deadline', { workerId: lease.workerId, leaseId: lease.batch.leaseId, usedFraction });
+  if (!context.nearDeadlineWarnings.allow(lease.workerId)) return;
+  const total = lease.events.length;
+  const what = hitDeadline ? `batch deadline reached with ${total - lease.settledEvents} of ${total} events unfinished (requeued)` : `batch used ${Math.round(usedFraction * 100)} % of its lease`;
+  lease.log.warn(
+    { usedFraction: Math.round(usedFraction * 100) / 100, visibilitySeconds: context.visibilitySeconds, events: total },
+    `${what}: raise --visibility, or lower --limit, or raise --max-in-progress`,
+  );
+}

@@ -1,0 +1,61 @@
+import type { Logger } from 'pino';
+import type { IdempotencyStore } from '../idempotency/store.js';
+
+/** While claims wait to be given back, they are tried again this often. */
+const RETRY_MS = 1_000;
+
+/**
+ * Claims that may have been taken with their answer lost (a claim call that failed: the store may
+ * have committed it before the connection broke). Nobody would release them, and the redelivered
+ * events would find their keys busy until the claims expire, a lease later. They are given back as
+ * soon as the store answers again (after any call that went through, and every second meanwhile):
+ * a redelivery polling a busy key then takes it within its next poll.
+ */
+export class OrphanedClaims {
+  readonly #store: IdempotencyStore;
+  readonly #logger: Logger;
+  #lost: { keys: readonly string[]; owner: string }[] = [];
+  #timer: NodeJS.Timeout | undefined = undefined;
+  #releasing = false;
+  #closed = false;
+
+  constructor(store: IdempotencyStore, logger: Logger) {
+    this.#store = store;
+    this.#logger = logger;
+  }
+
+  /** `owner`'s claim call on `keys` failed. */
+  add(keys: readonly string[], owner: string): void {
+    if (this.#closed || keys.length === 0) return;
+    this.#lost.push({ keys, owner });
+    this.#timer ??= setInterval(() => this.giveBack(), RETRY_MS).unref();
+  }
+
+  /** Gives the lost claims back (the store answered a call). */
+  giveBack(): void {
+    if (this.#releasing || this.#lost.length === 0) return;
+    this.#releasing = true;
+    const lost = this.#lost;
+    this.#lost = [];
+    void Promise.allSettled(lost.map(({ keys, owner }) => this.#store.release(keys, owner))).then((results) => {
+      this.#releasing = false;
+      results.forEach((result, i) => {
+        if (result.status === 'rejected' && !this.#closed) this.#lost.push(lost[i]!);
+      });
+      const released = results.filter((result) => result.status === 'fulfilled').length;
+      if (released > 0) this.#logger.info({ claims: released }, 'claims whose answer was lost in a store failure given back: their events run again at once');
+      if (this.#lost.length === 0) this.#stopTimer();
+    });
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#lost = [];
+    this.#stopTimer();
+  }
+
+  #stopTimer(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+}
