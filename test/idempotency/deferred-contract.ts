@@ -88,6 +88,18 @@ export function deferredContract(name: string, make: MakeDeferred): void {
       expect((await deferred.list({ limit: 10 })).map((r) => r.key).sort()).toEqual([mine.key, theirs.key].sort());
     });
 
+    it("keeps the key's failure history: the run's attempt count survives its deferral", async () => {
+      const { store, deferred } = await open();
+      const run = deferredRun('h', 's', '1');
+      await store.claim([run.key], 'worker-a', 60_000);
+      expect(await store.recordFailures([{ key: run.key, failedAtMs: T0 - 2_000, retryAtMs: T0 }], 'worker-a')).toEqual([1]);
+      await store.claim([run.key], 'worker-a', 60_000);
+      await deferred.defer([run], 'worker-a');
+      const claim = await store.claim([run.key], 'worker-b', 60_000);
+      expect(claim.states).toEqual(['new']);
+      expect(claim.failures?.[0]).toEqual({ failures: 1, retryAtMs: T0, firstFailedAtMs: T0 - 2_000, lastFailedAtMs: T0 - 2_000 });
+    });
+
     it('does not defer a key already done', async () => {
       const { store, deferred } = await open();
       const done = deferredRun('h', 's', '1');
