@@ -5,7 +5,8 @@ import { CLAIM, CREATE_SCHEMA, DELETE_EXPIRED, MARK_DONE, MIGRATE_FAILURES, NEED
 import type { ClaimResult, ClaimState, FailureEntry, FailureHistory, IdempotencyStore } from './store.js';
 import { closedError, distinctKeys, storeError } from './store-error.js';
 import type { DeferredRuns } from './deferred.js';
-import { DEFERRED_SCHEMA, NEEDS_DEFERRED_SCHEMA, PostgresDeferredRuns } from './postgres-deferred.js';
+import { PostgresDeferredRuns } from './postgres-deferred.js';
+import { DEFERRED_SCHEMA, NEEDS_DEFERRED_SCHEMA } from './postgres-deferred-sql.js';
 
 /** Options of the PostgreSQL store. */
 export interface PostgresStoreOptions {
