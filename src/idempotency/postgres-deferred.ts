@@ -148,6 +148,8 @@ export class PostgresDeferredRuns implements DeferredRuns {
   ): Promise<void> {
     if (this.#isClosed()) throw closedError('postgres', operation);
     let client: PoolClient | undefined;
+    // A connection whose rollback failed too is discarded rather than handed to the next caller.
+    let broken: Error | undefined;
     try {
       client = await this.#pool.connect();
       const on = client;
@@ -157,10 +159,12 @@ export class PostgresDeferredRuns implements DeferredRuns {
       );
       await on.query('COMMIT');
     } catch (err) {
-      await client?.query('ROLLBACK').catch(() => {});
+      await client?.query('ROLLBACK').catch((rollbackErr: unknown) => {
+        broken = rollbackErr instanceof Error ? rollbackErr : new Error(String(rollbackErr));
+      });
       throw storeError('postgres', operation, err);
     } finally {
-      client?.release();
+      client?.release(broken);
     }
   }
 }
