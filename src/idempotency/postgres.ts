@@ -4,6 +4,9 @@ import { ensureSchema, openPool } from './postgres-pool.js';
 import { CLAIM, CREATE_SCHEMA, DELETE_EXPIRED, MARK_DONE, MIGRATE_FAILURES, NEEDS_FAILURES_MIGRATION, RECORD_FAILURES, RELEASE, SCHEMA_LOCK_ID } from './postgres-sql.js';
 import type { ClaimResult, ClaimState, FailureEntry, FailureHistory, IdempotencyStore } from './store.js';
 import { closedError, distinctKeys, storeError } from './store-error.js';
+import type { DeferredRuns } from './deferred.js';
+import { PostgresDeferredRuns } from './postgres-deferred.js';
+import { DEFERRED_SCHEMA, NEEDS_DEFERRED_SCHEMA } from './postgres-deferred-sql.js';
 
 /** Options of the PostgreSQL store. */
 export interface PostgresStoreOptions {
@@ -31,6 +34,8 @@ const CLEANUP_BATCH_ROWS = 10_000;
  * statement on it with DW_ERR_STORE; the store recovers by itself once the server is back.
  */
 export class PostgresIdempotencyStore implements IdempotencyStore {
+  /** Runs waiting outside their lease, in this database under this prefix (docs/stores.md, "Deferred runs"). */
+  readonly deferred: DeferredRuns;
   readonly #pool: Pool;
   readonly #prefix: string;
   readonly #doneTtlMs: number;
@@ -43,6 +48,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     this.#prefix = options.prefix;
     this.#doneTtlMs = options.doneTtlMs;
     this.#onBackgroundError = options.onBackgroundError ?? (() => {});
+    this.deferred = new PostgresDeferredRuns(pool, options.prefix, () => this.#closed);
     this.#cleanupTimer = setInterval(() => void this.deleteExpired(), options.cleanupIntervalMs ?? 60_000);
     this.#cleanupTimer.unref();
   }
@@ -57,7 +63,10 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
       onIdleError: (err) => onBackgroundError(storeError('postgres', 'idle connection', err)),
     });
     try {
-      await ensureSchema(pool, SCHEMA_LOCK_ID, CREATE_SCHEMA, [{ needed: NEEDS_FAILURES_MIGRATION, ddl: MIGRATE_FAILURES }]);
+      await ensureSchema(pool, SCHEMA_LOCK_ID, CREATE_SCHEMA, [
+        { needed: NEEDS_FAILURES_MIGRATION, ddl: MIGRATE_FAILURES },
+        { needed: NEEDS_DEFERRED_SCHEMA, ddl: DEFERRED_SCHEMA },
+      ]);
     } catch (err) {
       await pool.end().catch(() => {});
       throw storeError('postgres', `preparing ${redactUrl(options.url)}`, err);

@@ -4,6 +4,8 @@ import { closeRedis, connectRedis, evalScript, type RedisConnectOptions } from '
 import { CLAIM_SCRIPT, DONE_SCRIPT, RECORD_FAILURES_SCRIPT, RELEASE_SCRIPT, type LuaScript } from './redis-scripts.js';
 import type { ClaimResult, ClaimState, FailureEntry, FailureHistory, IdempotencyStore } from './store.js';
 import { closedError, storeError } from './store-error.js';
+import type { DeferredRuns } from './deferred.js';
+import { RedisDeferredRuns } from './redis-deferred.js';
 
 /** Options of the Redis store: the connection's (redis-client.ts), and its key space. */
 export interface RedisStoreOptions extends Omit<RedisConnectOptions, 'onBackgroundError'> {
@@ -23,6 +25,8 @@ const STATE_BY_LETTER: Record<string, ClaimState> = { n: 'new', d: 'done', b: 'b
  * (one round trip, atomic).
  */
 export class RedisIdempotencyStore implements IdempotencyStore {
+  /** Runs waiting outside their lease, on this server under this prefix (docs/stores.md, "Deferred runs"). */
+  readonly deferred: DeferredRuns;
   readonly #client: RedisClientType;
   readonly #keyPrefix: string;
   /** The hash of the prefix's failure histories (redis-scripts.ts says why one hash). */
@@ -38,6 +42,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     this.#keyPrefix = `dw:idem:${options.prefix.length}:{${options.prefix}}:`;
     this.#historiesKey = `dw:fail:${options.prefix.length}:{${options.prefix}}`;
     this.#doneTtlMs = options.doneTtlMs;
+    this.deferred = new RedisDeferredRuns({ client, prefix: options.prefix, claimKeyBase: this.#keyPrefix, isClosed: () => this.#closed });
   }
 
   static async open(options: RedisStoreOptions): Promise<RedisIdempotencyStore> {

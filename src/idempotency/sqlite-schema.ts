@@ -1,4 +1,5 @@
 import type { SqliteDatabase } from '../sqlite/index.js';
+import { DEFERRED_SCHEMA } from './sqlite-deferred.js';
 
 /** Cleanup finds expired done marks through it (claims are few: a scan). */
 const DONE_INDEX = 'CREATE INDEX IF NOT EXISTS durable_worker_done_expires_at ON durable_worker_done (expires_at);';
@@ -22,7 +23,7 @@ CREATE TABLE IF NOT EXISTS durable_worker_failures (
 `;
 
 /**
- * The SQLite store's tables (schema 2, plus schema 3's failures table). Claims and done marks live apart: a claim is short-lived
+ * The SQLite store's tables (schema 2, plus schema 3's failures table and the deferred runs' table). Claims and done marks live apart: a claim is short-lived
  * (written by `claim`, deleted by `markDone` or `release`), so its table stays as small as the work
  * in flight and a batch's claims share a few B-tree pages; the done table holds days of marks, and
  * each of its rows is as short as it can be (no state, no owner, the prefix as a small integer).
@@ -49,7 +50,8 @@ CREATE TABLE IF NOT EXISTS durable_worker_done (
   PRIMARY KEY (prefix_id, key)
 ) WITHOUT ROWID;
 ${DONE_INDEX}
-${FAILURES}`;
+${FAILURES}
+${DEFERRED_SCHEMA}`;
 
 /** Schema 1's table (versions before schema 2); migrated once, then replaced by a view of that name. */
 const LEGACY_TABLE = 'durable_worker_idempotency';

@@ -4,6 +4,8 @@ import { openSqlite, type SqliteDatabase, type SqliteDriverName } from '../sqlit
 import { WalCheckpointer } from './sqlite-checkpointer.js';
 import { prepareSchema } from './sqlite-schema.js';
 import { prepareFailures } from './sqlite-failures.js';
+import { SqliteDeferredRuns } from './sqlite-deferred.js';
+import type { DeferredRuns } from './deferred.js';
 import type { ClaimResult, ClaimState, FailureEntry, IdempotencyStore } from './store.js';
 import { closedError, distinctKeys, storeError } from './store-error.js';
 
@@ -91,6 +93,8 @@ interface PendingGroup {
  * sqlite-schema.ts and sqlite-checkpointer.ts for why.
  */
 export class SqliteIdempotencyStore implements IdempotencyStore {
+  /** Runs waiting outside their lease, in this file under this prefix (docs/stores.md, "Deferred runs"). */
+  readonly deferred: DeferredRuns;
   readonly #db: SqliteDatabase;
   readonly #doneTtlMs: number;
   readonly #windowMs: number;
@@ -220,6 +224,13 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
       checkpointer?.wrote(deleted);
       return deleted;
     };
+
+    this.deferred = new SqliteDeferredRuns(db, prefixId, {
+      beforeWrite: (operation) => this.#beforeWrite(operation),
+      assertOpen: (operation) => this.#assertOpen(operation),
+      wrote: (rows) => checkpointer?.wrote(rows),
+      now: this.#now,
+    });
 
     this.#cleanupTimer = setInterval(() => this.#sweepChunks(SWEEPS_PER_TICK), options.cleanupIntervalMs ?? 60_000);
     this.#cleanupTimer.unref();
@@ -389,6 +400,17 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
       return;
     }
     for (const waiter of group.waiters) waiter.resolve();
+  }
+
+  /** Before a write of the deferred runs: as `release` does before its own. */
+  async #beforeWrite(operation: string): Promise<void> {
+    this.#assertOpen(operation);
+    const wait = this.#writable();
+    if (wait !== undefined) {
+      await wait;
+      this.#assertOpen(operation);
+    }
+    this.#flush();
   }
 
   #assertOpen(operation: string): void {
