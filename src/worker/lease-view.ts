@@ -9,7 +9,7 @@ import type { LeaseTrace, RunTracer } from '../tracing/run-tracer.js';
 import type { JobContext, LeaseBatch } from '../types.js';
 import type { Breakers } from './breakers.js';
 import type { DeferredRuns } from '../idempotency/deferred.js';
-import type { RecentChains } from './deferral.js';
+import type { RecentChains } from './recent-chains.js';
 import type { DoneMarkWriter } from './done-marks.js';
 import type { EventOutcome, WorkerEmitter } from '../observability/worker-events.js';
 import type { RetryBackoff } from './retry-delay.js';

@@ -1,10 +1,13 @@
-import type { HeldLease } from './held-lease.js';
+import type { LeaseView } from './lease-view.js';
+
+/** What the warning reads of a lease. */
+type WarnedLease = LeaseView & { readonly pulledAtMs: number; readonly settledEvents: number; readonly events: readonly unknown[] };
 
 /** A lease used more than this fraction of its visibility: warn (rate-limited) and emit lease:near-deadline. */
 export const NEAR_DEADLINE_FRACTION = 0.8;
 
 /** A lease cut at its deadline, or one that used most of its lease, will soon lose leases: say which knob to turn. */
-export function warnNearDeadline(lease: HeldLease, hitDeadline: boolean): void {
+export function warnNearDeadline(lease: WarnedLease, hitDeadline: boolean): void {
   const { context } = lease;
   const visibilityMs = context.visibilitySeconds * 1_000;
   const usedFraction = (Date.now() - lease.pulledAtMs) / visibilityMs;

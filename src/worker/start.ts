@@ -21,7 +21,7 @@ import { systemClock, type Clock } from '../runtime/clock.js';
 import { startTracing } from '../tracing/index.js';
 import { deferredRunsOf } from '../idempotency/deferred.js';
 import { Breakers } from './breakers.js';
-import { RecentChains } from './deferral.js';
+import { RecentChains } from './recent-chains.js';
 import { DeferredRunner } from './deferred-runner.js';
 import { OrphanedClaims } from './orphaned-claims.js';
 import { WorkerFlow } from './flow.js';
