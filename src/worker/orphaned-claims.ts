@@ -19,9 +19,13 @@ export class OrphanedClaims {
   #releasing = false;
   #closed = false;
 
-  constructor(store: IdempotencyStore, logger: Logger) {
+  readonly #onAnswered: () => void;
+
+  /** `onAnswered`: a release went through (the store answers: the process stops backing off). */
+  constructor(store: IdempotencyStore, logger: Logger, onAnswered: () => void = () => {}) {
     this.#store = store;
     this.#logger = logger;
+    this.#onAnswered = onAnswered;
   }
 
   /** `owner`'s claim call on `keys` failed. */
@@ -43,7 +47,10 @@ export class OrphanedClaims {
         if (result.status === 'rejected' && !this.#closed) this.#lost.push(lost[i]!);
       });
       const released = results.filter((result) => result.status === 'fulfilled').length;
-      if (released > 0) this.#logger.info({ claims: released }, 'claims whose answer was lost in a store failure given back: their events run again at once');
+      if (released > 0) {
+        this.#logger.info({ claims: released }, 'claims whose answer was lost in a store failure given back: their events run again at once');
+        this.#onAnswered();
+      }
       if (this.#lost.length === 0) this.#stopTimer();
     });
   }

@@ -39,6 +39,8 @@ export class PullController {
   /** The idempotency store failed: after the back-off, one pull at a time until a claim goes through. */
   readonly #store: StoreProbe;
   #pausedLogged = false;
+  /** The 'error' wait is the store's back-off (it ends when the store answers). */
+  #storeWait = false;
   #onStopped: (() => void) | undefined = undefined;
 
   constructor(options: PullControllerOptions) {
@@ -90,13 +92,16 @@ export class PullController {
     const { waitMs, streak } = this.#store.nextBackOff();
     this.#o.logger.warn({ err, waitMs, errorStreak: streak }, 'idempotency store failed: the process backs off');
     this.#waitFor('error', waitMs);
+    this.#storeWait = true;
   }
 
   /** A claim went through: the store answers again. */
   storeAnswered(): void {
     if (!this.#store.answered()) return;
     this.#o.logger.info('idempotency store answers again: pulling resumes');
-    this.maybePull();
+    // The store's back-off ends with the store's answer (a claim given back, docs/architecture.md, "Deferred runs").
+    if (this.#wait === 'error' && this.#storeWait) this.#endWait();
+    else this.maybePull();
   }
 
   /** A lease's ack was answered: a 429 wait ends (the ack made room), and room may allow a pull. */
@@ -260,6 +265,7 @@ export class PullController {
   #waitFor(wait: Wait, ms: number): void {
     this.#clearWait();
     this.#wait = wait;
+    this.#storeWait = false;
     this.#waitTimer = this.#o.clock.setTimeout(() => {
       this.#waitTimer = undefined;
       this.#endWait();

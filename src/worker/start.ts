@@ -174,7 +174,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
   const visibilityMs = config.visibilitySeconds * 1_000;
   // Runs that must wait are deferred to the store when it holds them (docs/architecture.md, "Deferred runs").
   const deferred = deferredRunsOf(store);
-  const orphans = new OrphanedClaims(store, logger);
+  const orphans = new OrphanedClaims(store, logger, () => flow.controller.storeAnswered());
   const leaseContext: LeaseContext = {
     destination: config.destination,
     api: client,

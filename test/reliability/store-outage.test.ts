@@ -102,4 +102,47 @@ describe('a 10 s outage of the shared idempotency store', () => {
       expect(pullsDuringOutage, `pulls sent during the ${OUTAGE_MS} ms outage (${requeuedDuringOutage} failed acks)`).toBeLessThanOrEqual(MAX_PULLS_DURING_OUTAGE);
     }, 90_000);
   }
+
+  for (const store of STORES) {
+    it.skipIf(store.url === undefined)(`${store.name}: a claim whose reply was lost in a cut idles nothing: progress within 5 s of the return`, async () => {
+      const serverUrl = new URL(store.url as string);
+      const proxy = await startTcpProxy({ host: serverUrl.hostname, port: Number(serverUrl.port || (store.name === 'redis' ? 6379 : 5432)) });
+      proxies.push(proxy);
+      const dir = tempDir(`store-lost-reply-${store.name}`);
+      const record = join(dir, 'effects.log');
+      const destination = await createConsumer(t.emulator, `store-lost-reply-${store.name}`);
+      const appended = appendBehave(t.emulator, 300, () => ({ behaviour: 'sleep', sleepMs: 5, record }), (i) => `s-${i}`);
+      // Claims last a whole lease (60 s): a claim nobody gives back would hold its key that long.
+      const config = workerConfig(t.emulator, destination, dir, { limit: 20, concurrency: 4, visibilitySeconds: 60, idempotencyUrl: proxy.urlThrough(store.url as string), idempotencyPrefix: `store-lost-reply-${randomUUID()}` });
+      const worker: RunningWorker = await startWorker(config, { logger: silent, timings: { idleMinMs: 20, idleMaxMs: 100 } });
+      t.running.push(worker);
+      let claimsFailed = 0;
+      await waitFor('the first events handled', () => records(record).length >= 40, 20_000);
+      // The claims sent now reach the server and take their keys; their answers never come back.
+      const seenBefore = records(record).length;
+      proxy.dropReplies();
+      await waitFor('no effect for a while (every call waits for a lost answer)', async () => {
+        const before = records(record).length;
+        await sleep(300);
+        return records(record).length === before;
+      }, 10_000);
+      proxy.cut();
+      await sleep(2_000);
+      proxy.restore();
+      const restoredAtMs = Date.now();
+      const countAtRestore = records(record).length;
+      await waitFor('an effect after the return', () => records(record).length > countAtRestore, 20_000);
+      const progressAfterMs = Date.now() - restoredAtMs;
+      await untilCommitted(t.emulator, destination, 40_000);
+      const doneAfterMs = Date.now() - restoredAtMs;
+      claimsFailed = countAtRestore - seenBefore;
+      console.info(`[reliability] ${store.name} lost claim reply: first effect ${progressAfterMs} ms after the return, committed after ${doneAfterMs} ms (${claimsFailed} effects while replies were dropped)`);
+      const handled = new Set(records(record).map((line) => line.eventId));
+      expect(appended.filter((event) => !handled.has(event.id)).map((e) => e.id)).toEqual([]);
+      expect(deadLetters(join(dir, 'dead-letter.jsonl'))).toEqual([]);
+      expect(progressAfterMs).toBeLessThanOrEqual(5_000);
+      // Far sooner than the lost claims would have expired on their own (a lease, 60 s).
+      expect(doneAfterMs).toBeLessThan(30_000);
+    }, 90_000);
+  }
 });
