@@ -8,6 +8,10 @@ export interface DependencyCall {
   subject: string;
   atMs: number;
   ok: boolean;
+  /** The calling handler (`handler=`), when it says. */
+  handler?: string;
+  /** When its event was appended to the stream (`published=`, the event's time), when it says. */
+  publishedAtMs?: number;
 }
 
 /**
@@ -18,6 +22,8 @@ export interface DependencyCall {
 export class Dependency {
   readonly calls: DependencyCall[] = [];
   down = false;
+  /** While down, only this handler's calls fail (undefined: every call). */
+  downFor: string | undefined = undefined;
   readonly #server: Server;
   url = '';
 
@@ -26,14 +32,18 @@ export class Dependency {
       const url = new URL(req.url ?? '/', 'http://dependency');
       const eventId = url.searchParams.get('event') ?? '';
       const subject = url.searchParams.get('subject') ?? '';
+      const handler = url.searchParams.get('handler') ?? undefined;
+      const published = url.searchParams.get('published');
+      const publishedAtMs = published === null ? undefined : Date.parse(published);
+      const isDown = () => this.down && (this.downFor === undefined || this.downFor === handler);
       req.resume();
       const answer = (status: number) => {
-        this.calls.push({ eventId, subject, atMs: Date.now(), ok: status === 200 });
+        this.calls.push({ eventId, subject, atMs: Date.now(), ok: status === 200, ...(handler === undefined ? {} : { handler }), ...(publishedAtMs === undefined ? {} : { publishedAtMs }) });
         res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'unavailable');
       };
-      if (this.down) return answer(503);
+      if (isDown()) return answer(503);
       if (subject === this.o.poisonSubject) return answer(500);
-      setTimeout(() => answer(this.down ? 503 : 200), this.o.delayMs);
+      setTimeout(() => answer(isDown() ? 503 : 200), this.o.delayMs);
     });
   }
 

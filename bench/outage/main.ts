@@ -4,7 +4,11 @@
  * settings, the emulator in a process of its own. Its figures:
  * docs/benchmarks.md#failures-and-retries.
  *
- *   npm run bench:outage -- [--only outage|poison] [--latency-ms 50] [--skip-no-breaker] [--keep]
+ *   npm run bench:outage -- [--only outage|poison|isolation] [--latency-ms 50] [--skip-no-breaker] [--keep]
+ *                          [--isolation-seconds 15] [--store redis://...]
+ *
+ * isolation: two handlers, one's dependency down; the healthy one's events' timeliness before and
+ * during, both with two types and with one shared type, on the SQLite store (and --store's).
  *
  * Each scenario runs on loopback and again with --latency-ms added before every pull and ack
  * (0: loopback only); the outage also once with --no-breaker (loopback) unless --skip-no-breaker.
@@ -13,7 +17,8 @@ import { parseArgs } from 'node:util';
 import { runOutage } from './outage.js';
 import { runPoison } from './poison.js';
 import { killLiveChildren } from './processes.js';
-import { formatOutage, formatPoison } from './report.js';
+import { runIsolation } from './isolation.js';
+import { formatIsolation, formatOutage, formatPoison } from './report.js';
 
 const { values } = parseArgs({
   options: {
@@ -21,11 +26,13 @@ const { values } = parseArgs({
     'latency-ms': { type: 'string', default: '50' },
     'skip-no-breaker': { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
+    'isolation-seconds': { type: 'string', default: '15' },
+    store: { type: 'string' },
   },
 });
 const only = values.only;
-if (only !== undefined && only !== 'outage' && only !== 'poison') {
-  process.stderr.write(`bench:outage: --only must be outage or poison (got ${only})\n`);
+if (only !== undefined && only !== 'outage' && only !== 'poison' && only !== 'isolation') {
+  process.stderr.write(`bench:outage: --only must be outage, poison or isolation (got ${only})\n`);
   process.exit(2);
 }
 const latencyMs = Number(values['latency-ms']);
@@ -44,10 +51,26 @@ const latencies = latencyMs > 0 ? [0, latencyMs] : [0];
 const label = (ms: number) => (ms === 0 ? 'loopback' : `latency ${ms} ms`);
 const out = (text: string) => process.stdout.write(`${text}\n\n`);
 out(`node ${process.version}, ${process.platform} ${process.arch}`);
-if (only !== 'poison') {
+if (only === undefined || only === 'outage') {
   for (const ms of latencies) out(formatOutage(label(ms), await runOutage({ latencyMs: ms, keepDir: values.keep })));
   if (!values['skip-no-breaker']) out(formatOutage('loopback, --no-breaker', await runOutage({ breaker: false, keepDir: values.keep })));
 }
-if (only !== 'outage') {
+if (only === undefined || only === 'poison') {
   for (const ms of latencies) out(formatPoison(label(ms), await runPoison({ latencyMs: ms, keepDir: values.keep })));
+}
+if (only === undefined || only === 'isolation') {
+  const outageSeconds = Number(values['isolation-seconds']);
+  if (!Number.isInteger(outageSeconds) || outageSeconds < 1) {
+    process.stderr.write(`bench:outage: --isolation-seconds must be an integer >= 1 (got ${values['isolation-seconds']})\n`);
+    process.exit(2);
+  }
+  const produceSeconds = 10 + outageSeconds + 10;
+  for (const store of [undefined, ...(values.store === undefined ? [] : [values.store])]) {
+    for (const sharedType of [false, true]) {
+      for (const ms of latencies) {
+        const result = await runIsolation({ sharedType, latencyMs: ms, outageSeconds, produceSeconds, ...(store === undefined ? {} : { idempotencyUrl: store }), keepDir: values.keep });
+        out(formatIsolation(label(ms), result));
+      }
+    }
+  }
 }

@@ -45,7 +45,7 @@ export class PlatformProcess {
     return waitForOutput(() => this.#output, pattern, { from, exited: () => this.#child.exitCode !== null, child: 'emulator child' });
   }
 
-  /** One event per subject, in this order. */
+  /** One event per subject, in this order (`<type>|<subject>` gives an event its type). */
   async append(subjects: readonly string[]): Promise<void> {
     if (subjects.length === 0) return;
     const from = this.#output.length;

@@ -1,3 +1,4 @@
+import type { IsolationResult, Timeliness } from './isolation.js';
 import type { OutageResult } from './outage.js';
 import type { PoisonResult, PoisonRun } from './poison.js';
 
@@ -28,5 +29,21 @@ export function formatPoison(label: string, r: PoisonResult): string {
     poisonRunLine('poisoned', r.poisoned),
     `  others while the poison backs off (${n(r.windowMs[0] / 1_000)}-${n(r.windowMs[1] / 1_000)} s): ${n(r.othersEventsPerSecondPoisoned)} events/s against ${n(r.othersEventsPerSecondBaseline)} without poison (${n(100 * r.othersRatio)} %)`,
     `  poison dead-lettered: ${r.poisonDeadLettered.map((d) => `attempt ${d.attempt} after ${n(d.seconds)} s`).join('; ') || 'none'}`,
+  ].join('\n');
+}
+
+function timelinessLine(t: Timeliness): string {
+  return `${t.events} events, ${n(100 * t.within2s)} % within 2 s, p50 ${n(t.p50Ms, 0)} ms, p99 ${n(t.p99Ms, 0)} ms, ${n(t.perSecond)} effects/s`;
+}
+
+/** Two handlers, one's dependency down: the healthy one's timeliness before and during, the flaky one's fate. */
+export function formatIsolation(label: string, r: IsolationResult): string {
+  const o = r.options;
+  return [
+    `isolation ${label}: ${r.appended} events at ${o.ratePerSecond}/s over ${o.produceSeconds} s, ${o.sharedType ? 'one type (both handlers on every event)' : 'two types (half each)'}, ${r.store} store, flaky's dependency down ${o.outageStartSeconds}-${o.outageStartSeconds + o.outageSeconds} s, latency ${o.latencyMs} ms`,
+    `  healthy before: ${timelinessLine(r.healthyBefore)}`,
+    `  healthy during: ${timelinessLine(r.healthyDuring)}`,
+    `  healthy during / before: share within 2 s ${n(r.shareRatio, 2)}, rate ${n(r.rateRatio, 2)}; duplicates ${r.healthyDuplicates}`,
+    `  flaky: ${r.flaky.effected} of ${r.flaky.events} events took effect, duplicates ${r.flaky.duplicates}, ${r.flaky.failedRuns} failed runs, drained ${n(r.flaky.drainedAfterReturnSeconds)} s after the return; dead letters ${r.deadLetters}, cursor ${r.cursorAtHead ? 'at head' : 'NOT at head'}, worker exit ${r.workerExit}`,
   ].join('\n');
 }

@@ -45,6 +45,12 @@ export interface RunSetup {
   poisonSubject?: string;
   drainTimeoutSeconds: number;
   keepDir?: boolean;
+  /** The handlers folder (default bench/outage/handlers). */
+  handlersDir?: string;
+  /** `--idempotency` (default: a SQLite file in the run's folder). */
+  idempotencyUrl?: string;
+  /** While down, only this handler's calls fail. */
+  downFor?: string;
 }
 
 /** What a scenario does while the run goes on: produce, take the dependency down and up. */
@@ -60,6 +66,7 @@ export async function runOnce(setup: RunSetup, drive: Drive): Promise<RunRecord>
   const dir = mkdtempSync(join(tmpdir(), 'dw-outage-'));
   const dependency = new Dependency({ delayMs: setup.delayMs, ...(setup.poisonSubject === undefined ? {} : { poisonSubject: setup.poisonSubject }) });
   await dependency.start();
+  dependency.downFor = setup.downFor;
   const platform = await PlatformProcess.start();
   let worker: WorkerProcess | undefined;
   try {
@@ -69,8 +76,8 @@ export async function runOnce(setup: RunSetup, drive: Drive): Promise<RunRecord>
       '--tenant', 'dev-tenant',
       '--client-id', 'dev-client',
       '--destination', 'dev-consumer',
-      '--handlers', join(REPO_ROOT, 'bench/outage/handlers'),
-      '--idempotency', `sqlite:${join(dir, 'idempotency.sqlite')}`,
+      '--handlers', setup.handlersDir ?? join(REPO_ROOT, 'bench/outage/handlers'),
+      '--idempotency', setup.idempotencyUrl ?? `sqlite:${join(dir, 'idempotency.sqlite')}`,
       '--dead-letter', `file:${join(dir, 'dead-letter.jsonl')}`,
       '--metrics-port', '0',
       '--metrics-host', '127.0.0.1',
