@@ -101,7 +101,7 @@ const specs: Record<RunOptionKey, Omit<OptionSpec, 'key'>> = {
   retryBackoffMin: { kind: 'string', group: 'Processing', describe: "Wait after a handler's first failed run on an event, doubling with each failure, with jitter: a duration like 500ms, 1s (default: 1s)" },
   retryBackoffMax: { kind: 'string', group: 'Processing', describe: 'Longest wait between two runs of a handler on an event, also the cap of a RetryLaterError: a duration like 30s, 5m (default: 60s)' },
   breaker: { kind: 'boolean', group: 'Processing', describe: "A circuit breaker per handler: when most of its recent runs fail, its events wait (spending no attempts) until a probe succeeds; --no-breaker turns it off (default: true)" },
-  breakerFailureRatio: { kind: 'number', group: 'Processing', describe: "A handler's breaker opens when at least this share of its last --breaker-window runs failed, 0..1 (default: 0.5)" },
+  breakerFailureRatio: { kind: 'number', group: 'Processing', describe: "A handler's breaker opens when at least this share of its runs in the last --breaker-window-time failed (at least --breaker-window runs), 0..1 (default: 0.5)" },
   breakerWindow: { kind: 'number', group: 'Processing', describe: 'The fewest runs of a handler in its time window that its breaker weighs at all (default: 20)' },
   breakerWindowTime: { kind: 'string', group: 'Processing', describe: 'How far back a breaker weighs runs: a duration like 10s (default: 10s)' },
   breakerCooldown: { kind: 'string', group: 'Processing', describe: 'How long an open breaker waits before one probe run: a duration like 3s (default: 3s)' },
