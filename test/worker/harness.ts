@@ -8,6 +8,8 @@ import pino, { type Logger } from 'pino';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import type { WorkerConfig } from '../../src/config/types.js';
 import type { DeadLetterRecord } from '../../src/dead-letter/sink.js';
+import { deferredRunsOf } from '../../src/idempotency/deferred.js';
+import { createIdempotencyStore } from '../../src/idempotency/index.js';
 import { startEmulator, type ConsumerStateSummary, type RunningEmulator } from '../../src/emulator/index.js';
 import type { CloudEvent } from '../../src/types.js';
 import type { RunningWorker } from '../../src/worker/running-worker.js';
@@ -121,10 +123,30 @@ export function capturingLogger(level: pino.Level = 'info'): { logger: Logger; l
 
 /** Waits until the consumer committed everything appended so far and holds no lease. */
 export async function untilCommitted(emulator: RunningEmulator, destination: string, timeoutMs = 20_000): Promise<ConsumerStateSummary> {
-  return waitForState(`consumer ${destination} committed to its head`, () => {
-    const state = consumerState(emulator, destination);
-    return state.committed === state.head && state.leased === 0 && state.pendingRedelivery === 0 ? state : undefined;
-  }, timeoutMs);
+  return waitForState(`consumer ${destination} committed to its head`, () => (committedNow(emulator, destination) ? consumerState(emulator, destination) : undefined), timeoutMs);
+}
+
+/**
+ * Waits until every run of the worker of `config` ended: the consumer committed to its head and holds
+ * no lease (a run that had to wait was deferred to the store before its lease was acked) and the store
+ * holds no deferred run of the prefix (a deferred run is removed only after its end was reported). With
+ * the memory store, whose waits stay in their lease, that is `untilCommitted`.
+ */
+export async function untilSettled(emulator: RunningEmulator, destination: string, config: Pick<WorkerConfig, 'idempotencyUrl' | 'idempotencyPrefix'>, timeoutMs = 20_000): Promise<void> {
+  await untilCommitted(emulator, destination, timeoutMs);
+  const store = await createIdempotencyStore(config.idempotencyUrl, { prefix: config.idempotencyPrefix, doneTtlMs: 600_000 });
+  try {
+    const deferred = deferredRunsOf(store);
+    if (deferred === undefined) return;
+    await waitForState(`no deferred run under ${config.idempotencyPrefix}`, async () => (await deferred.nextDueAtMs()) === undefined && committedNow(emulator, destination), timeoutMs, 50);
+  } finally {
+    await store.close();
+  }
+}
+
+function committedNow(emulator: RunningEmulator, destination: string): boolean {
+  const state = consumerState(emulator, destination);
+  return state.committed === state.head && state.leased === 0 && state.pendingRedelivery === 0;
 }
 
 /**

@@ -13,7 +13,7 @@ import type { RunningWorker } from '../../src/worker/running-worker.js';
 import { startWorker } from '../../src/worker/start.js';
 import { runCli } from '../cli/cli-process.js';
 import { underCi } from '../fixtures/ci.js';
-import { appendBehave, createConsumer, deadLetters, emulatorForFile, FAST, silent, tempDir, untilCommitted, waitFor, workerConfig } from './harness.js';
+import { appendBehave, createConsumer, deadLetters, emulatorForFile, FAST, silent, tempDir, untilCommitted, untilSettled, waitFor, workerConfig } from './harness.js';
 
 /**
  * Transactional handlers through the real worker (docs/handlers.md, "Transactional handlers"): the
@@ -173,8 +173,9 @@ for (const isolation of ['none', 'thread'] as const) {
       const runsFile = join(dir, 'runs.log');
       const destination = await createConsumer(t.emulator);
       const [event] = appendBehave(t.emulator, 1, () => ({ table, behaviour: 'fail-until', untilAttempt: 2, runsFile }), () => 'flaky', 'tx.single');
-      const { done } = await start(txConfig(destination, dir, `tx-${randomUUID()}`, { retryBackoffMinMs: 300, retryBackoffMaxMs: 2_000 }));
-      await untilCommitted(t.emulator, destination);
+      const config = txConfig(destination, dir, `tx-${randomUUID()}`, { retryBackoffMinMs: 300, retryBackoffMaxMs: 2_000 });
+      const { done } = await start(config);
+      await untilSettled(t.emulator, destination, config);
 
       expect(runsIn(runsFile).map((r) => [r.eventId, r.attempt])).toEqual([
         [event?.id, 1],
@@ -198,8 +199,9 @@ for (const isolation of ['none', 'thread'] as const) {
       const destination = await createConsumer(t.emulator);
       const [poison] = appendBehave(t.emulator, 1, () => ({ table, behaviour: 'permanent', runsFile }), () => 'poison', 'tx.single');
       const healthy = appendBehave(t.emulator, 3, () => ({ table, runsFile }), (i) => `ok-${i}`, 'tx.single');
-      const { done } = await start(txConfig(destination, dir, prefix));
-      await untilCommitted(t.emulator, destination);
+      const config = txConfig(destination, dir, prefix);
+      const { done } = await start(config);
+      await untilSettled(t.emulator, destination, config);
 
       const rows = await rowsOf(table);
       expect([rows.count, rows.distinct]).toEqual([3, 3]);
@@ -218,8 +220,9 @@ for (const isolation of ['none', 'thread'] as const) {
       const afterFile = join(dir, 'after.log');
       const destination = await createConsumer(t.emulator);
       const [event] = appendBehave(t.emulator, 1, () => ({ table, behaviour: 'hang-once', waitMs: 3_500, runsFile, afterFile }), () => 'slow', 'tx.single');
-      const { done } = await start(txConfig(destination, dir, `tx-${randomUUID()}`, { visibilitySeconds: 2 }));
-      await untilCommitted(t.emulator, destination, 30_000);
+      const config = txConfig(destination, dir, `tx-${randomUUID()}`, { visibilitySeconds: 2 });
+      const { done } = await start(config);
+      await untilSettled(t.emulator, destination, config, 30_000);
       // The hung run's query after the abort, made once its sleep ends.
       const after = await waitFor('the hung run to try ctx.tx after its deadline', () => (existsSync(afterFile) ? readFileSync(afterFile, 'utf8').trim() : undefined), 15_000);
 
@@ -241,8 +244,9 @@ for (const isolation of ['none', 'thread'] as const) {
       const prefix = `tx-${randomUUID()}`;
       const destination = await createConsumer(t.emulator);
       const [event] = appendBehave(t.emulator, 1, () => ({ table, behaviour: 'fail', runsFile }), () => 'doomed', 'tx.single');
-      const { done } = await start(txConfig(destination, dir, prefix, { maxAttempts: 3 }));
-      await untilCommitted(t.emulator, destination);
+      const config = txConfig(destination, dir, prefix, { maxAttempts: 3 });
+      const { done } = await start(config);
+      await untilSettled(t.emulator, destination, config);
 
       expect(runsIn(runsFile).map((r) => r.attempt)).toEqual([1, 2, 3]);
       expect((await rowsOf(table)).count).toBe(0);
@@ -259,8 +263,9 @@ for (const isolation of ['none', 'thread'] as const) {
       const destination = await createConsumer(t.emulator);
       const [event] = appendBehave(t.emulator, 1, () => ({ table, behaviour: 'swallow-query-error', runsFile }), () => 'swallowed', 'tx.single');
       const healthy = appendBehave(t.emulator, 3, () => ({ table, runsFile }), (i) => `h-${i}`, 'tx.single');
-      const { done } = await start(txConfig(destination, dir, `tx-${randomUUID()}`, { maxAttempts: 2 }));
-      await untilCommitted(t.emulator, destination, 15_000);
+      const config = txConfig(destination, dir, `tx-${randomUUID()}`, { maxAttempts: 2 });
+      const { done } = await start(config);
+      await untilSettled(t.emulator, destination, config, 15_000);
 
       const rows = await rowsOf(table);
       expect([rows.count, rows.distinct]).toEqual([3, 3]);
@@ -281,8 +286,9 @@ for (const isolation of ['none', 'thread'] as const) {
       const events = appendBehave(t.emulator, 6, (i) => (i === 2 ? { table, behaviour: 'fail-until', untilAttempt: 2, runsFile } : { table, runsFile }), (i) => `b-${i}`, 'tx.batch');
       const failing = events[2]?.id as string;
       const others = events.filter((e) => e.id !== failing).map((e) => e.id);
-      const { done } = await start(txConfig(destination, dir, `tx-${randomUUID()}`, { retryBackoffMinMs: 400, retryBackoffMaxMs: 2_000 }));
-      await untilCommitted(t.emulator, destination);
+      const config = txConfig(destination, dir, `tx-${randomUUID()}`, { retryBackoffMinMs: 400, retryBackoffMaxMs: 2_000 });
+      const { done } = await start(config);
+      await untilSettled(t.emulator, destination, config);
 
       const rows = await rowsOf(table);
       expect([rows.count, rows.distinct]).toEqual([6, 6]);
@@ -316,8 +322,9 @@ for (const isolation of ['none', 'thread'] as const) {
       const destination = await createConsumer(t.emulator);
       const events = appendBehave(t.emulator, 4, (i) => (i === 1 ? { table, behaviour: 'permanent', runsFile } : { table, runsFile }), (i) => `p-${i}`, 'tx.batch');
       const poison = events[1]?.id as string;
-      const { done } = await start(txConfig(destination, dir, prefix));
-      await untilCommitted(t.emulator, destination);
+      const config = txConfig(destination, dir, prefix);
+      const { done } = await start(config);
+      await untilSettled(t.emulator, destination, config);
 
       const rows = await rowsOf(table);
       expect([rows.count, rows.distinct]).toEqual([3, 3]);
@@ -362,7 +369,7 @@ for (const isolation of ['none', 'thread'] as const) {
       expect([...startedBefore].filter((id) => deaf.has(id)).length).toBeGreaterThan(0);
 
       await start({ ...config, workerIdPrefix: `w-${randomUUID().slice(0, 8)}` });
-      await untilCommitted(t.emulator, destination, 30_000);
+      await untilSettled(t.emulator, destination, config, 30_000);
       const rows = await rowsOf(table);
       expect([rows.count, rows.distinct]).toEqual([30, 30]);
       expect(rows.ids).toEqual(sorted(events.map((e) => e.id)));
@@ -391,10 +398,11 @@ for (const isolation of ['none', 'thread'] as const) {
       expect(held.states).toEqual(['new']);
       await held.client.query(`INSERT INTO ${table} (event_id, attempt) VALUES ($1, 0)`, [event?.id]);
 
-      const { done } = await start(txConfig(destination, dir, prefix, { visibilitySeconds: 10 }));
+      const config = txConfig(destination, dir, prefix, { visibilitySeconds: 10 });
+      const { done } = await start(config);
       await waitFor('the worker to find the key busy', () => done.filter((d) => d.error?.code === ErrorCodes.KEY_BUSY).length >= 2, 15_000);
       await held.commit([key]);
-      await untilCommitted(t.emulator, destination);
+      await untilSettled(t.emulator, destination, config);
 
       const rows = await rowsOf(table);
       expect([rows.count, rows.distinct]).toEqual([1, 1]);
@@ -416,13 +424,13 @@ for (const isolation of ['none', 'thread'] as const) {
       const destination = await createConsumer(t.emulator);
       // The held event's first run keeps a statement going on the server past its lease (the worker
       // closes the connection at the deadline, the server holds the lock until the statement timeout):
-      // its redelivery, to either replica, meets that transaction.
+      // its retry, a deferred run taken by either replica, meets that transaction.
       const [heldEvent] = appendBehave(t.emulator, 1, () => ({ table, behaviour: 'hold-once', waitMs: 6_000, runsFile }), () => 'held', 'tx.single');
       const rest = appendBehave(t.emulator, 20, () => ({ table, runsFile }), (i) => `r-${i}`, 'tx.single');
       const config = txConfig(destination, dir, prefix, { visibilitySeconds: 2, limit: 5 });
       const a = await start(config);
       const b = await start({ ...config, workerIdPrefix: `w-${randomUUID().slice(0, 8)}` });
-      await untilCommitted(t.emulator, destination, 30_000);
+      await untilSettled(t.emulator, destination, config, 30_000);
 
       const rows = await rowsOf(table);
       expect([rows.count, rows.distinct]).toEqual([21, 21]);
