@@ -6,7 +6,7 @@ import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js
 import { CliProcess, waitReady } from '../cli/cli-process.js';
 import { underCi } from '../fixtures/ci.js';
 import { runArgs as sharedRunArgs } from '../scale/effects.js';
-import { consumerState, createConsumer, tempDir, waitFor } from '../worker/harness.js';
+import { consumerState, createConsumer, tempDir, untilSettled, waitFor } from '../worker/harness.js';
 import type { RunLine } from '../fixtures/model-handlers/_plan.js';
 import { checkInvariant, describeViolations, keyOf } from './invariant.js';
 import { checkModel } from './model-check.js';
@@ -166,14 +166,8 @@ async function killAndRestart(scenario: Scenario, storeUrl: string): Promise<voi
   // Restarted under the same worker ids: it pulls the killed process's leases back.
   const restarted = start(killed.workerIdPrefix);
   await waitReady(restarted);
-  await waitFor(
-    'the cursor at the head',
-    () => {
-      const state = consumerState(emulator, destination);
-      return state.committed === state.head && state.leased === 0 && state.pendingRedelivery === 0;
-    },
-    90_000,
-  ).catch(() => undefined);
+  // The cursor at the head and no run left deferred in the store (or the deadline: the invariant says what is missing).
+  await untilSettled(emulator, destination, { idempotencyUrl: storeUrl, idempotencyPrefix: prefix }, 90_000).catch(() => undefined);
   survivor.process.kill('SIGTERM');
   restarted.kill('SIGTERM');
   const ends = await Promise.all([survivor.process.exited, restarted.exited]);

@@ -5,7 +5,7 @@ import { createClient, type PlatformClient } from '../../src/client/index.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { CliProcess, waitReady } from '../cli/cli-process.js';
 import { underCi } from '../fixtures/ci.js';
-import { consumerState, createConsumer, tempDir, TENANT, waitFor } from '../worker/harness.js';
+import { consumerState, createConsumer, tempDir, TENANT, untilSettled, waitFor } from '../worker/harness.js';
 import { appendEffectEvents, readEffects, runArgs, summarize } from './effects.js';
 
 /**
@@ -114,14 +114,8 @@ for (const store of STORES) {
       await waitFor('the killed replica\'s leases to expire', () => consumerState(emulator, destination).leased === 0, 30_000);
       await client.resume(destination);
 
-      await waitFor(
-        'the cursor at the head',
-        () => {
-          const state = consumerState(emulator, destination);
-          return state.committed === state.head && state.leased === 0;
-        },
-        90_000,
-      );
+      // The cursor at the head, and no run left deferred in the store (the slow events' retries).
+      await untilSettled(emulator, destination, { idempotencyUrl: store.url as string, idempotencyPrefix }, 90_000);
       b.kill('SIGTERM');
       replacement.kill('SIGTERM');
       const [bEnd, replacementEnd] = await Promise.all([b.exited, replacement.exited]);
