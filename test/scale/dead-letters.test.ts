@@ -6,7 +6,7 @@ import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js
 import { openDeadLetters } from '../../src/dead-letter-admin/api.js';
 import { CliProcess, REPO_ROOT, runCli, waitReady } from '../cli/cli-process.js';
 import { deleteDeadLetters } from '../dead-letter/cleanup.js';
-import { consumerState, createConsumer, tempDir, TENANT, untilSettled, waitFor } from '../worker/harness.js';
+import { createConsumer, tempDir, TENANT, untilSettled, waitFor } from '../worker/harness.js';
 import { readEffects } from './effects.js';
 import { underCi } from '../fixtures/ci.js';
 

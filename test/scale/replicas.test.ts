@@ -85,9 +85,10 @@ for (const store of STORES) {
       const a = start('replica-a');
       const b = start('replica-b');
       await Promise.all([waitReady(a), waitReady(b)]);
-      // Every 150th event outlives the lease on its first delivery: cut at the deadline, acked
-      // `failed`, redelivered (attempt 2) to whichever worker pulls first.
-      const { ids, sequenceOf } = appendEffectEvents(emulator, EVENTS, (i) => (i % 150 === 7 ? { slowMs: VISIBILITY_SECONDS * 2_000 } : {}));
+      // Every 149th event outlives the lease on its first run: cut at the deadline, its retry deferred
+      // to the store and run (attempt 2) by whichever process takes it. Spread over the subjects: the
+      // slow runs of one subject would run one after the other (a handler sees a subject in order).
+      const { ids, sequenceOf } = appendEffectEvents(emulator, EVENTS, (i) => (i % 149 === 7 ? { slowMs: VISIBILITY_SECONDS * 2_000 } : {}));
 
       await waitFor(
         'both replicas recording effects',
