@@ -34,6 +34,7 @@ function fixed(count: number, subjects: number, plan: (i: number) => PlannedEven
     breaker: true,
     breakerCooldownMs: 100,
     outage: undefined,
+    store: 'sqlite',
     ...options,
   };
 }

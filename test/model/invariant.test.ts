@@ -168,4 +168,21 @@ describe('the failure-handling invariant', () => {
       expect(found.map((v) => v.rule)).toEqual(['dead-letter-times']);
     });
   });
+
+  it('order per (handler, subject): a run of a later event before an earlier one\'s last run ended is reported; other subjects and handlers are free', () => {
+    // e1 fails, then runs ok 55 ms later; e2 (same subject) runs between them.
+    const e1 = runs('e1', 'one', [['threw', 1], ['ok', 2]]);
+    const e2Early = runs('e2', 'one', [['ok', 1]]).map((r) => ({ ...r, startMs: r.startMs + 20, endMs: r.endMs + 20 }));
+    const e2Late = runs('e2', 'one', [['ok', 1]]).map((r) => ({ ...r, startMs: r.startMs + 100, endMs: r.endMs + 100 }));
+    const sameSubject = [{ id: 'e1', subject: 'a' }, { id: 'e2', subject: 'a' }];
+    const order = { ...OPTIONS, order: true };
+    const early = checkInvariant(observed([{ eventId: 'e1', handler: 'one', history: e1 }, { eventId: 'e2', handler: 'one', history: e2Early }], { stream: sameSubject }), order);
+    expect(early.map((v) => [v.rule, v.key])).toEqual([['order', 'one:e2']]);
+    expect(checkInvariant(observed([{ eventId: 'e1', handler: 'one', history: e1 }, { eventId: 'e2', handler: 'one', history: e2Late }], { stream: sameSubject }), order)).toEqual([]);
+    // Another subject, or another handler of the subject, does not wait for e1.
+    expect(checkInvariant(observed([{ eventId: 'e1', handler: 'one', history: e1 }, { eventId: 'e2', handler: 'one', history: e2Early }], { stream: [{ id: 'e1', subject: 'a' }, { id: 'e2', subject: 'b' }] }), order)).toEqual([]);
+    expect(checkInvariant(observed([{ eventId: 'e1', handler: 'one', history: e1 }, { eventId: 'e2', handler: 'two', history: e2Early.map((r) => ({ ...r, handler: 'two' })) }], { stream: sameSubject }), order)).toEqual([]);
+    // Without the option (replicas, a kill), order is not checked.
+    expect(checkInvariant(observed([{ eventId: 'e1', handler: 'one', history: e1 }, { eventId: 'e2', handler: 'one', history: e2Early }], { stream: sameSubject }), OPTIONS)).toEqual([]);
+  });
 });

@@ -13,7 +13,11 @@ import type { RunLine } from '../fixtures/model-handlers/_plan.js';
  * - a retry waits: at least the backoff minimum after a failure, at least what a RetryLaterError
  *   asked for (capped by the backoff maximum);
  * - an event that is not dead-lettered has its effect (an ok run) exactly once;
- * - the committed cursor reached the head.
+ * - the committed cursor reached the head;
+ * - with `order` (one process): a single-event handler sees a subject's events in stream order, each
+ *   one's first run starting after the last run of every earlier event of that subject for that
+ *   handler ended (docs/handlers.md, "Order and isolation"). Batch handlers get a subject's events in
+ *   order within a call and are not checked here.
  *
  * A SIGKILL loosens it for the (event, handler) pairs in flight at the kill only (`tolerated`): the
  * last run of the killed process on such a pair may have lost its bookkeeping (its done mark, or the
@@ -47,6 +51,8 @@ export interface ModelOptions {
   retryBackoffMaxMs: number;
   /** Handlers whose runs come in batch calls: `ctx.attempt` is the call's, not checked per event. */
   batchHandlers: ReadonlySet<string>;
+  /** Check the order per (handler, subject) (`Observed.stream` needed): one process, no kill. */
+  order?: boolean;
 }
 
 export interface Observed {
@@ -55,6 +61,8 @@ export interface Observed {
   runs: readonly RunLine[];
   deadLetters: readonly DeadLetterLine[];
   cursor: { committed: string | null; head: string | null };
+  /** The events in stream order with their subjects (for the order rule). */
+  stream?: readonly { id: string; subject: string }[];
   /** After a SIGKILL: the killed process and the `<handler>:<event id>` pairs in flight at the kill. */
   tolerated?: { pid: number; keys: ReadonlySet<string> };
 }
@@ -201,6 +209,30 @@ export function checkInvariant(observed: Observed, options: ModelOptions): Viola
   }
   const { committed, head } = observed.cursor;
   if (committed !== head) out.push({ rule: 'cursor-behind', detail: `committed ${committed}, head ${head}` });
+  if (options.order === true && observed.stream !== undefined) out.push(...orderViolations(observed, runsByKey, options));
+  return out;
+}
+
+/** Where a handler's run of an event started before the last run of an earlier event of its subject ended. */
+function orderViolations(observed: Observed, runsByKey: ReadonlyMap<string, readonly RunLine[]>, options: ModelOptions): Violation[] {
+  const out: Violation[] = [];
+  // (handler, subject) -> when the last run of the events seen so far ended, and which event that was.
+  const lastEnd = new Map<string, { endMs: number; eventId: string }>();
+  for (const { id, subject } of observed.stream ?? []) {
+    for (const handler of observed.expected.get(id) ?? []) {
+      if (options.batchHandlers.has(handler)) continue;
+      const runs = runsByKey.get(keyOf(handler, id));
+      if (runs === undefined || runs.length === 0) continue;
+      const chain = `${handler}\u0000${subject}`;
+      const firstStartMs = Math.min(...runs.map((r) => r.startMs));
+      const before = lastEnd.get(chain);
+      if (before !== undefined && firstStartMs + CLOCK_SLACK_MS < before.endMs) {
+        out.push({ rule: 'order', key: keyOf(handler, id), detail: `first run started ${before.endMs - firstStartMs} ms before the last run of the earlier ${before.eventId} of subject ${subject} ended` });
+      }
+      const endMs = Math.max(...runs.map((r) => r.endMs));
+      if (before === undefined || endMs > before.endMs) lastEnd.set(chain, { endMs, eventId: id });
+    }
+  }
   return out;
 }
 
@@ -213,6 +245,7 @@ const RULE_ORDER = [
   'effect-repeated',
   'effect-after-dead-letter',
   'run-after-end',
+  'order',
   'too-many-failures',
   'attempt-mismatch',
   'dead-letter-reason',

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { WorkerConfig } from '../../src/config/types.js';
 import type { RunningEmulator } from '../../src/emulator/index.js';
 import { startWorker } from '../../src/worker/start.js';
-import { consumerState, createConsumer, FAST, silent, tempDir, TENANT, waitFor, workerConfig } from '../worker/harness.js';
+import { consumerState, createConsumer, FAST, silent, tempDir, TENANT, untilSettled, workerConfig } from '../worker/harness.js';
 import { checkInvariant, describeViolations, type ModelOptions, type Observed, type Violation } from './invariant.js';
 import { readDeadLetterLines, readRuns, runStats } from './observe.js';
 import { BATCH_HANDLERS, eventsOf, HANDLERS_OF_TYPE, RETRY_BACKOFF_MAX_MS, RETRY_BACKOFF_MIN_MS, type Scenario } from './scenario.js';
@@ -70,19 +70,14 @@ export async function runScenario(emulator: RunningEmulator, scenario: Scenario,
     maxAttempts: scenario.maxAttempts,
     visibilitySeconds: 10,
     ...failureOptions(scenario),
+    ...(scenario.store === 'sqlite' ? { idempotencyUrl: `sqlite:${join(dir, 'store.db')}` } : {}),
   });
   const worker = await startWorker(config, { logger: silent, timings: FAST, healthServer: false });
   let appended: { id: string; sequence: string }[];
   try {
     appended = await appendOverHttp(emulator, eventsOf(scenario, dir, runsDir, Date.now()));
-    await waitFor(
-      'the cursor at the head',
-      () => {
-        const state = consumerState(emulator, destination);
-        return state.committed === state.head && state.leased === 0 && state.pendingRedelivery === 0;
-      },
-      deadlineMs,
-    ).catch(() => undefined);
+    // The cursor at the head and no run left deferred in the store (or the deadline: the invariant says what is missing).
+    await untilSettled(emulator, destination, config, deadlineMs).catch(() => undefined);
   } finally {
     await worker.close();
   }
@@ -92,12 +87,14 @@ export async function runScenario(emulator: RunningEmulator, scenario: Scenario,
     runs: readRuns(runsDir),
     deadLetters: readDeadLetterLines(join(dir, 'dead-letter.jsonl')),
     cursor: { committed: state.committed, head: state.head },
+    stream: appended.map((e, i) => ({ id: e.id, subject: String((scenario.events[i] as Scenario['events'][number]).subject) })),
   };
   const options: ModelOptions = {
     maxAttempts: scenario.maxAttempts,
     retryBackoffMinMs: RETRY_BACKOFF_MIN_MS,
     retryBackoffMaxMs: RETRY_BACKOFF_MAX_MS,
     batchHandlers: BATCH_HANDLERS,
+    order: true,
   };
   return { observed, options, violations: checkInvariant(observed, options), stats: `${runStats(observed.runs, observed.deadLetters)}; files in ${dir}` };
 }

@@ -44,6 +44,8 @@ export interface Scenario {
   breaker: boolean;
   breakerCooldownMs: number;
   outage: Outage | undefined;
+  /** The idempotency store: `memory` keeps waits in their lease, `sqlite` defers them to the store. */
+  store: 'memory' | 'sqlite';
 }
 
 /** Backoff of every scenario: short, so a run stays a few seconds. */
@@ -107,6 +109,7 @@ export function scenarioArb(bounds: Bounds): fc.Arbitrary<Scenario> {
         maxInProgress: fc.option(fc.integer({ min: 1, max: 16 }), { nil: undefined }),
         maxLeases: fc.option(fc.integer({ min: 1, max: 8 }), { nil: undefined }),
         isolation: fc.constantFrom('thread' as const, 'none' as const),
+        store: fc.constantFrom('memory' as const, 'sqlite' as const),
         maxAttempts: fc.constant(maxAttempts),
         breaker: fc.boolean(),
         // --breaker-cooldown takes 100 ms at the least.
@@ -150,5 +153,5 @@ export function eventsOf(scenario: Scenario, dir: string, runsDir: string, nowMs
 export function describeScenario(s: Scenario): string {
   const failing = s.events.filter((e) => Object.entries(e.plan).some(([h, p]) => (HANDLERS_OF_TYPE[e.type] ?? []).includes(h) && p.kind !== 'ok')).length;
   const outage = s.outage === undefined ? 'no outage' : `outage of ${s.outage.handler} ${s.outage.fromMs}+${s.outage.durationMs} ms`;
-  return `${s.events.length} events (${failing} with failures) over ${s.subjects} subject(s), types ${[...new Set(s.events.map((e) => e.type))].join('/')}, limit ${s.limit}, workers ${s.workers}, concurrency ${s.concurrency}, max-in-progress ${s.maxInProgress ?? 'default'}, max-leases ${s.maxLeases ?? 'default'}, isolation ${s.isolation}, max-attempts ${s.maxAttempts}, breaker ${s.breaker ? `on (cool-down ${s.breakerCooldownMs} ms)` : 'off'}, ${outage}`;
+  return `${s.events.length} events (${failing} with failures) over ${s.subjects} subject(s), types ${[...new Set(s.events.map((e) => e.type))].join('/')}, limit ${s.limit}, workers ${s.workers}, concurrency ${s.concurrency}, max-in-progress ${s.maxInProgress ?? 'default'}, max-leases ${s.maxLeases ?? 'default'}, isolation ${s.isolation}, store ${s.store}, max-attempts ${s.maxAttempts}, breaker ${s.breaker ? `on (cool-down ${s.breakerCooldownMs} ms)` : 'off'}, ${outage}`;
 }
