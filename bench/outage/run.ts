@@ -51,6 +51,11 @@ export interface RunSetup {
   idempotencyUrl?: string;
   /** While down, only this handler's calls fail. */
   downFor?: string;
+  /**
+   * Once the cursor is at the head, also wait (within the drain timeout) until this says the work is
+   * done: runs deferred to the store go on after their leases were acked.
+   */
+  settled?: (calls: RunRecord['calls']) => boolean;
 }
 
 /** What a scenario does while the run goes on: produce, take the dependency down and up. */
@@ -60,7 +65,7 @@ export type Drive = (ctx: { platform: PlatformProcess; dependency: Dependency; s
  * One run: the emulator in its own process, the dependency in this one, `durable-worker run` as a
  * fresh process with default settings but a temporary SQLite store and dead-letter file (and the
  * scenario's flags); `drive` produces and breaks things; then the run drains until committed
- * reaches the head, the worker is stopped with SIGTERM, and the records are read.
+ * reaches the head (and `settled` holds), the worker is stopped with SIGTERM, and the records are read.
  */
 export async function runOnce(setup: RunSetup, drive: Drive): Promise<RunRecord> {
   const dir = mkdtempSync(join(tmpdir(), 'dw-outage-'));
@@ -101,7 +106,7 @@ export async function runOnce(setup: RunSetup, drive: Drive): Promise<RunRecord>
     let drainSeconds: number | undefined;
     for (const deadline = producedAtMs + setup.drainTimeoutSeconds * 1_000; Date.now() < deadline; await sleep(100)) {
       const c = await platform.consumer();
-      if (c.head === platform.appended && c.committed === c.head && c.leased === 0) {
+      if (c.head === platform.appended && c.committed === c.head && c.leased === 0 && (setup.settled?.(dependency.calls) ?? true)) {
         drainSeconds = (Date.now() - producedAtMs) / 1_000;
         break;
       }
