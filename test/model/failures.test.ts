@@ -13,10 +13,14 @@ import { describeScenario, scenarioArb, type PlannedEvent, type Scenario } from 
  * handler), each against a real worker and the emulator over HTTP. After each, the invariant of
  * test/model/invariant.ts must hold: dead-lettered iff PermanentError or --max-attempts failed runs,
  * every other effect exactly once, ctx.attempt counting that handler's failed runs, the cursor at
- * the head. A failure prints the command that replays it (test/model/model-check.ts).
+ * the head, and one handler's events of a subject in stream order. With a store that defers runs, a
+ * handler that is down holds back no other handler. A failure prints the command that replays it
+ * (test/model/model-check.ts).
  */
 const t = emulatorForFile();
 const FILE = 'test/model/failures.test.ts';
+/** How long handler `two` is down in the isolation property: far longer than the other handlers' work. */
+const OUTAGE_MS = 8_000;
 
 /** A scenario written by hand: `plan(i)` for handler `one` of event i, on `subjects` chains. */
 function fixed(count: number, subjects: number, plan: (i: number) => PlannedEvent['plan']['one'], options: Partial<Scenario>): Scenario {
@@ -48,6 +52,34 @@ describe('failure handling, model-based', () => {
         if (result.violations.length > 0) throw new Error(failureMessage(describeScenario(scenario), result));
       },
       { testFile: FILE, defaultRuns: 6 },
+    );
+  }, 600_000);
+
+  it('a handler\'s runs never wait on another handler\'s failure: with a deferring store, every run of the other handlers ends while one handler is down', async () => {
+    await checkModel(
+      // The other handlers never fail here, and `two` does not run out of attempts while it is down:
+      // with a store that keeps waits in the lease (memory), the other handlers' later events of a
+      // subject would wait for `two`'s retries until the outage ends.
+      scenarioArb({ minEvents: 10, maxEvents: 100, weights: { failingPercent: 0 }, outage: false, workMs: [0, 4] }).map(
+        (s): Scenario => ({
+          ...s,
+          // Handler `two` runs on a third of the events and is down for the whole run of the others.
+          events: s.events.map((e, i) => (i % 3 === 0 ? { ...e, type: 'model.one-two' } : e)),
+          maxAttempts: 100,
+          store: 'sqlite',
+          outage: { handler: 'two', fromMs: 0, durationMs: OUTAGE_MS },
+        }),
+      ),
+      async (scenario) => {
+        const result = await runScenario(t.emulator, scenario, 60_000);
+        if (result.violations.length > 0) throw new Error(failureMessage(describeScenario(scenario), result));
+        const outageEndsMs = result.appendedAtMs + OUTAGE_MS;
+        const late = result.observed.runs.filter((r) => r.handler !== 'two' && r.endMs > outageEndsMs);
+        if (late.length > 0) throw new Error(`${late.length} run(s) of other handlers ended after two's outage (first: ${late[0]?.handler} ${late[0]?.eventId}, ${(late[0]?.endMs ?? 0) - outageEndsMs} ms after)\n${describeScenario(scenario)}\n${result.stats}`);
+        // Not vacuous: `two` failed during its outage, and the others ran during it.
+        expect(result.observed.runs.some((r) => r.handler === 'two' && r.cause === 'outage')).toBe(true);
+      },
+      { testFile: FILE, defaultRuns: 3 },
     );
   }, 600_000);
 

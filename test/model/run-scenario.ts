@@ -45,6 +45,8 @@ export function expectedHandlers(scenario: Scenario, appended: readonly { id: st
 
 export interface ScenarioResult {
   observed: Observed;
+  /** When the events were appended (an outage's window starts from here). */
+  appendedAtMs: number;
   options: ModelOptions;
   violations: Violation[];
   stats: string;
@@ -74,8 +76,9 @@ export async function runScenario(emulator: RunningEmulator, scenario: Scenario,
   });
   const worker = await startWorker(config, { logger: silent, timings: FAST, healthServer: false });
   let appended: { id: string; sequence: string }[];
+  const appendedAtMs = Date.now();
   try {
-    appended = await appendOverHttp(emulator, eventsOf(scenario, dir, runsDir, Date.now()));
+    appended = await appendOverHttp(emulator, eventsOf(scenario, dir, runsDir, appendedAtMs));
     // The cursor at the head and no run left deferred in the store (or the deadline: the invariant says what is missing).
     await untilSettled(emulator, destination, config, deadlineMs).catch(() => undefined);
   } finally {
@@ -96,7 +99,7 @@ export async function runScenario(emulator: RunningEmulator, scenario: Scenario,
     batchHandlers: BATCH_HANDLERS,
     order: true,
   };
-  return { observed, options, violations: checkInvariant(observed, options), stats: `${runStats(observed.runs, observed.deadLetters)}; files in ${dir}` };
+  return { observed, appendedAtMs, options, violations: checkInvariant(observed, options), stats: `${runStats(observed.runs, observed.deadLetters)}; files in ${dir}` };
 }
 
 export function failureMessage(scenarioLine: string, result: ScenarioResult): string {
