@@ -27,6 +27,8 @@ export interface IsolationOptions {
   idempotencyUrl?: string;
   drainTimeoutSeconds: number;
   keepDir?: boolean;
+  /** More `run` flags (e.g. `--isolation none`). */
+  workerArgs?: string[];
 }
 
 export const DEFAULT_ISOLATION: IsolationOptions = {
@@ -75,7 +77,7 @@ function percentile(sorted: readonly number[], p: number): number | undefined {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-function timeliness(calls: readonly DependencyCall[], fromMs: number, toMs: number): Timeliness {
+export function timeliness(calls: readonly DependencyCall[], fromMs: number, toMs: number): Timeliness {
   // Each event once: its first effect, for events appended in [fromMs, toMs).
   const first = new Map<string, DependencyCall>();
   for (const c of calls) if (c.ok && c.publishedAtMs !== undefined && c.publishedAtMs >= fromMs && c.publishedAtMs < toMs && !first.has(c.eventId)) first.set(c.eventId, c);
@@ -98,7 +100,7 @@ export async function runIsolation(options: Partial<IsolationOptions> = {}): Pro
   const count = o.ratePerSecond * o.produceSeconds;
   const record: RunRecord = await runOnce(
     {
-      workerArgs: shared ? ['--idempotency-prefix', `bench-isolation-${randomUUID()}`] : [],
+      workerArgs: [...(shared ? ['--idempotency-prefix', `bench-isolation-${randomUUID()}`] : []), ...(o.workerArgs ?? [])],
       latencyMs: o.latencyMs,
       delayMs: o.delayMs,
       drainTimeoutSeconds: o.drainTimeoutSeconds,

@@ -4,11 +4,13 @@
  * settings, the emulator in a process of its own. Its figures:
  * docs/benchmarks.md#failures-and-retries.
  *
- *   npm run bench:outage -- [--only outage|poison|isolation] [--latency-ms 50] [--skip-no-breaker] [--keep]
- *                          [--isolation-seconds 15] [--store redis://...]
+ *   npm run bench:outage -- [--only outage|poison|isolation|waits] [--latency-ms 50] [--skip-no-breaker] [--keep]
+ *                          [--isolation-seconds 15] [--store redis://...] [--handler-isolation thread,none]
  *
  * isolation: two handlers, one's dependency down; the healthy one's events' timeliness before and
  * during, both with two types and with one shared type, on the SQLite store (and --store's).
+ * waits: events asking to wait 15 s amid others (their timeliness, when the waiting ones ran again),
+ * and 1,000 events with first-run failures and 3 poison events (how long until all is done).
  *
  * Each scenario runs on loopback and again with --latency-ms added before every pull and ack
  * (0: loopback only); the outage also once with --no-breaker (loopback) unless --skip-no-breaker.
@@ -18,7 +20,8 @@ import { runOutage } from './outage.js';
 import { runPoison } from './poison.js';
 import { killLiveChildren } from './processes.js';
 import { runIsolation } from './isolation.js';
-import { formatIsolation, formatOutage, formatPoison } from './report.js';
+import { formatFailOnce, formatIsolation, formatLater, formatOutage, formatPoison } from './report.js';
+import { runFailOnce, runLater } from './waits.js';
 
 const { values } = parseArgs({
   options: {
@@ -28,11 +31,12 @@ const { values } = parseArgs({
     keep: { type: 'boolean', default: false },
     'isolation-seconds': { type: 'string', default: '15' },
     store: { type: 'string' },
+    'handler-isolation': { type: 'string', default: 'thread' },
   },
 });
 const only = values.only;
-if (only !== undefined && only !== 'outage' && only !== 'poison' && only !== 'isolation') {
-  process.stderr.write(`bench:outage: --only must be outage, poison or isolation (got ${only})\n`);
+if (only !== undefined && only !== 'outage' && only !== 'poison' && only !== 'isolation' && only !== 'waits') {
+  process.stderr.write(`bench:outage: --only must be outage, poison, isolation or waits (got ${only})\n`);
   process.exit(2);
 }
 const latencyMs = Number(values['latency-ms']);
@@ -65,12 +69,23 @@ if (only === undefined || only === 'isolation') {
     process.exit(2);
   }
   const produceSeconds = 10 + outageSeconds + 10;
+  const modes = (values['handler-isolation'] ?? 'thread').split(',');
+  if (modes.some((m) => m !== 'thread' && m !== 'none')) {
+    process.stderr.write(`bench:outage: --handler-isolation takes thread, none or both (got ${values['handler-isolation']})\n`);
+    process.exit(2);
+  }
   for (const store of [undefined, ...(values.store === undefined ? [] : [values.store])]) {
-    for (const sharedType of [false, true]) {
-      for (const ms of latencies) {
-        const result = await runIsolation({ sharedType, latencyMs: ms, outageSeconds, produceSeconds, ...(store === undefined ? {} : { idempotencyUrl: store }), keepDir: values.keep });
-        out(formatIsolation(label(ms), result));
+    for (const mode of modes) {
+      for (const sharedType of [false, true]) {
+        for (const ms of latencies) {
+          const result = await runIsolation({ sharedType, latencyMs: ms, outageSeconds, produceSeconds, workerArgs: ['--isolation', mode], ...(store === undefined ? {} : { idempotencyUrl: store }), keepDir: values.keep });
+          out(formatIsolation(`${label(ms)}, ${mode}`, result));
+        }
       }
     }
   }
+}
+if (only === undefined || only === 'waits') {
+  for (const ms of latencies) out(formatLater(label(ms), await runLater({ latencyMs: ms })));
+  for (const ms of latencies) out(formatFailOnce(label(ms), await runFailOnce(ms)));
 }

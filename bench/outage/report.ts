@@ -1,3 +1,4 @@
+import type { FailOnceResult, LaterResult } from './waits.js';
 import type { IsolationResult, Timeliness } from './isolation.js';
 import type { OutageResult } from './outage.js';
 import type { PoisonResult, PoisonRun } from './poison.js';
@@ -45,5 +46,24 @@ export function formatIsolation(label: string, r: IsolationResult): string {
     `  healthy during: ${timelinessLine(r.healthyDuring)}`,
     `  healthy during / before: share within 2 s ${n(r.shareRatio, 2)}, rate ${n(r.rateRatio, 2)}; duplicates ${r.healthyDuplicates}`,
     `  flaky: ${r.flaky.effected} of ${r.flaky.events} events took effect, duplicates ${r.flaky.duplicates}, ${r.flaky.failedRuns} failed runs, drained ${n(r.flaky.drainedAfterReturnSeconds)} s after the return; dead letters ${r.deadLetters}, cursor ${r.cursorAtHead ? 'at head' : 'NOT at head'}, worker exit ${r.workerExit}`,
+  ].join('\n');
+}
+
+export function formatLater(label: string, r: LaterResult): string {
+  const o = r.options;
+  const w = r.waiting;
+  return [
+    `waits ${label}: ${r.appended} events at ${o.ratePerSecond}/s over ${o.produceSeconds} s, each on its own subject; from ${o.laterFromSeconds} s every 10th asks to wait 15 s once`,
+    `  others before: ${timelinessLine(r.before)}`,
+    `  others after:  ${timelinessLine(r.after)}`,
+    `  others after / before: share within 2 s ${n(r.shareRatio, 2)}; duplicates ${r.plainDuplicates}`,
+    `  waiting: ${w.ranAgain} of ${w.events} ran again, ${n(w.minSeconds)}-${n(w.maxSeconds)} s after their first run, ${w.within15to35} within 15-35 s; dead letters ${r.deadLetters}, cursor ${r.cursorAtHead ? 'at head' : 'NOT at head'}`,
+  ].join('\n');
+}
+
+export function formatFailOnce(label: string, r: FailOnceResult): string {
+  return [
+    `fail-once ${label}: ${r.events} events at once, every 10th failing its first run, 3 always failing, --max-attempts 3`,
+    `  done ${n(r.doneSeconds)} s after the append (target: 1 s + 2 s of backoff + 5 s = 8 s); ${r.effects} effects, ${r.duplicates} duplicates; dead-lettered: ${r.deadLettered.join(', ') || 'none'}; cursor ${r.cursorAtHead ? 'at head' : 'NOT at head'}`,
   ].join('\n');
 }

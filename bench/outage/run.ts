@@ -21,6 +21,7 @@ export interface DeadLetter {
   firstFailedAt?: string;
   lastFailedAt?: string;
   event: { id: string; subject?: string };
+  deadLetteredAt?: string;
 }
 
 export interface RunRecord {
@@ -55,7 +56,12 @@ export interface RunSetup {
    * Once the cursor is at the head, also wait (within the drain timeout) until this says the work is
    * done: runs deferred to the store go on after their leases were acked.
    */
-  settled?: (calls: RunRecord['calls']) => boolean;
+  settled?: (calls: RunRecord['calls'], deadLetters: () => DeadLetter[]) => boolean;
+}
+
+function readDeadLetters(dir: string): DeadLetter[] {
+  const file = join(dir, 'dead-letter.jsonl');
+  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as DeadLetter) : [];
 }
 
 /** What a scenario does while the run goes on: produce, take the dependency down and up. */
@@ -106,7 +112,7 @@ export async function runOnce(setup: RunSetup, drive: Drive): Promise<RunRecord>
     let drainSeconds: number | undefined;
     for (const deadline = producedAtMs + setup.drainTimeoutSeconds * 1_000; Date.now() < deadline; await sleep(100)) {
       const c = await platform.consumer();
-      if (c.head === platform.appended && c.committed === c.head && c.leased === 0 && (setup.settled?.(dependency.calls) ?? true)) {
+      if (c.head === platform.appended && c.committed === c.head && c.leased === 0 && (setup.settled?.(dependency.calls, () => readDeadLetters(dir)) ?? true)) {
         drainSeconds = (Date.now() - producedAtMs) / 1_000;
         break;
       }
@@ -116,10 +122,7 @@ export async function runOnce(setup: RunSetup, drive: Drive): Promise<RunRecord>
     const final = await worker.counters();
     const consumer = await platform.consumer();
     const workerExit = await worker.stop();
-    const deadFile = join(dir, 'dead-letter.jsonl');
-    const deadLetters = existsSync(deadFile)
-      ? readFileSync(deadFile, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as DeadLetter)
-      : [];
+    const deadLetters = readDeadLetters(dir);
     return { startedAtMs, calls: dependency.calls, samples, deadLetters, appended: platform.appended, head: consumer.head, committed: consumer.committed, final, workerExit, drainSeconds };
   } finally {
     await worker?.stop(5_000).catch(() => null);
