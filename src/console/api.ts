@@ -7,6 +7,7 @@ import { HttpProblem } from '../emulator/http/problem.js';
 import { parseOrProblem } from '../emulator/http/validation.js';
 import type { ConsumerWatch } from './consumer-watch.js';
 import type { DeadLetterDesk } from './dead-letter-desk.js';
+import type { DeferredDesk } from './deferred-desk.js';
 import type { EmulatorControl } from './emulator-control.js';
 import type { ConsoleFeed } from './feed.js';
 import type { Hello, ReloadView } from './protocol.js';
@@ -18,6 +19,7 @@ export interface ApiDeps {
   watch: ConsumerWatch;
   control: EmulatorControl;
   deadLetters: DeadLetterDesk;
+  deferred: DeferredDesk;
   /** The last reload of the handlers after a save, if any. */
   reload?: () => ReloadView | undefined;
 }
@@ -55,7 +57,7 @@ const ok = (body: unknown) => ({ status: 200, body });
 
 /** The console's JSON API, for its page. Every refusal is problem+json with `errors` keyed by path. */
 export function apiRoutes(deps: ApiDeps): ApiRoute[] {
-  const { feed, watch, control, deadLetters } = deps;
+  const { feed, watch, control, deadLetters, deferred } = deps;
   const route = (method: ApiRoute['method'], path: RegExp, handle: ApiRoute['handle']): ApiRoute => ({ method, path, handle });
   const afterChange = async () => ok({ consumer: await watch.sample() });
 
@@ -108,6 +110,7 @@ export function apiRoutes(deps: ApiDeps): ApiRoute[] {
       const { ids } = parseOrProblem(IdsSchema, await readJson(req));
       return ok({ purged: (await deadLetters.purge(ids)).map((record) => record.id) });
     }),
+    route('GET', /^\/api\/deferred$/, async ({ query }) => ok(await deferred.list(parseOrProblem(LimitQuery, query.get('limit') ?? undefined) ?? 200))),
     route('POST', /^\/api\/send$/, async ({ req }) => {
       const { sourceId, entries } = parseOrProblem(SendSchema, await readJson(req));
       return { status: 202, body: await control.ingest(sourceId, { entries } as Parameters<EmulatorControl['ingest']>[1]) };

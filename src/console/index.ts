@@ -8,6 +8,8 @@ import type { WorkerEmitter } from '../observability/worker-events.js';
 import { apiRoutes } from './api.js';
 import { ConsumerWatch } from './consumer-watch.js';
 import { DeadLetterDesk } from './dead-letter-desk.js';
+import { DeferredDesk } from './deferred-desk.js';
+import { deferredRunsOf } from '../idempotency/deferred.js';
 import { EmulatorControl } from './emulator-control.js';
 import { EventStreamHub } from './event-stream.js';
 import { ConsoleFeed } from './feed.js';
@@ -112,6 +114,16 @@ export class DevConsole {
       onChange: () => this.feed.deadLettersChanged(),
     });
     this.#closers.push(() => deadLetters.close());
+    const deferred = new DeferredDesk({
+      // The worker's store, located as a replay from this page locates it.
+      open: async () => {
+        const [{ createIdempotencyStore, DEFAULT_DONE_TTL_MS }, { resolveStoreUrl }, { DEFAULT_REPLAY_IDEMPOTENCY }] = await Promise.all([import('../idempotency/index.js'), import('../config/schema.js'), import('../dead-letter-admin/replay-resources.js')]);
+        const url = resolveStoreUrl(options.cwd, options.replay.idempotencyUrl ?? DEFAULT_REPLAY_IDEMPOTENCY);
+        return createIdempotencyStore(url, { prefix: options.idempotencyPrefix, doneTtlMs: options.replay.idempotencyTtlMs ?? DEFAULT_DONE_TTL_MS });
+      },
+      deferredOf: deferredRunsOf,
+    });
+    this.#closers.push(() => deferred.close());
     this.#closers.push(
       this.feed.subscribe({
         changed: (summaries, dropped) => {
@@ -134,7 +146,7 @@ export class DevConsole {
       ...(options.allowedHosts === undefined ? {} : { allowedHosts: options.allowedHosts }),
       port: options.port,
       portIsDefault: options.portIsDefault,
-      routes: apiRoutes({ hello, feed: this.feed, watch, control, deadLetters, reload: () => this.#reload }),
+      routes: apiRoutes({ hello, feed: this.feed, watch, control, deadLetters, deferred, reload: () => this.#reload }),
       page: loadPageFiles(),
       stream: (res) =>
         hub.add(res, [
