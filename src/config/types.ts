@@ -40,9 +40,9 @@ export interface WorkerConfig {
   retryBackoffMaxMs?: number;
   /** A circuit breaker per handler (default true). */
   breaker?: boolean;
-  /** A handler's breaker opens when at least this share of its last `breakerWindow` runs failed (default 0.5). */
+  /** A handler's breaker opens when at least this share of its runs in `breakerWindowTimeMs` failed (default 0.5). */
   breakerFailureRatio?: number;
-  /** Runs a breaker weighs (default 20). */
+  /** The fewest runs in its time window a breaker weighs at all (default 20). */
   breakerWindow?: number;
   /** How far back a breaker weighs runs, in ms (default 10,000). */
   breakerWindowTimeMs?: number;

@@ -9,6 +9,7 @@ import type { EventOutcome } from '../observability/worker-events.js';
 import type { RunEnd, RunOwner } from './lease-view.js';
 import { deadLetterRecord } from './dead-letter-record.js';
 import { deferRun, type RunWait } from './deferral.js';
+import { emitRunEnd } from './run-report.js';
 import { claimAgain, waitForClaim, type Claimed } from './key-claims.js';
 import { retryDelayMs } from './retry-delay.js';
 
@@ -19,16 +20,11 @@ const KEY_BUSY_RETRY_MS = 250;
 
 /**
  * One handler for one event of a held lease, from its claim to its recorded outcome: the run object
- * the dispatcher gets (`job`, and `end` called once with the result). What it records
- * (docs/handlers.md, "Failures and retries"): ok -> done mark; a failure -> its count and next run
- * time stored with the key (the claim goes with it), then, with a store that holds deferred runs,
- * the run deferred there (its lease need not wait), else the event retries in its lease
- * (LeaseEvent); PermanentError, or a failure of attempt `--max-attempts` -> dead-letter record, then
- * done mark; a forced-shutdown abort -> nothing counted, the claim released; `unstarted` -> nothing
- * (the lease releases the claims of what never ran). Its attempt is the handler's on this event:
- * the failed runs the store counted, plus one. A retry in the same lease claims the key again first.
- * A claim another owner holds is polled until done (a duplicate), released or expired (ours), or the
- * deadline.
+ * the dispatcher gets (`job`, and `end` called once with the result). What it records is in
+ * docs/architecture.md ("One lease, from pull to ack", step 7, and "Deferred runs"). Its attempt is
+ * the handler's on this event: the failed runs the store counted, plus one. A retry in the same
+ * lease claims the key again first; a claim another owner holds is polled until done (a duplicate),
+ * released or expired (ours), or the deadline.
  */
 export class HandlerRun implements DispatchRun {
   readonly job: DispatchJob;
@@ -78,11 +74,7 @@ export class HandlerRun implements DispatchRun {
     return this.#dispatched;
   }
 
-  /**
-   * The next event of a subject, chained on the run before it (LeaseDispatch.startAfter): its claim
-   * is new and has no failures (the caller checked), and it starts where `after` runs the moment
-   * that ends ok.
-   */
+  /** Chained on `after`, the run before it in its subject (LeaseDispatch.startAfter): claimed new, no failures (the caller checked); starts the moment `after` ends ok. */
   startAfter(after: HandlerRun): void {
     const dispatch = this.#event.lease.dispatch;
     this.#startedMs = performance.now();
@@ -213,17 +205,18 @@ export class HandlerRun implements DispatchRun {
       breakers.record(this.handler, 'none');
       return this.#deadLetter('permanent', error, durationMs);
     }
+    const probe = breakers.isProbing(this.handler);
     // A RetryLaterError is the handler pacing itself, and an event's repeated failure was weighed at its first.
     breakers.record(this.handler, error.code === ErrorCodes.RETRY_LATER ? 'none' : this.attempt > 1 ? 'failed-again' : 'failed');
+    if (probe && lease.context.deferred !== undefined && error.code !== ErrorCodes.RETRY_LATER) return this.#deferProbe(error, durationMs);
     if (this.attempt >= lease.context.maxAttempts) return this.#deadLetter('max-attempts', error, durationMs);
     return this.#countFailure(error, durationMs);
   }
 
   /**
-   * A transactional call that did not get to commit through no fault of its handler: the store
-   * failed (the process backs off; the event comes back with its lease), another worker's
-   * transaction held the key (tried again shortly, in the lease), or its batch call rolled back
-   * for another event's failure (tried again at once). No attempt is counted.
+   * A transactional call that did not commit through no fault of its handler (no attempt counted):
+   * the store failed (the process backs off), another worker's transaction held the key (tried again
+   * shortly, in the lease), or its batch call rolled back for another event's failure (at once).
    */
   #uncounted(error: DispatchError, durationMs: number): RunEnd {
     const lease = this.#event.lease;
@@ -264,6 +257,19 @@ export class HandlerRun implements DispatchRun {
     return deferred ? 'deferred' : 'failed';
   }
 
+  /** A failed probe: the dependency is still down, the event not at fault. Deferred to the next probe (another run: the store serves due runs by retry time), no attempt spent. */
+  async #deferProbe(error: DispatchError, durationMs: number): Promise<RunEnd> {
+    const lease = this.#event.lease;
+    this.#emit('failed', durationMs, error);
+    try {
+      await deferRun(lease, this.#k, this.handler, this.job.event, { reason: 'breaker', retryAtMs: lease.context.breakers.openUntilMs(this.handler) });
+      return 'deferred';
+    } catch (err) {
+      lease.context.storeFailed(err);
+      return 'failed';
+    }
+  }
+
   async #deadLetter(reason: DeadLetterRecord['reason'], error: DispatchError, durationMs: number): Promise<RunEnd> {
     const lease = this.#event.lease;
     const event = this.job.event;
@@ -287,14 +293,6 @@ export class HandlerRun implements DispatchRun {
   }
 
   #emit(outcome: EventOutcome, durationMs: number, error?: DispatchError): void {
-    const lease = this.#event.lease;
-    const event = this.job.event;
-    // Two literals rather than a spread: this runs once per handler run.
-    const attempt = this.attempt;
-    if (error === undefined) lease.context.events.emit('event:done', { workerId: lease.workerId, event, handler: this.handler, outcome, durationMs, attempt });
-    else {
-      const reported = error.code === undefined ? { message: error.message } : { message: error.message, code: error.code };
-      lease.context.events.emit('event:done', { workerId: lease.workerId, event, handler: this.handler, outcome, durationMs, error: reported, attempt });
-    }
+    emitRunEnd(this.#event.lease, this.job.event, this.handler, outcome, durationMs, this.attempt, error);
   }
 }

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { WorkerConfig } from '../../src/config/types.js';
 import { startWorker } from '../../src/worker/start.js';
 import type { IsolationData, RunRecord } from '../fixtures/isolation-handlers/_record.js';
-import { createConsumer, deadLetters, emulatorForFile, FAST, silent, tempDir, TENANT, untilCommitted, waitFor, workerConfig } from './harness.js';
+import { createConsumer, deadLetters, emulatorForFile, FAST, silent, tempDir, TENANT, untilCommitted, untilSettled, waitFor, workerConfig } from './harness.js';
 
 /**
  * Failures stay where they happen (docs/handlers.md, "Order and isolation"): with a store that holds
@@ -90,6 +90,26 @@ describe.each(['none', 'thread'] as const)('failure isolation (isolation %s, SQL
       expect(outageMs).toBeGreaterThan(0);
     });
   }
+
+  it('an outage far longer than the attempts dead-letters nothing: a failed probe spends no attempt', async () => {
+    const dir = tempDir('iso-long-outage');
+    const runsFile = join(dir, 'runs.jsonl');
+    const downFile = join(dir, 'down');
+    const destination = await createConsumer(t.emulator, 'iso');
+    // A probe every 100 ms for 3 s: some 30 probes over 20 events of 3 attempts each.
+    const settings = config(destination, dir, { breakerWindow: 4, breakerCooldownMs: 100, maxAttempts: 3, retryBackoffMinMs: 50, retryBackoffMaxMs: 200 });
+    const worker = await startWorker(settings, { logger: silent, timings: FAST, healthServer: false });
+    t.running.push(worker);
+    writeFileSync(downFile, '');
+    const appended = await stream(20, 300, (i) => ({ type: 'iso.b', subject: `s-${i}`, data: { runsFile, flaky: { downFile } } }));
+    await waitFor('probes failing for 3 s', () => runsOf(runsFile).filter((r) => !r.ok).length >= appended.length + 15, 15_000);
+    rmSync(downFile);
+    await waitFor('every event ran ok after the return', () => okRuns(runsFile, 'flaky').size === appended.length, 20_000);
+    await untilSettled(t.emulator, destination, settings);
+    expect(deadLetters(join(dir, 'dead-letter.jsonl'))).toEqual([]);
+    // Each event's failed runs beyond its first are probes, which spent nothing: its ok run is attempt 2 or 3.
+    for (const id of appended.map((e) => e.id)) expect((okRuns(runsFile, 'flaky').get(id) as RunRecord[])[0]!.attempt, id).toBeLessThanOrEqual(3);
+  });
 
   it('a few events ask to wait: the others run at once; each waiting one runs again after its wait, in its own chain only', async () => {
     const dir = tempDir('iso-later');
