@@ -52,7 +52,7 @@ const param = (description: string, example?: string): ParameterSpec => ({ schem
 export const AUTHORIZE_QUERY = {
   response_type: param('`code`.', 'code'),
   client_id: param('Client ID of the application.', 'dev-client'),
-  redirect_uri: param('Absolute http(s) URL without a fragment (no registration in the emulator).', 'http://127.0.0.1:3000/callback'),
+  redirect_uri: param('One of the redirect URIs registered for the client, exactly (any port for `http` on `127.0.0.1` or `[::1]`).', 'http://127.0.0.1:3000/callback'),
   scope: param('Space-delimited: `openid`, `profile`, `email`, `offline` and tenant API scopes.', 'openid offline'),
   state: param('Returned unchanged.'),
   code_challenge: param('BASE64URL(SHA-256(verifier)), 43 characters.'),
