@@ -5,7 +5,7 @@ import { ConfigError } from '../errors.js';
 import type { AccessCatalogItem } from '../types.js';
 import { faultOptionsSchema } from './faults/options.js';
 import { requestPath } from './http/validation.js';
-import { redirectUriProblem } from './auth/redirect-uris.js';
+import { REDIRECT_URI_PATTERN, redirectUriProblem } from './auth/redirect-uris.js';
 
 /** Machine token scopes of the spec (Authentication, rule 7). */
 export const ALL_SCOPES = ['write:sources', 'import-datasource', 'read:events', 'read:events:pull', 'read:events:sse'] as const;
@@ -30,10 +30,13 @@ export const DEV_DEFAULTS = {
 const id = z.string().min(1).max(200);
 
 /** A redirect URI an application registers (auth/redirect-uris.ts). */
-export const redirectUriSchema = z.string().superRefine((value, ctx) => {
-  const problem = redirectUriProblem(value);
-  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `redirect URI ${problem} (got ${JSON.stringify(value.slice(0, 200))})` });
-});
+export const redirectUriSchema = z
+  .string()
+  .superRefine((value, ctx) => {
+    const problem = redirectUriProblem(value);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `redirect URI ${problem} (got ${JSON.stringify(value.slice(0, 200))})` });
+  })
+  .meta({ pattern: REDIRECT_URI_PATTERN.source });
 
 /**
  * Per-tenant ingest limits (spec, Limits: tenant-configured ceilings and request rate; numbers not

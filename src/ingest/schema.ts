@@ -17,14 +17,16 @@ export const ingestValueSchema = z.union(
   { error: VALUE_SHAPE },
 );
 
+/** What `propertyIdProblem` (rules.ts) accepts, as JSON Schema keywords (for the published descriptions). */
+export const PROPERTY_ID_JSON_SCHEMA = { pattern: PROPERTY_ID_JSON_PATTERN, maxLength: MAX_PROPERTY_ID_LENGTH } as const;
+
 export const ingestPropertySchema = z.object({
   id: z
     .string({ error: 'property id must be a string' })
     .min(1, { error: 'property id must be a non-empty string' })
     .meta({
       description: 'Letters and digits, then also `_ . : -`; not `id`, `lastUpdated` or `language` in any case. Canonicalized to lowercase.',
-      pattern: PROPERTY_ID_JSON_PATTERN,
-      maxLength: MAX_PROPERTY_ID_LENGTH,
+      ...PROPERTY_ID_JSON_SCHEMA,
     }),
   // `value` is required: an absent value is not `null` (null clears; absence is a mistake).
   value: z.custom<unknown>((v) => v !== undefined, { error: 'value is required (use null to clear a property)' }).pipe(
