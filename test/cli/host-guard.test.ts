@@ -75,6 +75,9 @@ const CONSOLE_CHANGES = [
   { method: 'POST', path: '/api/send' },
 ];
 
+/** A local app's page that `dev` was told to take changes from (`--allowed-origins`). */
+const LOCAL_APP = 'http://localhost:5173';
+
 const EVENTS_BODY = JSON.stringify({ events: [{ type: 'source_entry.updated', subject: 'x', data: null }] });
 
 let dev: CliProcess;
@@ -86,7 +89,7 @@ beforeAll(async () => {
   const dir = tempDir('host-guard');
   // No --metrics-host: dev's default is loopback.
   dev = new CliProcess(
-    ['dev', '--port', '0', '--console-port', '0', '--metrics-port', '0', '--handlers', HANDLERS, '--isolation', 'none', '--idempotency', 'memory', '--dead-letter', `file:${join(dir, 'dead.jsonl')}`],
+    ['dev', '--port', '0', '--console-port', '0', '--metrics-port', '0', '--allowed-origins', LOCAL_APP, '--handlers', HANDLERS, '--isolation', 'none', '--idempotency', 'memory', '--dead-letter', `file:${join(dir, 'dead.jsonl')}`],
     { cwd: dir },
   );
   [, emulatorUrl = ''] = await dev.waitForOutput(/emulator listening on (http:\/\/127\.0\.0\.1:\d+)/, 60_000);
@@ -222,6 +225,13 @@ describe('dev: a request for a rebound name gets 403 on every local server', () 
     const crossSite = await send(emulatorUrl, 'POST', '/_emulator/tenants/dev-tenant/events', { host: emulatorHost, 'sec-fetch-site': 'cross-site' }, EVENTS_BODY);
     expect(crossSite.status).toBe(403);
     expect(await changeableState()).toEqual(before);
+  });
+
+  it("--allowed-origins: dev's emulator and console take changes from that page", async () => {
+    const appended = await send(emulatorUrl, 'POST', '/_emulator/tenants/dev-tenant/events', { host: new URL(emulatorUrl).host, origin: LOCAL_APP }, EVENTS_BODY);
+    expect(appended.status, appended.body).toBe(201);
+    const resumed = await send(consoleUrl, 'POST', '/api/consumer/resume', { host: new URL(consoleUrl).host, origin: LOCAL_APP }, '{}');
+    expect(resumed.status, resumed.body).toBe(200);
   });
 
   it('nosniff on every answer of the emulator and the metrics server, refusals included', async () => {
