@@ -90,7 +90,7 @@ if (!existsSync(ST) && !underCi()) {
         if (Date.now() > deadline) throw new Error('the seeded entry never became readable');
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
-    });
+    }, 30_000);
     afterAll(async () => {
       await em?.close();
     });
