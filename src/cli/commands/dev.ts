@@ -169,7 +169,7 @@ export function devCommand(context: CliContext, setExitCode: (code: number) => v
       let allowedHosts: string[];
       let allowedOrigins: string[];
       try {
-        // One list for the emulator, the console and the metrics server (runtime/loopback-guard.ts).
+        // One list for the emulator, the console and the metrics server (runtime/local-server-guard.ts).
         allowedHosts = parseAllowedHosts(collectRunOptions({ flags: pickRunFlags(argv), env, cwd: context.cwd }).values.allowedHosts);
         allowedOrigins = parseAllowedOrigins(args.allowedOrigins);
         emulator = await startEmulatorFromArgs({ ...args, allowedHosts }, context, args.emulatorConfig, logger.child({ component: 'emulator' }));
