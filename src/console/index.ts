@@ -31,6 +31,8 @@ export interface ConsoleStartOptions {
   portIsDefault: boolean;
   /** Host names besides the loopback ones the console answers (`--allowed-hosts`). */
   allowedHosts?: readonly string[];
+  /** Origins besides the console's own whose pages may change state (`--allowed-origins`). */
+  allowedOrigins?: readonly string[];
   /** The emulator the worker consumes, and the credentials `dev` gives the worker. */
   emulatorUrl: string;
   tenant: string;
@@ -144,6 +146,7 @@ export class DevConsole {
     const server: ConsoleServer = await startConsoleServer({
       host: options.host,
       ...(options.allowedHosts === undefined ? {} : { allowedHosts: options.allowedHosts }),
+      ...(options.allowedOrigins === undefined ? {} : { allowedOrigins: options.allowedOrigins }),
       port: options.port,
       portIsDefault: options.portIsDefault,
       routes: apiRoutes({ hello, feed: this.feed, watch, control, deadLetters, deferred, reload: () => this.#reload }),

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { HttpProblem, problemBody } from '../emulator/http/problem.js';
 import { ConfigError } from '../errors.js';
-import { createHostGuard, type HostGuard } from '../runtime/loopback-guard.js';
+import { createLocalServerGuard, type LocalServerGuard } from '../runtime/local-server-guard.js';
 import type { ApiRoute } from './api.js';
 import type { PageFiles } from './page-files.js';
 
@@ -19,6 +19,8 @@ export interface ConsoleServerOptions {
   logger: Logger;
   /** Host names besides the loopback ones the console answers (`--allowed-hosts`). */
   allowedHosts?: readonly string[];
+  /** Origins besides its own whose pages may change state (`--allowed-origins`). */
+  allowedOrigins?: readonly string[];
 }
 
 export interface ConsoleServer {
@@ -29,19 +31,14 @@ export interface ConsoleServer {
 
 /**
  * The page can replay and purge dead letters and inject faults, with no login: only pages served
- * from this machine may call it. The host guard (runtime/loopback-guard.ts) refuses a `Host` other
- * than a loopback name or an allowed one (another site's page resolving its own name to 127.0.0.1,
- * "DNS rebinding"); a change must also come as JSON (readJson) from this very origin (a cross-site
- * form or fetch carries another `Origin`).
+ * from this machine may call it. The guard of every local server (runtime/local-server-guard.ts)
+ * refuses a `Host` or request target other than a loopback name or an allowed one (another site's
+ * page resolving its own name to 127.0.0.1, "DNS rebinding") and a change from a page of another
+ * origin; a change must also come as JSON (readJson), which a cross-site form cannot send.
  */
-function guard(req: IncomingMessage, hostGuard: HostGuard): void {
-  const refusal = hostGuard.refusal(req.method, req.headers);
-  if (refusal !== undefined) throw new HttpProblem(403, refusal);
-  const host = req.headers.host ?? '';
-  const origin = req.headers.origin;
-  if (req.method !== 'GET' && req.method !== 'HEAD' && origin !== undefined && origin !== `http://${host}`) {
-    throw new HttpProblem(403, 'changes are accepted from the console page itself only (cross-origin request refused)');
-  }
+function guard(req: IncomingMessage, res: ServerResponse, localGuard: LocalServerGuard): void {
+  const refusal = localGuard.admit(req, res);
+  if (refusal !== undefined) throw new HttpProblem(refusal.status, refusal.message);
 }
 
 /** JSON answers are data, never a document: not sniffed as HTML, nothing runs or loads in them. */
@@ -57,8 +54,8 @@ function sendJson(res: ServerResponse, status: number, body: unknown, type = 'ap
   res.end(text);
 }
 
-async function handle(options: ConsoleServerOptions, hostGuard: HostGuard, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  guard(req, hostGuard);
+async function handle(options: ConsoleServerOptions, localGuard: LocalServerGuard, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  guard(req, res, localGuard);
   const url = new URL(req.url ?? '/', 'http://console');
   const path = url.pathname;
   if (!path.startsWith('/api/')) {
@@ -107,9 +104,9 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 /** The console's HTTP server: the page's files, its JSON API and its event stream. */
 export async function startConsoleServer(options: ConsoleServerOptions): Promise<ConsoleServer> {
   const { host, logger } = options;
-  const hostGuard = createHostGuard(options.allowedHosts);
+  const localGuard = createLocalServerGuard({ allowedHosts: options.allowedHosts ?? [], allowedOrigins: options.allowedOrigins ?? [] });
   const server = createServer((req, res) => {
-    handle(options, hostGuard, req, res).catch((err: unknown) => answerError(res, req, err, logger));
+    handle(options, localGuard, req, res).catch((err: unknown) => answerError(res, req, err, logger));
   });
   server.keepAliveTimeout = 5_000;
   let port = options.port;

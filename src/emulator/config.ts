@@ -5,6 +5,7 @@ import { ConfigError } from '../errors.js';
 import type { AccessCatalogItem } from '../types.js';
 import { faultOptionsSchema } from './faults/options.js';
 import { requestPath } from './http/validation.js';
+import { REDIRECT_URI_PATTERN, redirectUriProblem } from './auth/redirect-uris.js';
 
 /** Machine token scopes of the spec (Authentication, rule 7). */
 export const ALL_SCOPES = ['write:sources', 'import-datasource', 'read:events', 'read:events:pull', 'read:events:sse'] as const;
@@ -22,9 +23,20 @@ export const DEV_DEFAULTS = {
   apiKey: 'dev-api-key',
   consumer: 'dev-consumer',
   webhook: 'dev-webhook',
+  /** dev-client's: a local app's callback on any port (loopback redirect URIs, OAuth 2.1). */
+  redirectUris: ['http://127.0.0.1/callback', 'http://[::1]/callback'],
 } as const;
 
 const id = z.string().min(1).max(200);
+
+/** A redirect URI an application registers (auth/redirect-uris.ts). */
+export const redirectUriSchema = z
+  .string()
+  .superRefine((value, ctx) => {
+    const problem = redirectUriProblem(value);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `redirect URI ${problem} (got ${JSON.stringify(value.slice(0, 200))})` });
+  })
+  .meta({ pattern: REDIRECT_URI_PATTERN.source });
 
 /**
  * Per-tenant ingest limits (spec, Limits: tenant-configured ceilings and request rate; numbers not
@@ -76,6 +88,13 @@ export const applicationConfigSchema = z
     sources: z.union([z.literal('all'), z.array(id)]).default('all'),
     /** Legacy data-provider application (restricted to its sources). Default false. */
     dataProvider: z.boolean().default(false),
+    /**
+     * Redirect URIs of the interactive sign-in (`GET /oauth2/auth`), each an absolute http(s) URL
+     * without a fragment, matched exactly; an `http` one on `127.0.0.1` or `[::1]` matches any port.
+     * Default: none (the sign-in is refused), `dev-client` has `http://127.0.0.1/callback` and
+     * `http://[::1]/callback`.
+     */
+    redirectUris: z.array(redirectUriSchema).default([]),
   })
   .strict();
 
@@ -179,6 +198,7 @@ export function defaultApplications(): ApplicationConfig[] {
       scopes: [...ALL_SCOPES],
       sources: 'all',
       dataProvider: false,
+      redirectUris: [...DEV_DEFAULTS.redirectUris],
     },
   ];
 }

@@ -3,7 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { gzipSync } from 'node:zlib';
 import type { Logger } from 'pino';
 import { stringifyJsonExact } from '../ingest/index.js';
-import { createHostGuard, type HostGuard } from '../runtime/loopback-guard.js';
+import { createLocalServerGuard, type LocalServerGuard } from '../runtime/local-server-guard.js';
 import type { FaultInjector } from './faults/injector.js';
 import type { RouteFamily } from './faults/options.js';
 import { exchangeObserver } from './http/exchange-observer.js';
@@ -19,14 +19,14 @@ import type { OperationSpec } from './openapi/operation.js';
 
 export const ADMIN_PREFIX = '/_emulator';
 
-const LOOPBACK_ONLY = createHostGuard();
+const LOOPBACK_ONLY = createLocalServerGuard();
 
 export interface ServerDeps {
   router: Router;
   faults: FaultInjector;
   logger: Logger;
-  /** Refuses a request for a name other than a loopback or allowed one (runtime/loopback-guard.ts). Default: loopback names only. */
-  hostGuard?: HostGuard;
+  /** The Host, request-target and Origin rules of every local server (runtime/local-server-guard.ts). Default: loopback names, own origin. */
+  guard?: LocalServerGuard;
 }
 
 /** Route family of a request, for fault injection. */
@@ -117,14 +117,15 @@ const OPERATION = Symbol('operation');
 type RoutedRequest = IncomingMessage & { [OPERATION]?: OperationSpec };
 
 async function dispatch(deps: ServerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  // Before anything else, faults included: a page that rebound its own name to this machine, or
+  // another site's page, must not append events, mint tokens or change faults. It also turns an
+  // absolute-form target into the path read below.
+  const refusal = (deps.guard ?? LOOPBACK_ONLY).admit(req, res);
+  if (refusal !== undefined) throw new HttpProblem(refusal.status, refusal.message);
   const url = req.url ?? '/';
   const queryAt = url.indexOf('?');
   const path = queryAt < 0 ? url : url.slice(0, queryAt);
   const method = req.method ?? 'GET';
-  // Before anything else, faults included: a page that rebound its own name to this machine must
-  // not append events, mint tokens or change faults (runtime/loopback-guard.ts).
-  const refusal = (deps.hostGuard ?? LOOPBACK_ONLY).refusal(method, req.headers);
-  if (refusal !== undefined) throw new HttpProblem(403, refusal);
   const match = deps.router.match(method, path);
   if (match !== undefined && !('allow' in match)) (req as RoutedRequest)[OPERATION] = match.operation;
 

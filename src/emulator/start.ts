@@ -25,7 +25,8 @@ import { registerOpenApiRoutes } from './openapi/route.js';
 import { tenantLimitsResolver } from './sources/limits.js';
 import { Tenants } from './tenants.js';
 import { ConfigError } from '../errors.js';
-import { createHostGuard, parseAllowedHosts } from '../runtime/loopback-guard.js';
+import { parseAllowedHosts } from '../runtime/loopback-guard.js';
+import { createLocalServerGuard, parseAllowedOrigins } from '../runtime/local-server-guard.js';
 
 export interface EmulatorOptions {
   /** TCP port. Default 8787; 0 = a random free port (read it from `RunningEmulator.port`). */
@@ -38,6 +39,13 @@ export interface EmulatorOptions {
    * name below it. A request for any other name gets 403. Default none.
    */
   allowedHosts?: readonly string[];
+  /**
+   * Origins whose pages may change the emulator's state besides its own (`--allowed-origins`), e.g.
+   * `http://localhost:5173` for a local app that drives it from the browser. A state change from any
+   * other page (its `Origin`, or `Sec-Fetch-Site` without one) gets 403; requests that are not from a
+   * page (no `Origin`, no `Sec-Fetch-Site`: workers, SDKs, curl) are not concerned. Default none.
+   */
+  allowedOrigins?: readonly string[];
   /** Config object, or the path of a JSON config file. Default: the development defaults only (config.ts). */
   config?: EmulatorConfig | string;
   /** Lifetime of issued access tokens, seconds. Overrides the config. Default 3600. */
@@ -181,9 +189,12 @@ export function emulatorOperations(options: EmulatorOptions = {}): OperationSpec
 
 /** Starts the platform emulator: public API, issuer and seeding endpoints on one origin. */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
-  const hostGuard = createHostGuard(parseAllowedHosts(options.allowedHosts, 'allowedHosts'));
+  const guard = createLocalServerGuard({
+    allowedHosts: parseAllowedHosts(options.allowedHosts, 'allowedHosts'),
+    allowedOrigins: parseAllowedOrigins(options.allowedOrigins, 'allowedOrigins'),
+  });
   const { router, faults, logger, sources, state, appendEvents } = assemble(options);
-  const server = createEmulatorServer({ router, faults, logger, hostGuard });
+  const server = createEmulatorServer({ router, faults, logger, guard });
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

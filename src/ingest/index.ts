@@ -6,11 +6,12 @@ export { validateTypedIngest } from './validate.js';
 export { parseJsonExact, stringifyJsonExact } from './exact-json.js';
 export { decodeAtRest, serializeAtRest, valueProblem, isInt64, listDelimiter, type DecodedValue, type ReadValue } from './values.js';
 export { isIso8601Timestamp } from './timestamp.js';
-export { typedIngestRequestSchema, requestPath } from './schema.js';
+export { typedIngestRequestSchema, requestPath, PROPERTY_ID_JSON_SCHEMA } from './schema.js';
 export {
   DEFAULT_LIST_DELIMITER,
   INT64_MAX,
   INT64_MIN,
+  MAX_DELIMITER_LENGTH,
   PROPERTY_DATA_TYPES,
   RESERVED_PROPERTY_IDS,
   RESERVED_PROPERTY_PREFIXES,

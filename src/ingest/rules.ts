@@ -56,20 +56,34 @@ export const MAX_PROPERTY_ID_LENGTH = 128;
 /** Letters and digits, then also `_ . : -`: safe in URL paths and destination filters. */
 const PROPERTY_ID_PATTERN = /^[\p{L}\p{N}][\p{L}\p{N}_.:-]*$/u;
 
+/** `id` -> `[Ii][Dd]`: a case-insensitive word in a pattern without flags. */
+const caseless = (word: string): string => [...word].map((c) => `[${c.toUpperCase()}${c}]`).join('');
+
+/**
+ * The whole rule of {@link propertyIdProblem} as one JSON Schema pattern (ECMA-262, Unicode), for
+ * the published description: the reserved IDs in any case are excluded, the reserved prefixes by
+ * the first character. With `maxLength` {@link MAX_PROPERTY_ID_LENGTH} (code points, as JSON Schema counts).
+ */
+export const PROPERTY_ID_JSON_PATTERN = `^(?!(?:${RESERVED_PROPERTY_IDS.map(caseless).join('|')})$)${PROPERTY_ID_PATTERN.source.slice(1)}`;
+
 /** Spec rule 9: property IDs match case-insensitively and are stored in lowercase. */
 export function canonicalPropertyId(id: string): string {
   return id.toLowerCase();
 }
 
-/** Why a property ID (any case) is not acceptable, or undefined when it is. */
+/**
+ * Why a property ID (any case) is not acceptable, or undefined when it is. The shape and the length
+ * are those of the ID as sent (the length in code points, as JSON Schema's `maxLength` counts), so
+ * the published pattern says the same; reserved IDs are compared in lowercase.
+ */
 export function propertyIdProblem(id: string): string | undefined {
   const canonical = canonicalPropertyId(id);
-  if (canonical.length === 0) return 'property id must be a non-empty string';
+  if (id.length === 0) return 'property id must be a non-empty string';
   if (isReservedPropertyId(canonical)) {
     return `property id '${id}' is reserved for the system (reserved: ${RESERVED_PROPERTY_IDS.join(', ')} and ids starting with ${RESERVED_PROPERTY_PREFIXES.join(' ')})`;
   }
-  if (canonical.length > MAX_PROPERTY_ID_LENGTH) return `property id must be at most ${MAX_PROPERTY_ID_LENGTH} characters`;
-  if (!PROPERTY_ID_PATTERN.test(canonical)) {
+  if ([...id].length > MAX_PROPERTY_ID_LENGTH) return `property id must be at most ${MAX_PROPERTY_ID_LENGTH} characters`;
+  if (!PROPERTY_ID_PATTERN.test(id)) {
     return `property id '${id}' must start with a letter or digit and hold only letters, digits, '_', '.', ':' or '-'`;
   }
   return undefined;
@@ -84,7 +98,7 @@ export function entryKey(id: string): string {
 }
 
 /** BCP 47-shaped tag: a 2-8 letter primary subtag, then subtags of 1-8 letters or digits. */
-const LANGUAGE_PATTERN = /^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/;
+export const LANGUAGE_PATTERN = /^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/;
 
 export function languageProblem(language: string): string | undefined {
   return LANGUAGE_PATTERN.test(language) ? undefined : `language '${language}' is not a BCP 47 language tag (e.g. en, en-GB)`;
@@ -116,6 +130,6 @@ export const MAX_DELIMITER_LENGTH = 8;
 
 export function delimiterProblem(delimiter: string): string | undefined {
   if (delimiter.length === 0) return 'delimiter must be a non-empty string';
-  if (delimiter.length > MAX_DELIMITER_LENGTH) return `delimiter must be at most ${MAX_DELIMITER_LENGTH} characters`;
+  if ([...delimiter].length > MAX_DELIMITER_LENGTH) return `delimiter must be at most ${MAX_DELIMITER_LENGTH} characters`;
   return undefined;
 }

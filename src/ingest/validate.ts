@@ -66,7 +66,8 @@ export function validateTypedIngest(
 function checkEntryIds(request: ParsedIngestRequest, errors: IngestErrors): void {
   const firstIndexByKey = new Map<string, number>();
   request.entries.forEach((entry, index) => {
-    if (entry.id.length > MAX_ENTRY_ID_LENGTH) {
+    // In code points, as the published `maxLength` counts.
+    if ([...entry.id].length > MAX_ENTRY_ID_LENGTH) {
       addError(errors, `entries[${index}].id`, `entry id must be at most ${MAX_ENTRY_ID_LENGTH} characters`);
     }
     const key = entryKey(entry.id);

@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { ConfigError } from '../errors.js';
-import { createHostGuard, isLoopbackInterface, type HostGuard } from '../runtime/loopback-guard.js';
+import { createLocalServerGuard, type LocalServerGuard } from '../runtime/local-server-guard.js';
+import { isLoopbackInterface } from '../runtime/loopback-guard.js';
 
 export interface StartHealthServerOptions {
   /** 0 = a random free port (the chosen one is logged and returned). */
@@ -40,9 +41,9 @@ function notReadyBody(reason: string | undefined): string {
   return reason === undefined ? 'not ready\n' : `not ready: ${reason}\n`;
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, options: StartHealthServerOptions, hostGuard: HostGuard | undefined): Promise<void> {
-  const refusal = hostGuard?.refusal(req.method, req.headers);
-  if (refusal !== undefined) return send(res, 403, `${refusal}\n`);
+async function handle(req: IncomingMessage, res: ServerResponse, options: StartHealthServerOptions, guard: LocalServerGuard): Promise<void> {
+  const refusal = guard.admit(req, res);
+  if (refusal !== undefined) return send(res, refusal.status, `${refusal.message}\n`);
   const path = new URL(req.url ?? '/', 'http://localhost').pathname;
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     res.setHeader('allow', 'GET, HEAD');
@@ -64,9 +65,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: StartH
 /** GET /healthz, /readyz and /metrics (docs/metrics.md). */
 export async function startHealthServer(options: StartHealthServerOptions): Promise<HealthServer> {
   const host = options.host ?? '0.0.0.0';
-  const hostGuard = options.allowedHosts !== undefined || isLoopbackInterface(host) ? createHostGuard(options.allowedHosts) : undefined;
+  // The guard of every local server; in a pod (0.0.0.0 without --allowed-hosts) it answers every name.
+  const guard = createLocalServerGuard(options.allowedHosts !== undefined || isLoopbackInterface(host) ? { allowedHosts: options.allowedHosts ?? [] } : { hosts: 'any' });
   const server = createServer((req, res) => {
-    handle(req, res, options, hostGuard).catch((err: unknown) => {
+    handle(req, res, options, guard).catch((err: unknown) => {
       options.logger?.error({ err }, 'health server request failed');
       if (!res.headersSent) send(res, 500, 'internal error\n');
       else res.destroy();

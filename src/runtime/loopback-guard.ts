@@ -1,30 +1,16 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import { isIPv6 } from 'node:net';
 import { ConfigError } from '../errors.js';
 
 /**
- * The one Host and Origin check of every local server (the emulator, `dev`'s console, the metrics
- * server on loopback). A page on another site can point its own name at 127.0.0.1 ("DNS
- * rebinding"): the browser then sends that name as `Host`, and the page is same-origin with the
- * local server. Such a request is refused because its `Host` is neither a loopback literal nor a
- * name the user allowed. Names are parsed, never prefix-matched: `127.0.0.1.evil.example` is a DNS
- * name like any other.
+ * Host names for the guard of every local server (local-server-guard.ts). A page on another site
+ * can point its own name at 127.0.0.1 ("DNS rebinding"): the browser then sends that name as
+ * `Host`, and the page is same-origin with the local server. Such a request is refused because its
+ * `Host` is neither a loopback literal nor a name the user allowed. Names are parsed, never
+ * prefix-matched: `127.0.0.1.evil.example` is a DNS name like any other.
  *
- * Accepted: `localhost`, an IPv4 literal in 127.0.0.0/8, `[::1]`, and the `allowedHosts` (exact
- * names, or `.example.com` for that name and every name below it). A state-changing request
- * (not GET, HEAD or OPTIONS) that carries an `Origin` must come from an origin whose host is
- * accepted too: a page elsewhere cannot make the browser send a change, even without reading the
- * answer.
+ * Loopback names: `localhost`, an IPv4 literal in 127.0.0.0/8, `[::1]`. Allowed names
+ * (`--allowed-hosts`): exact names, or `.example.com` for that name and every name below it.
  */
-
-export interface HostGuard {
-  /** Why the request is refused (a message for a 403), or undefined when it is accepted. */
-  refusal(method: string | undefined, headers: IncomingHttpHeaders): string | undefined;
-  /** Whether a Host name (without port, IPv6 in brackets) is accepted. */
-  acceptsHostName(name: string): boolean;
-}
-
-const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** An IPv4 literal in dotted-decimal form (four parts 0..255, no leading zeros), or undefined. */
 function ipv4Octets(name: string): number[] | undefined {
@@ -91,17 +77,6 @@ export function hostNameOf(header: string): string | undefined {
   return name;
 }
 
-/** The host name of an `Origin` header (`http://localhost:8788` -> `localhost`); undefined for `null` or a malformed one. */
-function originHostName(origin: string): string | undefined {
-  try {
-    const url = new URL(origin);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
-    return hostNameOf(url.host);
-  } catch {
-    return undefined;
-  }
-}
-
 const ALLOWED_HOST = /^\.?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
 
 /** What `--allowed-hosts` takes, for messages that follow the option's name. */
@@ -133,29 +108,4 @@ export function parseAllowedHosts(value: unknown, option = '--allowed-hosts'): s
   const result = splitAllowedHosts(value);
   if ('bad' in result) throw new ConfigError(`${option} ${ALLOWED_HOSTS_HELP} (got ${result.bad.slice(0, 80)})`, option);
   return result.names;
-}
-
-export function createHostGuard(allowedHosts: readonly string[] = []): HostGuard {
-  const exact = new Set(allowedHosts.filter((name) => !name.startsWith('.')));
-  const suffixes = allowedHosts.filter((name) => name.startsWith('.'));
-  const acceptsHostName = (name: string): boolean =>
-    isLoopbackName(name) || exact.has(name) || suffixes.some((suffix) => name.endsWith(suffix) || name === suffix.slice(1));
-  const hint = allowedHosts.length === 0 ? ' (--allowed-hosts to allow another name)' : '';
-  return {
-    acceptsHostName,
-    refusal(method, headers) {
-      const host = headers.host;
-      const name = host === undefined ? undefined : hostNameOf(host);
-      if (name === undefined || !acceptsHostName(name)) {
-        return `this local server answers requests for localhost, 127.0.0.1 or [::1] only${hint} (Host: ${JSON.stringify((host ?? '').slice(0, 100))})`;
-      }
-      const origin = headers.origin;
-      if (origin === undefined || SAFE_METHODS.has((method ?? 'GET').toUpperCase())) return undefined;
-      const originName = originHostName(origin);
-      if (originName === undefined || !acceptsHostName(originName)) {
-        return `changes are accepted from local pages only (Origin: ${JSON.stringify(origin.slice(0, 100))})`;
-      }
-      return undefined;
-    },
-  };
 }

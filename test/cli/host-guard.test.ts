@@ -5,6 +5,7 @@
  * and the `--allowed-hosts` are answered.
  */
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiRoutes, type ApiDeps } from '../../src/console/api.js';
@@ -38,6 +39,26 @@ function send(base: string, method: string, path: string, headers: Record<string
   });
 }
 
+/** A request written byte for byte (two Host headers, an absolute-form target): the status and the headers of the answer. */
+function sendRaw(base: string, head: string, body = ''): Promise<{ status: number; head: string }> {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(url.port), url.hostname);
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      text += chunk;
+      const end = text.indexOf('\r\n\r\n');
+      if (end >= 0) {
+        socket.destroy();
+        resolve({ status: Number(text.split(' ')[1]), head: text.slice(0, end).toLowerCase() });
+      }
+    });
+    socket.on('error', reject);
+    socket.write(`${head.replace(/\n/g, '\r\n')}\r\n\r\n${body}`);
+  });
+}
+
 /** Every state-changing operation of the emulator, with its path parameters filled in. */
 const EMULATOR_CHANGES = emulatorOperations()
   .filter((operation) => operation.method !== 'GET')
@@ -54,6 +75,9 @@ const CONSOLE_CHANGES = [
   { method: 'POST', path: '/api/send' },
 ];
 
+/** A local app's page that `dev` was told to take changes from (`--allowed-origins`). */
+const LOCAL_APP = 'http://localhost:5173';
+
 const EVENTS_BODY = JSON.stringify({ events: [{ type: 'source_entry.updated', subject: 'x', data: null }] });
 
 let dev: CliProcess;
@@ -65,7 +89,7 @@ beforeAll(async () => {
   const dir = tempDir('host-guard');
   // No --metrics-host: dev's default is loopback.
   dev = new CliProcess(
-    ['dev', '--port', '0', '--console-port', '0', '--metrics-port', '0', '--handlers', HANDLERS, '--isolation', 'none', '--idempotency', 'memory', '--dead-letter', `file:${join(dir, 'dead.jsonl')}`],
+    ['dev', '--port', '0', '--console-port', '0', '--metrics-port', '0', '--allowed-origins', LOCAL_APP, '--handlers', HANDLERS, '--isolation', 'none', '--idempotency', 'memory', '--dead-letter', `file:${join(dir, 'dead.jsonl')}`],
     { cwd: dir },
   );
   [, emulatorUrl = ''] = await dev.waitForOutput(/emulator listening on (http:\/\/127\.0\.0\.1:\d+)/, 60_000);
@@ -156,6 +180,74 @@ describe('dev: a request for a rebound name gets 403 on every local server', () 
     expect(answer.status).toBe(403);
   });
 
+  it('two Host headers: 400 from every server, even when both are loopback names', async () => {
+    for (const base of [emulatorUrl, consoleUrl, metricsUrl]) {
+      const path = base === consoleUrl ? '/api/info' : base === metricsUrl ? '/metrics' : '/_emulator/state';
+      for (const [first, second] of [['127.0.0.1', 'evil.example'], ['evil.example', '127.0.0.1'], ['localhost', 'localhost']]) {
+        const answer = await sendRaw(base, `GET ${path} HTTP/1.1\nHost: ${first}\nHost: ${second}\nConnection: close`);
+        expect(answer.status, `${base} ${first} ${second}`).toBe(400);
+        expect(answer.head).toContain('x-content-type-options: nosniff');
+      }
+    }
+  });
+
+  it('an absolute-form target: its authority is checked like Host, and a loopback one is served by its path', async () => {
+    const before = await changeableState();
+    for (const base of [emulatorUrl, consoleUrl, metricsUrl]) {
+      const host = new URL(base).host;
+      const path = base === consoleUrl ? '/api/info' : base === metricsUrl ? '/metrics' : '/_emulator/state';
+      for (const authority of REBINDING_HOSTS) {
+        const answer = await sendRaw(base, `GET http://${authority}${path} HTTP/1.1\nHost: ${host}\nConnection: close`);
+        expect(answer.status, `${base} ${authority}`).toBe(403);
+      }
+      expect((await sendRaw(base, `GET http://${host}${path} HTTP/1.1\nHost: ${host}\nConnection: close`)).status, base).toBe(200);
+    }
+    const port = new URL(emulatorUrl).port;
+    const change = await sendRaw(
+      emulatorUrl,
+      `POST http://evil.example:${port}/_emulator/tenants/dev-tenant/events HTTP/1.1\nHost: 127.0.0.1:${port}\nContent-Type: application/json\nContent-Length: ${EVENTS_BODY.length}\nConnection: close`,
+      EVENTS_BODY,
+    );
+    expect(change.status).toBe(403);
+    expect(await changeableState()).toEqual(before);
+  });
+
+  it("a change from another local server's page (the console's origin on the emulator, another port) is refused", async () => {
+    const before = await changeableState();
+    const consoleOrigin = new URL(consoleUrl).origin;
+    const emulatorHost = new URL(emulatorUrl).host;
+    for (const origin of [consoleOrigin, 'http://127.0.0.1:3000', `http://localhost:${new URL(emulatorUrl).port}`, `https://${emulatorHost}`]) {
+      const answer = await send(emulatorUrl, 'POST', '/_emulator/tenants/dev-tenant/events', { host: emulatorHost, origin }, EVENTS_BODY);
+      expect(answer.status, origin).toBe(403);
+    }
+    const fromEmulator = await send(consoleUrl, 'POST', '/api/consumer/pause', { host: new URL(consoleUrl).host, origin: new URL(emulatorUrl).origin }, '{}');
+    expect(fromEmulator.status).toBe(403);
+    const crossSite = await send(emulatorUrl, 'POST', '/_emulator/tenants/dev-tenant/events', { host: emulatorHost, 'sec-fetch-site': 'cross-site' }, EVENTS_BODY);
+    expect(crossSite.status).toBe(403);
+    expect(await changeableState()).toEqual(before);
+  });
+
+  it("--allowed-origins: dev's emulator and console take changes from that page", async () => {
+    const appended = await send(emulatorUrl, 'POST', '/_emulator/tenants/dev-tenant/events', { host: new URL(emulatorUrl).host, origin: LOCAL_APP }, EVENTS_BODY);
+    expect(appended.status, appended.body).toBe(201);
+    const resumed = await send(consoleUrl, 'POST', '/api/consumer/resume', { host: new URL(consoleUrl).host, origin: LOCAL_APP }, '{}');
+    expect(resumed.status, resumed.body).toBe(200);
+  });
+
+  it('nosniff on every answer of the emulator and the metrics server, refusals included', async () => {
+    for (const [base, path] of [
+      [emulatorUrl, '/v1/openapi'],
+      [emulatorUrl, '/_emulator/state'],
+      [emulatorUrl, '/no/such/route'],
+      [metricsUrl, '/metrics'],
+      [metricsUrl, '/readyz'],
+      [metricsUrl, '/nothing'],
+    ] as const) {
+      expect((await send(base, 'GET', path, {})).headers['x-content-type-options'], `${base}${path}`).toBe('nosniff');
+      expect((await send(base, 'GET', path, { host: 'evil.example' })).headers['x-content-type-options'], `${base}${path} refused`).toBe('nosniff');
+    }
+  });
+
   it('the console\'s JSON answers are never sniffed nor framed', async () => {
     const answer = await send(consoleUrl, 'GET', '/api/info', {});
     expect(answer.headers['x-content-type-options']).toBe('nosniff');
@@ -185,6 +277,26 @@ describe('durable-worker emulator --allowed-hosts', () => {
       await emulator.exited;
     }
   }, 90_000);
+
+  it('--allowed-origins lets a local app\'s page change the emulator, and no other page', async () => {
+    const emulator = new CliProcess(['emulator', '--port', '0', '--allowed-origins', 'http://localhost:5173']);
+    try {
+      const [, url = ''] = await emulator.waitForOutput(/emulator listening on (http:\/\/127\.0\.0\.1:\d+)/, 60_000);
+      const host = new URL(url).host;
+      expect((await send(url, 'POST', '/_emulator/tenants/dev-tenant/events', { host, origin: 'http://localhost:5173' }, EVENTS_BODY)).status).toBe(201);
+      expect((await send(url, 'POST', '/_emulator/tenants/dev-tenant/events', { host, origin: 'http://localhost:5174' }, EVENTS_BODY)).status).toBe(403);
+    } finally {
+      emulator.kill('SIGTERM');
+      await emulator.exited;
+    }
+  }, 90_000);
+
+  it('a bad --allowed-origins exits 2 naming the option', async () => {
+    const emulator = new CliProcess(['emulator', '--port', '0', '--allowed-origins', 'localhost:5173']);
+    const result = await emulator.exited;
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--allowed-origins must be origins/);
+  }, 60_000);
 
   it('a bad --allowed-hosts exits 2 naming the option', async () => {
     const emulator = new CliProcess(['emulator', '--port', '0', '--allowed-hosts', 'http://emulator:8787']);

@@ -15,6 +15,8 @@ import { call, type Answer } from './helpers.js';
 
 /** Never contacted: the redirect is read from `Location`, not followed. */
 const REDIRECT_URI = 'http://127.0.0.1:9/callback';
+/** Registered for narrow-client in the config below; never contacted either. */
+const REGISTERED_WITH_QUERY = 'https://app.example/cb?app=1';
 
 interface TokenBody {
   access_token: string;
@@ -53,8 +55,8 @@ describe('emulator interactive sign-in (authorization code + PKCE)', () => {
       logger: pino({ level: 'trace' }, sink),
       config: {
         applications: [
-          { clientId: 'narrow-client', clientSecret: 'narrow-secret', scopes: ['write:sources', 'read:events'] },
-          { tenant: 'other-tenant', clientId: 'other-client', clientSecret: 'other-secret', scopes: ['read:events'] },
+          { clientId: 'narrow-client', clientSecret: 'narrow-secret', scopes: ['write:sources', 'read:events'], redirectUris: [REGISTERED_WITH_QUERY, 'http://127.0.0.1/callback'] },
+          { tenant: 'other-tenant', clientId: 'other-client', clientSecret: 'other-secret', scopes: ['read:events'], redirectUris: [REDIRECT_URI] },
         ],
         tenants: [{ id: 'other-tenant', destinations: [{ id: 'other-consumer', type: 'DURABLE_CONSUMER' }] }],
       },
@@ -149,7 +151,8 @@ describe('emulator interactive sign-in (authorization code + PKCE)', () => {
     });
 
     it('keeps the query of the redirect_uri and sends no state when none was given', async () => {
-      const location = locationOf(await authorizeWith({ redirect_uri: `${REDIRECT_URI}?app=1`, state: undefined }));
+      const location = locationOf(await authorizeWith({ client_id: 'narrow-client', redirect_uri: REGISTERED_WITH_QUERY, state: undefined }));
+      expect(location.origin + location.pathname).toBe('https://app.example/cb');
       expect(location.searchParams.get('app')).toBe('1');
       expect(location.searchParams.get('code')).not.toBeNull();
       expect(location.searchParams.has('state')).toBe(false);
@@ -255,6 +258,18 @@ describe('emulator interactive sign-in (authorization code + PKCE)', () => {
       ['a relative redirect_uri', { redirect_uri: '/callback' }, 'invalid_request'],
       ['a redirect_uri of another scheme', { redirect_uri: 'javascript:alert(1)' }, 'invalid_request'],
       ['a redirect_uri with a fragment', { redirect_uri: `${REDIRECT_URI}#here` }, 'invalid_request'],
+      // Exact match against the client's registered URIs (OAuth 2.1 §2.3.1): no open redirect.
+      ['an unregistered redirect_uri', { redirect_uri: 'https://evil.example/cb' }, 'invalid_request'],
+      ['another path', { redirect_uri: `${REDIRECT_URI}/other` }, 'invalid_request'],
+      ['a path prefix', { redirect_uri: 'http://127.0.0.1:9/call' }, 'invalid_request'],
+      ['an added query', { redirect_uri: `${REDIRECT_URI}?next=https://evil.example` }, 'invalid_request'],
+      ['another scheme on the loopback address', { redirect_uri: 'https://127.0.0.1:9/callback' }, 'invalid_request'],
+      ['a name that only starts like the loopback address', { redirect_uri: 'http://127.0.0.1.evil.example/callback' }, 'invalid_request'],
+      ['user info before the loopback address', { redirect_uri: 'http://evil.example@127.0.0.1:9/callback' }, 'invalid_request'],
+      ['localhost (not a registered loopback IP literal)', { redirect_uri: 'http://localhost:9/callback' }, 'invalid_request'],
+      ["another client's registered URI", { redirect_uri: REGISTERED_WITH_QUERY }, 'invalid_request'],
+      ['a registered non-loopback URI with a port added', { client_id: 'narrow-client', redirect_uri: 'https://app.example:8443/cb?app=1' }, 'invalid_request'],
+      ['a registered URI without its query', { client_id: 'narrow-client', redirect_uri: 'https://app.example/cb' }, 'invalid_request'],
     ];
     for (const [what, overrides, error] of cases) {
       it(`answers 400 ${error} for ${what}`, async () => {
@@ -265,6 +280,23 @@ describe('emulator interactive sign-in (authorization code + PKCE)', () => {
         expect(res.body.error_description).toEqual(expect.any(String));
       });
     }
+
+    it('accepts any port for a registered http loopback IP URI, and [::1] too', async () => {
+      for (const uri of ['http://127.0.0.1:54321/callback', 'http://127.0.0.1/callback', 'http://[::1]:8080/callback']) {
+        expect(locationOf(await authorizeWith({ redirect_uri: uri })).href.startsWith(`${uri}?code=`), uri).toBe(true);
+      }
+    });
+
+    it('registers redirect URIs of an application added at run time', async () => {
+      const added = await call('POST', `${em.url}/_emulator/applications`, {
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ clientId: 'spa', clientSecret: 's', scopes: ['read:events'], redirectUris: ['http://localhost:5173/auth'] }),
+      });
+      expect(added.status).toBe(201);
+      expect(added.body).toMatchObject({ redirectUris: ['http://localhost:5173/auth'] });
+      expect(locationOf(await authorizeWith({ client_id: 'spa', redirect_uri: 'http://localhost:5173/auth' })).searchParams.get('code')).not.toBeNull();
+      expect((await authorizeWith({ client_id: 'spa', redirect_uri: 'http://localhost:5174/auth' })).status).toBe(400);
+    });
   });
 
   describe('authorization errors sent back to the redirect_uri', () => {
@@ -419,4 +451,17 @@ describe('authorization codes (the store behind /oauth2/auth)', () => {
     expect(codes.lookup(code, 1)).toEqual({ kind: 'reused', grantId: 'grant-1' });
     expect(codes.lookup('emu_ac_other', 1).kind).toBe('unknown');
   });
+});
+
+describe('emulator config: redirectUris', () => {
+  for (const [bad, reason] of [
+    ['/callback', 'absolute http or https URL'],
+    ['javascript:alert(1)', 'absolute http or https URL'],
+    ['http://127.0.0.1/cb#frag', 'fragment'],
+  ] as const) {
+    it(`refuses ${bad} naming the field`, async () => {
+      const started = startEmulator({ port: 0, config: { applications: [{ clientId: 'c', clientSecret: 's', redirectUris: [bad] }] } });
+      await expect(started).rejects.toMatchObject({ code: 'DW_ERR_CONFIG', message: expect.stringMatching(new RegExp(`applications\\[0\\]\\.redirectUris\\[0\\].*${reason}`)) });
+    });
+  }
 });

@@ -179,7 +179,7 @@ function impliedScenario(operation: OperationSpec, declared: string): Scenario |
 /** Statuses particular to an operation. */
 const specific: Record<string, Record<string, Scenario>> = {
   authorize: {
-    '302': () => status('GET', '/oauth2/auth?response_type=code&client_id=dev-client&redirect_uri=http%3A%2F%2F127.0.0.1%2Fcb&audience=dev-tenant'),
+    '302': () => status('GET', '/oauth2/auth?response_type=code&client_id=dev-client&redirect_uri=http%3A%2F%2F127.0.0.1%2Fcallback&audience=dev-tenant'),
     '400': () => status('GET', '/oauth2/auth?client_id=nobody&redirect_uri=http%3A%2F%2F127.0.0.1%2Fcb'),
   },
   issueToken: {

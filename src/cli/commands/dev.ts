@@ -5,6 +5,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { collectRunOptions, loadWorkerConfig } from '../../config/load.js';
 import { envName } from '../../config/options.js';
 import { parseAllowedHosts } from '../../runtime/loopback-guard.js';
+import { parseAllowedOrigins } from '../../runtime/local-server-guard.js';
 import { createLogger, type Logger } from '../../observability/logger.js';
 import type { DevConsole } from '../../console/index.js';
 import type { WorkerConfig } from '../../config/types.js';
@@ -87,11 +88,12 @@ async function openDevConsole(options: ConsoleCliOptions): Promise<DevConsole | 
 }
 
 /** Starts the console's server for this worker configuration; returns its URL. */
-function startDevConsole(devConsole: DevConsole, options: Extract<ConsoleCliOptions, { enabled: true }>, config: WorkerConfig, emulatorUrl: string, cwd: string, logger: Logger): Promise<string> {
+function startDevConsole(devConsole: DevConsole, options: Extract<ConsoleCliOptions, { enabled: true }>, config: WorkerConfig, allowedOrigins: readonly string[], emulatorUrl: string, cwd: string, logger: Logger): Promise<string> {
   const { tenant, clientId, clientSecret } = EMULATOR_DEFAULTS;
   return devConsole.start({
     host: options.host,
     ...(config.allowedHosts === undefined ? {} : { allowedHosts: config.allowedHosts }),
+    allowedOrigins,
     port: options.port,
     portIsDefault: options.portIsDefault,
     emulatorUrl,
@@ -165,9 +167,11 @@ export function devCommand(context: CliContext, setExitCode: (code: number) => v
       });
       let emulator: Awaited<ReturnType<typeof startEmulatorFromArgs>>;
       let allowedHosts: string[];
+      let allowedOrigins: string[];
       try {
-        // One list for the emulator, the console and the metrics server (runtime/loopback-guard.ts).
+        // One list for the emulator, the console and the metrics server (runtime/local-server-guard.ts).
         allowedHosts = parseAllowedHosts(collectRunOptions({ flags: pickRunFlags(argv), env, cwd: context.cwd }).values.allowedHosts);
+        allowedOrigins = parseAllowedOrigins(args.allowedOrigins);
         emulator = await startEmulatorFromArgs({ ...args, allowedHosts }, context, args.emulatorConfig, logger.child({ component: 'emulator' }));
       } catch (err) {
         await devConsole?.close();
@@ -197,7 +201,7 @@ export function devCommand(context: CliContext, setExitCode: (code: number) => v
         }
         let consoleUrl: string | undefined;
         if (devConsole !== undefined && consoleOptions.enabled) {
-          consoleUrl = await startDevConsole(devConsole, consoleOptions, config, emulator.url, context.cwd, logger);
+          consoleUrl = await startDevConsole(devConsole, consoleOptions, config, allowedOrigins, emulator.url, context.cwd, logger);
           logger.info({ url: consoleUrl }, `console at ${consoleUrl}`);
         }
         // Plain text, not a log line: it is meant to be copied into a shell (or a browser).

@@ -2,6 +2,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { isAbsolute, resolve } from 'node:path';
 import { createLogger } from '../../observability/logger.js';
 import { parseAllowedHosts } from '../../runtime/loopback-guard.js';
+import { parseAllowedOrigins } from '../../runtime/local-server-guard.js';
 import type { CliContext } from '../context.js';
 import { EMULATOR_DEFAULTS, curlHints, listenError, parseLogLevel, parsePort, parseTokenLifetimeSeconds } from '../emulator-defaults.js';
 import type { RunningEmulator } from '../../emulator/index.js';
@@ -17,13 +18,22 @@ export interface EmulatorArgs {
   logLevel?: string;
   /** `--allowed-hosts`: a string or list as given, checked here. */
   allowedHosts?: unknown;
+  /** `--allowed-origins`: a string or list as given, checked here. */
+  allowedOrigins?: unknown;
 }
 
 export function withEmulatorOptions<T>(yargs: Argv<T>, portDescription: string): Argv<T> {
   return yargs
     .option('port', { type: 'string', requiresArg: true, describe: portDescription, group: 'Emulator:' })
     .option('host', { type: 'string', requiresArg: true, describe: `Interface to listen on (default: ${EMULATOR_DEFAULTS.host})`, group: 'Emulator:' })
-    .option('token-lifetime', { type: 'string', requiresArg: true, describe: 'Lifetime of issued access tokens: seconds or a duration like 5m, 1h', group: 'Emulator:' });
+    .option('token-lifetime', { type: 'string', requiresArg: true, describe: 'Lifetime of issued access tokens: seconds or a duration like 5m, 1h', group: 'Emulator:' })
+    .option('allowed-origins', {
+      type: 'string',
+      requiresArg: true,
+      describe:
+        "Origins whose pages may change state besides the server's own (a local app driving the emulator from the browser), comma-separated, e.g. http://localhost:5173 (default: none)",
+      group: 'Emulator:',
+    });
 }
 
 /** Starts the emulator with the command's options; the config file is the emulator's own JSON. */
@@ -37,6 +47,7 @@ export async function startEmulatorFromArgs(
   const host = args.host ?? EMULATOR_DEFAULTS.host;
   const tokenLifetimeSeconds = parseTokenLifetimeSeconds(args.tokenLifetime);
   const allowedHosts = parseAllowedHosts(args.allowedHosts);
+  const allowedOrigins = parseAllowedOrigins(args.allowedOrigins);
   const config = emulatorConfigPath === undefined ? undefined : isAbsolute(emulatorConfigPath) ? emulatorConfigPath : resolve(context.cwd, emulatorConfigPath);
   const startEmulator = await loadStartEmulator();
   try {
@@ -44,6 +55,7 @@ export async function startEmulatorFromArgs(
       port,
       host,
       allowedHosts,
+      allowedOrigins,
       logger,
       ...(config !== undefined ? { config } : {}),
       ...(tokenLifetimeSeconds !== undefined ? { tokenLifetimeSeconds } : {}),

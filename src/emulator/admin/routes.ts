@@ -124,10 +124,11 @@ export function registerAdminRoutes(ctx: EmulatorContext, deps: AdminDeps): void
       scopes: body.scopes,
       sources: body.sources ?? 'all',
       dataProvider: body.dataProvider ?? false,
+      redirectUris: body.redirectUris ?? [],
     });
     // The secret is not echoed back.
     const sources = application.sources === 'all' ? 'all' : [...application.sources];
-    return { status: 201, body: { tenant: tenant.id, clientId: application.clientId, scopes: [...application.scopes], sources, dataProvider: application.dataProvider } };
+    return { status: 201, body: { tenant: tenant.id, clientId: application.clientId, scopes: [...application.scopes], sources, dataProvider: application.dataProvider, redirectUris: [...application.redirectUris] } };
   });
 
   router.add(STATE, (): RouteReply => ({ status: 200, body: deps.state() }));

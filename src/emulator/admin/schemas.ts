@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { ALL_SCOPES, DESTINATION_TYPES } from '../config.js';
+import { ALL_SCOPES, DESTINATION_TYPES, redirectUriSchema } from '../config.js';
 import { faultOptionsSchema } from '../faults/options.js';
 import { component } from '../openapi/components.js';
 
@@ -23,13 +23,17 @@ export const NewApplicationSchema = component(
     scopes: z.array(z.enum(ALL_SCOPES)),
     sources: z.union([z.literal('all'), z.array(id)]).optional().meta({ description: "Sources it may write: 'all' (default) or a list." }),
     dataProvider: z.boolean().optional().meta({ description: 'A legacy data provider: import operations on its sources only.' }),
+    redirectUris: z
+      .array(redirectUriSchema)
+      .optional()
+      .meta({ description: 'Redirect URIs of the interactive sign-in, matched exactly (any port for `http` on `127.0.0.1` or `[::1]`). Default: none.' }),
   }),
 );
 
 export const ApplicationSchema = component(
   'Application',
   z
-    .strictObject({ tenant: z.string(), clientId: z.string(), scopes: z.array(z.enum(ALL_SCOPES)), sources: z.union([z.literal('all'), z.array(z.string())]), dataProvider: z.boolean() })
+    .strictObject({ tenant: z.string(), clientId: z.string(), scopes: z.array(z.enum(ALL_SCOPES)), sources: z.union([z.literal('all'), z.array(z.string())]), dataProvider: z.boolean(), redirectUris: z.array(z.string()) })
     .meta({ description: 'The application as registered; the secret is not echoed back.' }),
 );
 

@@ -2,6 +2,7 @@ import type { IssuerError } from '../../types.js';
 import type { RouteReply } from '../http/router.js';
 import type { Application } from './credentials.js';
 import { IssuerFailure, singleParam } from './issuer-failure.js';
+import { isRegisteredRedirectUri } from './redirect-uris.js';
 import { isS256Challenge, PKCE_METHOD } from './pkce.js';
 import { EMULATOR_USER, newGrantId, type SignInGrant } from './sign-in-grant.js';
 import { resolveSignInScopes } from './sign-in-scopes.js';
@@ -12,24 +13,13 @@ import type { SignInDeps } from './sign-in-tokens.js';
  * authorization code flow with PKCE (RFC 6749 §4.1, RFC 7636). No human is involved: a valid
  * request is approved at once for the emulator user, as if they had signed in and consented.
  *
- * RFC 6749 §4.1.2.1: without a known client and a valid redirect_uri nothing may be redirected
- * (that would make the emulator an open redirector), so those answer 400 with the issuer error
- * body. Every later error goes back to the client at its redirect_uri.
+ * RFC 6749 §4.1.2.1: without a known client and a redirect_uri registered for it (exact match,
+ * auth/redirect-uris.ts) nothing may be redirected (that would make the emulator an open
+ * redirector), so those answer 400 with the issuer error body. Every later error goes back to the
+ * client at its redirect_uri.
  */
 
 const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' } as const;
-
-/** A redirect_uri the emulator will send the browser to; there is no registration to match against. */
-function isRedirectUri(value: string): boolean {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return false;
-  }
-  // RFC 6749 §3.1.2: absolute, and no fragment (the code goes in the query).
-  return (url.protocol === 'http:' || url.protocol === 'https:') && !value.includes('#');
-}
 
 /** RFC 6749 §3.1.2: a query the redirect_uri already has is kept, the parameters are appended. */
 function redirectTo(redirectUri: string, params: Record<string, string | undefined>): RouteReply {
@@ -45,8 +35,9 @@ function clientAndRedirect(query: URLSearchParams, deps: SignInDeps): { applicat
   const application = deps.credentials.findApplication(clientId);
   if (application === undefined) throw new IssuerFailure(400, 'invalid_client', `Unknown client "${clientId}".`);
   const redirectUri = singleParam(query, 'redirect_uri', true)!;
-  if (!isRedirectUri(redirectUri)) {
-    throw new IssuerFailure(400, 'invalid_request', 'redirect_uri must be an absolute http or https URL without a fragment.');
+  if (!isRegisteredRedirectUri(application.redirectUris, redirectUri)) {
+    // The URI is not echoed: the answer is shown to whoever followed the link.
+    throw new IssuerFailure(400, 'invalid_request', `redirect_uri is not registered for client "${clientId}".`);
   }
   return { application, redirectUri };
 }

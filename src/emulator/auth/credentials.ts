@@ -13,6 +13,8 @@ export interface Application {
   scopes: ReadonlySet<string>;
   sources: 'all' | ReadonlySet<string>;
   dataProvider: boolean;
+  /** Registered redirect URIs of the interactive sign-in (auth/redirect-uris.ts). */
+  redirectUris: readonly string[];
 }
 
 interface IssuedToken {
@@ -73,6 +75,7 @@ export class Credentials {
       scopes: new Set(config.scopes),
       sources: config.sources === 'all' ? 'all' : new Set(config.sources),
       dataProvider: config.dataProvider,
+      redirectUris: [...config.redirectUris],
     };
     this.applications.set(config.clientId, application);
     return application;

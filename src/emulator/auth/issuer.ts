@@ -78,7 +78,7 @@ const AUTHORIZE: OperationSpec = {
       description: 'Back to `redirect_uri` with `code` and `state`, or with `error`, `error_description` and `state`.',
       headers: { Location: { description: 'The redirect_uri with the answer in its query.', schema: z.string(), required: true } },
     },
-    '400': issuerError('Unknown client or a missing or invalid `redirect_uri`: never redirected.'),
+    '400': issuerError('Unknown client, or a `redirect_uri` missing or not registered for the client: never redirected.'),
   },
 };
 

@@ -3,7 +3,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 /** RFC 7636 §4.1: 43..128 characters of the unreserved set. */
 const CODE_VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
 /** RFC 7636 §4.2: BASE64URL (no padding) of a SHA-256 digest is always 43 characters. */
-const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+export const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
 /** The only method accepted: `plain` would send the secret itself through the browser (RFC 7636 §7.2). */
 export const PKCE_METHOD = 'S256';

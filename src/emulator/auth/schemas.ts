@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { component } from '../openapi/components.js';
 import type { ParameterSpec } from '../openapi/operation.js';
+import { S256_CHALLENGE } from './pkce.js';
 
 /**
  * Wire schemas of the issuer (spec: Issue a machine access token, Token responses; the interactive
@@ -47,16 +48,22 @@ export const IssuerErrorSchema = component(
 );
 
 const param = (description: string, example?: string): ParameterSpec => ({ schema: z.string().optional(), description, ...(example ? { example } : {}) });
+/** A parameter the emulator cannot do without (an empty value counts as absent, issuer-failure.ts). */
+const requiredParam = (schema: z.ZodType, description: string, example?: string): ParameterSpec => ({ schema, description, required: true, ...(example ? { example } : {}) });
 
 /** `GET /oauth2/auth`: RFC 6749 §4.1.1 with PKCE (RFC 7636) and the spec's `audience`. */
 export const AUTHORIZE_QUERY = {
-  response_type: param('`code`.', 'code'),
-  client_id: param('Client ID of the application.', 'dev-client'),
-  redirect_uri: param('Absolute http(s) URL without a fragment (no registration in the emulator).', 'http://127.0.0.1:3000/callback'),
+  response_type: requiredParam(z.enum(['code']), '`code`.', 'code'),
+  client_id: requiredParam(z.string().min(1), 'Client ID of the application.', 'dev-client'),
+  redirect_uri: requiredParam(
+    z.string().min(1),
+    'One of the redirect URIs registered for the client, exactly (any port for `http` on `127.0.0.1` or `[::1]`).',
+    'http://127.0.0.1:3000/callback',
+  ),
   scope: param('Space-delimited: `openid`, `profile`, `email`, `offline` and tenant API scopes.', 'openid offline'),
   state: param('Returned unchanged.'),
-  code_challenge: param('BASE64URL(SHA-256(verifier)), 43 characters.'),
-  code_challenge_method: param('`S256` (plain is refused).', 'S256'),
-  audience: param("The application's tenant ID.", 'dev-tenant'),
+  code_challenge: requiredParam(z.string().regex(S256_CHALLENGE), 'BASE64URL(SHA-256(verifier)), 43 characters.', 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'),
+  code_challenge_method: requiredParam(z.enum(['S256']), '`S256` (plain is refused).', 'S256'),
+  audience: requiredParam(z.string().min(1), "The application's tenant ID.", 'dev-tenant'),
   nonce: param('OpenID Connect nonce, copied into the ID token.'),
 } satisfies Record<string, ParameterSpec>;

@@ -19,9 +19,10 @@ export interface LegacyImportRequest {
 
 const entrySchema = z.object(
   {
-    id: z.string({ error: 'id is required.' }).refine((id) => id.trim() !== '', 'id is required.'),
+    // Non-empty, like typed ingest's entry IDs; the published description says the same (minLength).
+    id: z.string({ error: 'id is required.' }).min(1, 'id is required.'),
     properties: z
-      .record(z.string(), z.string({ error: 'Legacy import values are strings (or null to clear).' }).nullable(), {
+      .record(z.string().meta({ minLength: 1 }), z.string({ error: 'Legacy import values are strings (or null to clear).' }).nullable(), {
         error: 'properties must be an object mapping property IDs to string values.',
       })
       .optional()
@@ -40,13 +41,13 @@ function checkUniqueness(entries: readonly unknown[], issues: z.core.$Refinement
   const seen = new Map<string, number>();
   entries.forEach((entry, i) => {
     if (!isRecord(entry)) return;
-    const key = typeof entry.id === 'string' && entry.id.trim() !== '' ? entry.id.toLowerCase() : undefined;
+    const key = typeof entry.id === 'string' && entry.id !== '' ? entry.id.toLowerCase() : undefined;
     const first = key === undefined ? undefined : seen.get(key);
     if (first !== undefined) issues.addIssue({ code: 'custom', path: ['entries', i, 'id'], message: `Duplicate of entries[${first}].id (IDs compare case-insensitively).` });
     else if (key !== undefined) seen.set(key, i);
     const ids = new Set<string>();
     for (const pid of Object.keys(isRecord(entry.properties) ? entry.properties : {})) {
-      if (pid.trim() === '') issues.addIssue({ code: 'custom', path: ['entries', i, 'properties'], message: 'Property IDs must not be empty.' });
+      if (pid === '') issues.addIssue({ code: 'custom', path: ['entries', i, 'properties'], message: 'Property IDs must not be empty.' });
       else if (ids.has(pid.toLowerCase())) {
         issues.addIssue({ code: 'custom', path: ['entries', i, 'properties', pid], message: 'Property IDs compare case-insensitively: this one is given twice.' });
       }

@@ -48,13 +48,15 @@ const TypedIngestRequest = component('TypedIngestRequest', typedIngestRequestSch
  */
 const TRACE_HEADERS = {
   traceparent: {
-    description: 'W3C Trace Context of the caller (emulator only; the spec shows no tracing): copied onto every event the ingest emits (CloudEvents distributed tracing extension). Ignored when invalid.',
-    schema: z.string().regex(/^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(-.*)?$/),
+    description:
+      'W3C Trace Context of the caller (emulator only; the spec shows no tracing): copied onto every event the ingest emits (CloudEvents distributed tracing extension). Any value is accepted; one that is not a valid `traceparent` (`00-<32 hex trace id>-<16 hex span id>-<2 hex flags>`, ids not all zero) is ignored, as W3C Trace Context says.',
+    schema: z.string(),
     example: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
   },
   tracestate: {
-    description: 'W3C vendor trace state, copied with `traceparent` (emulator only). Ignored without a valid `traceparent`.',
-    schema: z.string().max(512),
+    description:
+      'W3C vendor trace state, copied with a valid `traceparent` (emulator only). Any value is accepted; it is dropped without a valid `traceparent`, when longer than 512 characters or when it holds characters other than printable ASCII.',
+    schema: z.string(),
     example: 'vendor=opaque-value',
   },
 };

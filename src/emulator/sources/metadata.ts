@@ -1,4 +1,5 @@
-import { canonicalPropertyId, DEFAULT_LIST_DELIMITER, propertyIdProblem } from '../../ingest/index.js';
+import * as z from 'zod';
+import { canonicalPropertyId, DEFAULT_LIST_DELIMITER, PROPERTY_ID_JSON_SCHEMA, propertyIdProblem } from '../../ingest/index.js';
 import type { Source as SourceAnswer, SourceProperty as SourcePropertyAnswer } from '../../types.js';
 import type { EmulatorContext } from '../context.js';
 import { readJson } from '../http/body.js';
@@ -39,7 +40,7 @@ const PUT_PROPERTY: OperationSpec = {
   summary: 'Create or update a source property.',
   description:
     'Null or omitted fields preserve current values; an empty `description` clears it. Required permission and which fields are required are not shown by the spec: `write:sources` and none (the emulator\'s choices).',
-  pathParameters: { sourceId, propertyId: pathParameter('Property ID; matched case-insensitively, stored in lowercase.', 'price') },
+  pathParameters: { sourceId, propertyId: { ...pathParameter('Property ID; matched case-insensitively, stored in lowercase.', 'price'), schema: z.string().min(1).meta({ ...PROPERTY_ID_JSON_SCHEMA }) } },
   requestBody: { schema: SourcePropertyUpdate, example: { displayName: 'Price', description: 'Price in EUR' } },
   responses: {
     '200': answer('The property after the change.', SourceProperty),

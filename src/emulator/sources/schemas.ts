@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { delimiterProblem, PROPERTY_DATA_TYPES } from '../../ingest/index.js';
+import { delimiterProblem, MAX_DELIMITER_LENGTH, PROPERTY_DATA_TYPES } from '../../ingest/index.js';
 import { propertyDataTypeSchema } from '../../ingest/response-schema.js';
 import type { PropertyDataType } from '../../types.js';
 import { component } from '../openapi/components.js';
@@ -58,10 +58,13 @@ export const SourcePropertyUpdate = component(
   z.object(
     {
       displayName: nullableText('displayName').refine((v) => v == null || v.trim().length > 0, { error: 'displayName must not be empty' }),
-      delimiter: nullableText('delimiter').superRefine((v, issue) => {
-        const problem = v == null ? undefined : delimiterProblem(v);
-        if (problem) issue.addIssue({ code: 'custom', message: problem });
-      }),
+      delimiter: nullableText('delimiter')
+        .superRefine((v, issue) => {
+          const problem = v == null ? undefined : delimiterProblem(v);
+          if (problem) issue.addIssue({ code: 'custom', message: problem });
+        })
+        // The refinement's bounds, stated for the published description (code points, as it counts).
+        .meta({ minLength: 1, maxLength: MAX_DELIMITER_LENGTH }),
       description: nullableText('description').meta({ description: 'Null preserves the current value; an empty string clears it.' }),
       type: z
         .enum(PROPERTY_DATA_TYPES as [PropertyDataType, ...PropertyDataType[]], { error: `type must be one of ${PROPERTY_DATA_TYPES.join(', ')}` })
