@@ -32,7 +32,11 @@ export interface Blocked {
 /**
  * How a run that a breaker counted ended: `none` for one that says nothing of the dependency (never
  * ran, a probe given back, a `RetryLaterError`, a `PermanentError`); `failed-again` for an event's
- * repeated failure (weighed once, at its first failure; as a probe it still fails).
+ * repeated failure. Both failures weigh the same: while a dependency is down, a handler's later
+ * events of a subject wait behind its first failure (its chain), so retries are most of what still
+ * runs; a breaker deaf to them opened only once the runs before the outage left its window (16 s
+ * into an outage, after the events' own attempts ran out). A few poison events still cannot open it:
+ * the window is time (at least `window` runs in `windowMs`), and healthy runs in it outweigh them.
  */
 export type RunVerdict = 'ok' | 'failed' | 'failed-again' | 'none';
 
@@ -179,13 +183,13 @@ export class Breakers {
     return true;
   }
 
-  /** A run of `handler` ended (`none`: it says nothing of the dependency; `failed-again`: a repeated failure). */
+  /** A run of `handler` ended (`none`: it says nothing of the dependency). */
   record(handler: string, verdict: RunVerdict, nowMs: number = this.#clock.now()): void {
     const breaker = this.#byHandler.get(handler);
     if (breaker === undefined) return;
     if (breaker.state === 'closed') {
-      if (verdict === 'none' || verdict === 'failed-again') return;
-      breaker.runs.add(verdict === 'failed', nowMs);
+      if (verdict === 'none') return;
+      breaker.runs.add(verdict !== 'ok', nowMs);
       if (verdict === 'ok') return;
       const { runs, failures } = breaker.runs.totals(nowMs);
       if (runs >= this.#options.window && failures >= this.#options.failureRatio * runs) {

@@ -80,14 +80,15 @@ describe('Breakers', () => {
     expect(breakers.state('a')).toBe('open'); // 3 of 6: the ratio
   });
 
-  it("an event's repeated failures weigh once, and 'none' (RetryLaterError, PermanentError) not at all", () => {
+  it("'none' (RetryLaterError, PermanentError) weighs nothing; an event's repeated failures weigh as failures", () => {
     const breakers = make({ window: 4, failureRatio: 0.5 });
-    for (let i = 0; i < 20; i++) breakers.record('a', 'failed-again');
     for (let i = 0; i < 20; i++) breakers.record('a', 'none');
     expect(breakers.state('a')).toBe('closed');
     for (let i = 0; i < 4; i++) breakers.record('a', 'ok');
     breakers.record('a', 'failed');
     expect(breakers.state('a')).toBe('closed'); // 1 of 5
+    for (let i = 0; i < 3; i++) breakers.record('a', 'failed-again');
+    expect(breakers.state('a')).toBe('open'); // 4 of 8
   });
 
   it('a probe that fails again (its event failed before) opens it again', () => {
