@@ -18,7 +18,7 @@ ARG DEBIAN_IMAGE=docker.io/library/debian:bookworm-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
-# No install scripts: the compiler needs no native module (better-sqlite3 is for Node 20 only).
+# No install scripts: nothing needs building (the SQLite store runs on Node's built-in node:sqlite).
 # Behind a TLS-intercepting proxy, pass its CA: --secret id=ca-certificates,src=/path/to/ca.pem
 RUN --mount=type=secret,id=ca-certificates,target=/run/secrets/ca-certificates.pem \
     if [ -f /run/secrets/ca-certificates.pem ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/ca-certificates.pem; fi \
@@ -36,13 +36,16 @@ RUN npm run build \
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app/node_modules/durable-worker
 COPY package.json package-lock.json ./
-# Optional dependencies are left out: better-sqlite3 (Node 24 runs the SQLite store on its built-in
-# node:sqlite, so no compiler and no native module for another ABI) and other platforms' binaries.
-# The one optional package the image needs is esbuild's binary for this platform, which tsx uses
-# to load .ts handlers: it is taken from the build stage (same lockfile, same platform).
+COPY scripts/image-manifest.mjs /tmp/
+# The image keeps everything: the optional peer dependencies (pg, redis, the OpenTelemetry SDK and
+# exporters) become dependencies here, at the versions the lockfile pins (scripts/image-manifest.mjs).
+# Optional dependencies are left out: other platforms' binaries. The one optional package the image
+# needs is esbuild's binary for this platform, which tsx uses to load .ts handlers: it is taken from
+# the build stage (same lockfile, same platform).
 RUN --mount=type=secret,id=ca-certificates,target=/run/secrets/ca-certificates.pem \
     if [ -f /run/secrets/ca-certificates.pem ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/ca-certificates.pem; fi \
- && npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
+ && node /tmp/image-manifest.mjs \
+ && npm install --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
 COPY --from=build /src/node_modules/@esbuild ./node_modules/@esbuild
 
 # --- runtime -----------------------------------------------------------------------------------
