@@ -76,6 +76,14 @@ function driverContract(driver: SqliteDriverName): void {
       expect(Number(db.prepare('DELETE FROM t WHERE id > ?').run(1).changes)).toBe(2);
     });
 
+    it('keeps a text holding NUL whole when read as bytes (Node 22 reads TEXT only up to the first NUL)', () => {
+      const db = withTable(connect());
+      db.prepare('INSERT INTO t (id, name) VALUES (?, ?)').run(1, 'handler\u0000subject');
+      const row = db.prepare<[], { name: Uint8Array }>('SELECT CAST(name AS BLOB) AS name FROM t').get()!;
+      expect(Buffer.from(row.name).toString('utf8')).toBe('handler\u0000subject');
+      expect(db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM t WHERE name = ?').get('handler\u0000subject')!.n).toBe(1);
+    });
+
     it('reads and sets pragmas: the first column, or undefined when there is none', () => {
       const db = connect();
       expect(db.pragma('journal_mode = WAL')).toBe('wal');
