@@ -5,7 +5,7 @@
  * subpath such as `durable-worker/testing` resolves there, and no Node that old runs this package).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../cli/cli-process.js';
@@ -102,6 +102,23 @@ describe('the published package', () => {
     expect(failed.stderr).toContain(`durable-worker: ${message}`);
     expect(failed.stderr).not.toContain('s3cret');
   }, 30_000);
+
+  it("the bin keeps Node's compile cache and hands its folder to what it starts (handler threads, child processes)", () => {
+    const handlers = join(project, 'cache-probe');
+    mkdirSync(handlers);
+    const seen = join(project, 'compile-cache.txt');
+    writeFileSync(
+      join(handlers, 'probe.mjs'),
+      `import { writeFileSync } from 'node:fs';\nimport { defineHandler } from 'durable-worker';\nwriteFileSync(${JSON.stringify(seen)}, process.env.NODE_COMPILE_CACHE ?? '');\nexport default defineHandler({ type: '*', async handle() {} });\n`,
+    );
+    const env = userEnv();
+    delete env.NODE_COMPILE_CACHE;
+    const checked = spawnSync(join(project, 'node_modules', '.bin', 'durable-worker'), ['check', '--handlers', handlers], { cwd: project, env: { ...env, TMPDIR: project }, encoding: 'utf8', timeout: 20_000 });
+    expect(checked.status, checked.stderr).toBe(0);
+    // enableCompileCache() without a folder: <os temp folder>/node-compile-cache, filled when the process exits.
+    expect(readFileSync(seen, 'utf8')).toBe(join(project, 'node-compile-cache'));
+    expect(readdirSync(join(project, 'node-compile-cache'), { recursive: true }).length).toBeGreaterThan(10);
+  });
 
   it('compiles nothing on install (no native module built: node:sqlite is built into Node)', () => {
     // Prebuilt binaries ship inside their packages (esbuild's, piscina's optional @napi-rs/nice); node-gyp would write build/.
