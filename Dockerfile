@@ -18,12 +18,12 @@ ARG DEBIAN_IMAGE=docker.io/library/debian:bookworm-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
-# No install scripts: the compiler needs no native module (better-sqlite3 is for Node 20 only).
+# No install scripts: nothing needs building (the SQLite store runs on Node's built-in node:sqlite).
 # Behind a TLS-intercepting proxy, pass its CA: --secret id=ca-certificates,src=/path/to/ca.pem
 RUN --mount=type=secret,id=ca-certificates,target=/run/secrets/ca-certificates.pem \
     if [ -f /run/secrets/ca-certificates.pem ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/ca-certificates.pem; fi \
  && npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json README.md ./
+COPY tsconfig.json tsconfig.build.json README.md LICENSE ./
 COPY src ./src
 COPY bin ./bin
 COPY handlers ./handlers
@@ -36,13 +36,16 @@ RUN npm run build \
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app/node_modules/durable-worker
 COPY package.json package-lock.json ./
-# Optional dependencies are left out: better-sqlite3 (Node 24 runs the SQLite store on its built-in
-# node:sqlite, so no compiler and no native module for another ABI) and other platforms' binaries.
-# The one optional package the image needs is esbuild's binary for this platform, which tsx uses
-# to load .ts handlers: it is taken from the build stage (same lockfile, same platform).
+COPY scripts/image-manifest.mjs /tmp/
+# The image keeps everything: the optional peer dependencies (pg, redis, the OpenTelemetry SDK and
+# exporters) become dependencies here, at the versions the lockfile pins (scripts/image-manifest.mjs).
+# Optional dependencies are left out: other platforms' binaries. The one optional package the image
+# needs is esbuild's binary for this platform, which tsx uses to load .ts handlers: it is taken from
+# the build stage (same lockfile, same platform).
 RUN --mount=type=secret,id=ca-certificates,target=/run/secrets/ca-certificates.pem \
     if [ -f /run/secrets/ca-certificates.pem ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/ca-certificates.pem; fi \
- && npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
+ && node /tmp/image-manifest.mjs \
+ && npm install --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
 COPY --from=build /src/node_modules/@esbuild ./node_modules/@esbuild
 
 # --- runtime -----------------------------------------------------------------------------------
@@ -56,8 +59,8 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt /var/log/dpkg.log \
  && groupadd --gid 10001 durable-worker \
  && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin durable-worker \
- && mkdir -p /app/handlers /app/node_modules/.bin /var/lib/durable-worker \
- && chown 10001:10001 /var/lib/durable-worker \
+ && mkdir -p /app/handlers /app/node_modules/.bin /var/lib/durable-worker /app/.cache/node-compile-cache \
+ && chown 10001:10001 /var/lib/durable-worker /app/.cache/node-compile-cache \
  && ln -s /var/lib/durable-worker /app/.durable-worker \
  && ln -s ../durable-worker/bin/durable-worker.js /app/node_modules/.bin/durable-worker \
  && printf '{\n  "private": true,\n  "type": "module"\n}\n' > /app/package.json
@@ -69,8 +72,14 @@ WORKDIR /app
 # so `run` with its defaults writes there even with a read-only root filesystem.
 VOLUME /var/lib/durable-worker
 ENV NODE_ENV=production \
+    NODE_COMPILE_CACHE=/app/.cache/node-compile-cache \
     PATH=/app/node_modules/.bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 USER 10001:10001
+# Node's compile cache, filled at build by a real `run` (scripts/warm-compile-cache.mjs) as the user that
+# runs the image (Node keys the cache by user id): a start reuses V8's compiled code, even on a read-only
+# root filesystem (the cache is only read then).
+COPY scripts/warm-compile-cache.mjs /app/.cache/warm-compile-cache.mjs
+RUN node /app/.cache/warm-compile-cache.mjs
 EXPOSE 9464
 ENTRYPOINT ["/usr/bin/tini", "--", "durable-worker"]
 CMD ["--help"]

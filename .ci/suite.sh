@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # One CI lane on the node first on PATH: the README's two commands, `npm ci` from a clean
-# node_modules (native modules build for this Node) and `npm test` (the whole suite).
+# node_modules (no native module is built: the install must compile nothing) and `npm test` (the whole suite).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 started=$SECONDS
 echo "== node $(node --version), npm $(npm --version)"
-# Native modules (better-sqlite3 on Node 20) build against the running Node's own headers, which
-# offline node-gyp cannot download: point it at the ones installed with this Node when it has them.
+# Should a dependency ever build a native module, it builds against the running Node's own headers,
+# which offline node-gyp cannot download: point it at the ones installed with this Node when it has them.
 if [ -z "${npm_config_nodedir:-}" ]; then
   prefix="$(dirname "$(dirname "$(command -v node)")")"
   header="$prefix/include/node/node_version.h"

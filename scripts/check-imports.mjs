@@ -41,7 +41,7 @@ export const LAYERS = [
   // What is built on a running worker: the test kit, the development console.
   ['testing', 'console', 'dead-letter-admin'],
   // The public faces: the commands, and the package entry with its lazy entry points.
-  ['cli', 'lazy-entry-points', 'index'],
+  ['cli', 'lazy-entry-points', 'index', 'require'],
 ];
 
 /**

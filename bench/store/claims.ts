@@ -16,8 +16,6 @@
  *   other, and times each call; the store's tables then hold what a worker's would.
  * - `--sqlite-checkpoint-keys N` opens the SQLite store with `checkpointEveryKeys: N` (0: SQLite's
  *   own checkpoints on the main thread) instead of its default.
- * - `--sqlite-driver node:sqlite|better-sqlite3` opens the SQLite store with that driver instead of
- *   the default (src/sqlite/open.ts); the header line names the driver used.
  *
  * Keys are `<handler>:<random UUID>` like real event ids: sequential ids would sit side by side in
  * a B-tree and hide the cost of random writes. Per phase: CPU µs per key while the calls ran
@@ -41,7 +39,6 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { createIdempotencyStore } from '../../src/idempotency/index.js';
 import type { IdempotencyStore } from '../../src/idempotency/store.js';
-import { openSqlite, type SqliteDriverName } from '../../src/sqlite/index.js';
 
 const { values } = parseArgs({
   options: {
@@ -53,7 +50,6 @@ const { values } = parseArgs({
     'mark-group': { type: 'string', default: '0' },
     interleave: { type: 'boolean', default: false },
     'sqlite-checkpoint-keys': { type: 'string' },
-    'sqlite-driver': { type: 'string' },
     only: { type: 'string' },
   },
 });
@@ -65,11 +61,6 @@ const rounds = Number(values.rounds);
 const markGroup = Number(values['mark-group']);
 const interleave = values.interleave;
 const sqliteCheckpointKeys = values['sqlite-checkpoint-keys'];
-const sqliteDriver = values['sqlite-driver'] as SqliteDriverName | undefined;
-if (sqliteDriver !== undefined && !['node:sqlite', 'better-sqlite3'].includes(sqliteDriver)) {
-  console.error(`--sqlite-driver must be node:sqlite or better-sqlite3 (got "${sqliteDriver}")`);
-  process.exit(2);
-}
 const only = values.only?.split(',');
 
 const PHASES = ['claimNew', 'markDone', 'claimDone', 'release'] as const;
@@ -233,23 +224,15 @@ const dir = mkdtempSync(join(tmpdir(), 'dw-bench-store-'));
 // Shaped like the default `<tenant>:<destination>` prefix (~40 characters).
 const prefix = `bench-${randomUUID().slice(0, 8)}:dest-${randomUUID()}`;
 const options = { prefix, doneTtlMs: 3_600_000, poolSize: Number(process.env.BENCH_POOL_SIZE ?? 4) };
-/** The factory, or for SQLite with `--sqlite-checkpoint-keys` or `--sqlite-driver` the adapter with those options. */
+/** The factory, or for SQLite with `--sqlite-checkpoint-keys` the adapter with that option. */
 async function openStore(url: string): Promise<IdempotencyStore> {
-  if (!url.startsWith('sqlite:') || (sqliteCheckpointKeys === undefined && sqliteDriver === undefined)) return createIdempotencyStore(url, options);
+  if (!url.startsWith('sqlite:') || sqliteCheckpointKeys === undefined) return createIdempotencyStore(url, options);
   const { SqliteIdempotencyStore } = await import('../../src/idempotency/sqlite.js');
   return SqliteIdempotencyStore.open({
     ...options,
     path: url.slice('sqlite:'.length),
     ...(sqliteCheckpointKeys === undefined ? {} : { checkpointEveryKeys: Number(sqliteCheckpointKeys) }),
-    ...(sqliteDriver === undefined ? {} : { driver: sqliteDriver }),
   });
-}
-/** The driver a default SQLite store opens with here. */
-function sqliteDriverInUse(): string {
-  if (sqliteDriver !== undefined) return sqliteDriver;
-  const probe = openSqlite(':memory:');
-  probe.close();
-  return probe.driver;
 }
 const targets: Array<{ name: string; url: string; cleanup?: () => Promise<void> }> = [
   { name: 'memory', url: 'memory' },
@@ -291,7 +274,7 @@ try {
 const marks = markGroup > 0 ? `markDone per key, ${markGroup} at a time` : 'markDone per batch';
 const shape = interleave ? 'interleaved batch by batch' : `${inFlight} in flight, one phase after the other`;
 console.log(
-  `batches of ${batchSize} keys, ${shape}, ${batches * batchSize} event ids per phase, prefill ${prefillCount}, ${marks} (node ${process.version}, SQLite driver ${sqliteDriverInUse()})`,
+  `batches of ${batchSize} keys, ${shape}, ${batches * batchSize} event ids per phase, prefill ${prefillCount}, ${marks} (node ${process.version})`,
 );
 console.log('µs per key: CPU of all threads (user + system) while the call ran, event loop busy (wall time not idle) during the call; max: the longest busy call');
 const cell = (text: string, width = 11) => text.padStart(width);

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import type * as z from 'zod';
 import { ConfigError } from '../errors.js';
+import { requirePackages } from '../runtime/optional-package.js';
 import { redactUrl } from '../runtime/redact-url.js';
 import { RUN_OPTION_KEYS, SECRET_OPTION_KEYS, envName, flagName, toCamel, type RunOptionKey } from './options.js';
 import { createWorkerConfigSchema } from './schema.js';
@@ -156,7 +157,17 @@ function validate(collected: CollectedOptions, cwd: string, host: string): Worke
   const schema = createWorkerConfigSchema({ cwd, hostname: host });
   const result = schema.safeParse(collected.values);
   if (!result.success) throw toConfigError(result.error, collected);
+  requireUsedPackages(result.data);
   return result.data;
+}
+
+/** The optional packages (package.json peerDependenciesMeta) this configuration uses are installed, else exit 2 naming them. */
+function requireUsedPackages(config: WorkerConfig): void {
+  for (const [url, option] of [[config.idempotencyUrl, '--idempotency'], [config.deadLetterUrl, '--dead-letter']] as const) {
+    if (/^postgres(ql)?:\/\//.test(url)) requirePackages(['pg'], `${option} postgres://`, option);
+    if (/^rediss?:\/\//.test(url)) requirePackages(['redis'], `${option} redis://`, option);
+  }
+  if (config.otel === true) requirePackages(['@opentelemetry/sdk-trace-node', '@opentelemetry/resources'], '--otel', '--otel');
 }
 
 /** Resolves the `run` configuration from flags, env and `--config`; throws ConfigError (one line). */

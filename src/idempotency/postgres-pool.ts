@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { importOptional } from '../runtime/optional-package.js';
 
 /** What the PostgreSQL adapters (idempotency store, dead-letter sink) open the same way. */
 export interface PostgresPoolOptions {
@@ -25,7 +26,7 @@ export interface PostgresPoolOptions {
  * server is back.
  */
 export async function openPool(options: PostgresPoolOptions): Promise<Pool> {
-  const { default: pg } = await import('pg');
+  const { default: pg } = await importOptional('pg', 'a postgres:// store', '--idempotency', () => import('pg'));
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.max,

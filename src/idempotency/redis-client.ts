@@ -1,4 +1,5 @@
 import type { RedisClientType } from 'redis';
+import { importOptional } from '../runtime/optional-package.js';
 import type { LuaScript } from './redis-scripts.js';
 
 /** How the Redis adapters (idempotency store, dead-letter sink) connect. */
@@ -23,7 +24,7 @@ export interface RedisConnectOptions {
  * first connection fails (a wrong host or password at start is a configuration problem).
  */
 export async function connectRedis(options: RedisConnectOptions): Promise<RedisClientType> {
-  const { createClient } = await import('redis');
+  const { createClient } = await importOptional('redis', 'a redis:// store', '--idempotency', () => import('redis'));
   const initialAttempts = options.initialConnectAttempts ?? 3;
   const maxDelayMs = options.maxReconnectDelayMs ?? 2_000;
   const onBackgroundError = options.onBackgroundError ?? (() => {});

@@ -21,9 +21,9 @@ const TAIL = 1;
  * (`Atomics.waitAsync`) instead of blocking its event loop in SQLite's busy handler, which sleeps in
  * steps of 1, 2, 5, 10, 15... ms. The same memory tells the store the thread is idle again without waiting for its event loop to deliver a message.
  */
-const threadSource = (driver: SqliteDriverName) => `
+const threadSource = () => `
 const { parentPort, workerData } = require('node:worker_threads');
-${threadOpenerSource(driver)}
+${threadOpenerSource()}
 const db = openSqlite(workerData.path, workerData.busyTimeoutMs);
 db.exec('PRAGMA cache_size = -256'); // a checkpoint copies WAL frames to the file: it needs no page cache
 const flags = new Int32Array(workerData.flags);
@@ -144,7 +144,7 @@ export class WalCheckpointer {
   }
 
   #start(): Worker {
-    const worker = new Worker(threadSource(this.#options.driver), {
+    const worker = new Worker(threadSource(), {
       eval: true,
       workerData: {
         path: this.#options.path,

@@ -48,7 +48,7 @@ export interface SqliteDeferredHost {
 interface RunRow {
   key: string;
   handler: string;
-  chain: string;
+  chain_bytes: Uint8Array;
   sequence: string;
   event: string;
   retry_at: number;
@@ -56,7 +56,10 @@ interface RunRow {
   reason: string;
 }
 
+// A chain holds a NUL, and node:sqlite on Node 22 reads TEXT up to the first NUL: chains are read as bytes.
 const COLUMNS = 'key, handler, chain, sequence, event, retry_at, deferred_at, reason';
+const READ_COLUMNS = COLUMNS.replace('chain', 'CAST(chain AS BLOB) AS chain_bytes');
+const chainText = (bytes: Uint8Array): string => Buffer.from(bytes).toString('utf8');
 const CHAIN_ORDER = 'chain, length(sequence), sequence';
 
 /**
@@ -83,7 +86,7 @@ export class SqliteDeferredRuns implements DeferredRuns {
       `INSERT INTO ${TABLE} (prefix_id, ${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (prefix_id, key) DO UPDATE SET retry_at = excluded.retry_at, reason = excluded.reason`,
     );
-    const chainOfKey = db.prepare<[number, string], { chain: string }>(`SELECT chain FROM ${TABLE} WHERE prefix_id = ? AND key = ?`);
+    const chainOfKey = db.prepare<[number, string], { chain_bytes: Uint8Array }>(`SELECT CAST(chain AS BLOB) AS chain_bytes FROM ${TABLE} WHERE prefix_id = ? AND key = ?`);
     const deleteRun = db.prepare<[number, string], never>(`DELETE FROM ${TABLE} WHERE prefix_id = ? AND key = ?`);
     const clearHead = db.prepare<[number, string], never>(`UPDATE ${TABLE} SET head = 0 WHERE prefix_id = ? AND chain = ? AND head = 1`);
     const setHead = db.prepare<[number, number, string], never>(
@@ -93,18 +96,18 @@ export class SqliteDeferredRuns implements DeferredRuns {
     const anyOfChain = db.prepare<[number, string], { one: number }>(`SELECT 1 AS one FROM ${TABLE} WHERE prefix_id = ? AND chain = ? LIMIT 1`);
     // Skipped handlers as a JSON array: one statement whatever their number (names hold no NUL).
     const due = db.prepare<[number, number, string, number], RunRow>(
-      `SELECT ${COLUMNS} FROM ${TABLE} WHERE prefix_id = ? AND head = 1 AND retry_at <= ?
+      `SELECT ${READ_COLUMNS} FROM ${TABLE} WHERE prefix_id = ? AND head = 1 AND retry_at <= ?
          AND handler NOT IN (SELECT value FROM json_each(?))
        ORDER BY retry_at, chain LIMIT ?`,
     );
     const nextDue = db.prepare<[number], { at: number | null }>(`SELECT min(retry_at) AS at FROM ${TABLE} WHERE prefix_id = ? AND head = 1`);
     const reschedule = db.prepare<[number, number, string], never>(`UPDATE ${TABLE} SET retry_at = ? WHERE prefix_id = ? AND key = ?`);
-    const listAll = db.prepare<[number, number], RunRow>(`SELECT ${COLUMNS} FROM ${TABLE} WHERE prefix_id = ? ORDER BY ${CHAIN_ORDER} LIMIT ?`);
+    const listAll = db.prepare<[number, number], RunRow>(`SELECT ${READ_COLUMNS} FROM ${TABLE} WHERE prefix_id = ? ORDER BY ${CHAIN_ORDER} LIMIT ?`);
     // A handler's chains are the range [handler\0, handler\x01): the chain index serves it in order.
     const listOf = db.prepare<[number, string, string, number], RunRow>(
-      `SELECT ${COLUMNS} FROM ${TABLE} WHERE prefix_id = ? AND chain >= ? AND chain < ? ORDER BY ${CHAIN_ORDER} LIMIT ?`,
+      `SELECT ${READ_COLUMNS} FROM ${TABLE} WHERE prefix_id = ? AND chain >= ? AND chain < ? ORDER BY ${CHAIN_ORDER} LIMIT ?`,
     );
-    const get = db.prepare<[number, string], RunRow>(`SELECT ${COLUMNS} FROM ${TABLE} WHERE prefix_id = ? AND key = ?`);
+    const get = db.prepare<[number, string], RunRow>(`SELECT ${READ_COLUMNS} FROM ${TABLE} WHERE prefix_id = ? AND key = ?`);
     const stats = db.prepare<[number], { handler: string; count: number; oldest: number }>(
       `SELECT handler, count(*) AS count, min(deferred_at) AS oldest FROM ${TABLE} WHERE prefix_id = ? GROUP BY handler`,
     );
@@ -134,7 +137,7 @@ export class SqliteDeferredRuns implements DeferredRuns {
         const row = chainOfKey.get(prefixId, key);
         if (row === undefined) continue;
         deleteRun.run(prefixId, key);
-        chains.add(row.chain);
+        chains.add(chainText(row.chain_bytes));
       }
       return keys.length + promoteHeads(chains);
     }, 'immediate');
@@ -223,7 +226,7 @@ function toRun(row: RunRow): DeferredRun {
   return {
     key: row.key,
     handler: row.handler,
-    chain: row.chain,
+    chain: chainText(row.chain_bytes),
     sequence: row.sequence,
     event: JSON.parse(row.event) as DeferredRun['event'],
     retryAtMs: row.retry_at,

@@ -58,10 +58,10 @@ const SWEEP_ROWS = 1_000;
 const SWEEPS_PER_TICK = 100;
 
 /**
- * The connection's page cache, KiB. better-sqlite3 builds SQLite with 16 MB per connection
- * (node:sqlite keeps SQLite's 2 MB); the store touches one random leaf page per key, so a larger
- * cache hits little more often, while it fills as the done marks grow and stays in the process's
- * RSS. A cache a quarter of better-sqlite3's keeps that memory down and costs no CPU that shows.
+ * The connection's page cache, KiB (node:sqlite keeps SQLite's 2 MB by default); the store touches
+ * one random leaf page per key, so a larger cache hits little more often, while it fills as the
+ * done marks grow and stays in the process's RSS. 4 MB keeps that memory down and costs no CPU that
+ * shows.
  */
 const PAGE_CACHE_KIB = 4_000;
 

@@ -1,17 +1,17 @@
 /**
- * The SQLite connection every embedded store uses (idempotency, dead letters): the subset of
- * `better-sqlite3` and Node's built-in `node:sqlite` that both drivers implement alike, so a store
- * is written once and runs on either. Synchronous, like both drivers; one connection per object.
+ * The SQLite connection every embedded store uses (idempotency, dead letters): the subset of Node's
+ * built-in `node:sqlite` the stores use, behind an interface of their own so that a store is written
+ * against what it needs. Synchronous, like the driver; one connection per object.
  *
  * Parameters are positional (`?`) and take the values SQLite stores: null, number, bigint, string,
- * Uint8Array (never `undefined` or a boolean: both drivers refuse them). Integers read back as
- * `number` (keep them within 2^53: `node:sqlite` throws beyond that, better-sqlite3 rounds).
+ * Uint8Array (never `undefined` or a boolean: the driver refuses them). Integers read back as
+ * `number` (keep them within 2^53: `node:sqlite` throws beyond that).
  */
 
-/** Which library runs SQLite. */
-export type SqliteDriverName = 'node:sqlite' | 'better-sqlite3';
+/** Which library runs SQLite: Node's own. */
+export type SqliteDriverName = 'node:sqlite';
 
-/** A value SQLite stores and both drivers bind. */
+/** A value SQLite stores and the driver binds. */
 export type SqliteValue = null | number | bigint | string | Uint8Array;
 
 export interface SqliteRunResult {
@@ -22,7 +22,7 @@ export interface SqliteRunResult {
 
 /**
  * A prepared statement: prepare once, run many times. `get`, `all` and `iterate` are for statements
- * that return rows (better-sqlite3 throws on one that does not; use `run`).
+ * that return rows (use `run` for one that does not).
  */
 export interface SqliteStatement<Params extends readonly SqliteValue[] = SqliteValue[], Row = Record<string, SqliteValue>> {
   /** Runs a statement that returns no rows (INSERT, UPDATE, DELETE, DDL). */
@@ -68,9 +68,6 @@ export interface SqliteOpenOptions {
   readOnly?: boolean;
   /** How long a statement waits for another connection's lock before failing with SQLITE_BUSY, ms (default 5,000). */
   busyTimeoutMs?: number;
-  /**
-   * The driver; default: `DURABLE_WORKER_SQLITE_DRIVER` when set, else the first available of
-   * `node:sqlite` (Node >= 22.13) and `better-sqlite3` (see `src/sqlite/open.ts` for why this order).
-   */
+  /** The driver: `node:sqlite`, the only one (the option stays for callers that name it). */
   driver?: SqliteDriverName;
 }

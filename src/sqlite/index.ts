@@ -1,7 +1,7 @@
 /**
- * SQLite for the embedded stores, on either driver: `openSqlite(path, options)` returns a
+ * SQLite for the embedded stores, on Node's `node:sqlite`: `openSqlite(path, options)` returns a
  * `SqliteDatabase` (see database.ts for the subset and its rules). The driver is loaded at the
- * first open, so a process that never opens SQLite loads neither.
+ * first open, so a process that never opens SQLite does not load it.
  */
 export type {
   SqliteDatabase,
@@ -12,5 +12,5 @@ export type {
   SqliteTransactionMode,
   SqliteValue,
 } from './database.js';
-export { availableSqliteDrivers, openSqlite, SQLITE_DRIVER_ENV } from './open.js';
+export { openSqlite } from './open.js';
 export { threadOpenerSource } from './thread-source.js';

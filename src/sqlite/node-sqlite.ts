@@ -3,9 +3,8 @@ import type { SqliteDatabase, SqliteOpenOptions, SqliteStatement, SqliteTransact
 import { TransactionRunner } from './transaction.js';
 
 /**
- * The part of Node's `node:sqlite` (Node >= 22.13 without a flag) used here, typed locally: the
- * project compiles against Node 20's typings, which have no such module, so that an API missing
- * from Node 20 cannot slip in unnoticed elsewhere.
+ * The part of Node's `node:sqlite` (Node >= 22.13 without a flag) used here, typed locally, as
+ * this project uses it on every supported Node.
  */
 interface NodeSqliteModule {
   DatabaseSync: new (path: string, options?: { readOnly?: boolean }) => NodeDatabaseSync;
@@ -37,7 +36,7 @@ export function loadNodeSqlite(): NodeSqliteModule | undefined {
   try {
     loaded = createRequire(import.meta.url)('node:sqlite') as NodeSqliteModule;
   } catch {
-    loaded = null; // Node 20, or 22 before 22.13 without --experimental-sqlite
+    loaded = null; // a Node below the supported floor (22 before 22.13)
   } finally {
     process.emitWarning = emitWarning;
   }
@@ -83,7 +82,7 @@ class NodeSqliteDatabase implements SqliteDatabase {
   }
 
   prepare<Params extends readonly SqliteValue[] = SqliteValue[], Row = Record<string, SqliteValue>>(sql: string): SqliteStatement<Params, Row> {
-    // node:sqlite's statements have the same run/get/all/iterate as better-sqlite3's: no wrapper on the hot path.
+    // node:sqlite's statements have the run/get/all/iterate of SqliteStatement: no wrapper on the hot path.
     return this.#db.prepare(sql) as unknown as SqliteStatement<Params, Row>;
   }
 

@@ -1,22 +1,10 @@
-import { resolveBetterSqlite3 } from './better-sqlite3.js';
-import type { SqliteDriverName } from './database.js';
-
 /**
- * CommonJS source of `function openSqlite(path, busyTimeoutMs)`, which opens a file with `driver`
- * and returns that driver's own connection, for code evaluated in a worker thread (`eval: true`),
- * where neither this module nor tsx can be imported. Use only what both drivers share there:
- * `exec(sql)`, `prepare(sql).get()` / `.run()` / `.all()`, `close()`.
+ * CommonJS source of `function openSqlite(path, busyTimeoutMs)`, which opens a file with
+ * `node:sqlite` and returns its own connection, for code evaluated in a worker thread
+ * (`eval: true`), where neither this module nor tsx can be imported. Uses only `exec(sql)`,
+ * `prepare(sql).get()` / `.run()` / `.all()` and `close()`.
  */
-export function threadOpenerSource(driver: SqliteDriverName): string {
-  if (driver === 'better-sqlite3') {
-    const entry = resolveBetterSqlite3();
-    if (entry === undefined) throw new Error('the better-sqlite3 package is not installed');
-    return `
-function openSqlite(path, busyTimeoutMs) {
-  const Database = require(${JSON.stringify(entry)});
-  return new Database(path, { timeout: busyTimeoutMs });
-}`;
-  }
+export function threadOpenerSource(): string {
   // As in node-sqlite.ts: only the ExperimentalWarning of node:sqlite is dropped.
   return `
 function openSqlite(path, busyTimeoutMs) {

@@ -1,6 +1,6 @@
 import type { SqliteStatement, SqliteTransactionMode } from './database.js';
 
-/** What the transaction helper needs from a raw connection of either driver. */
+/** What the transaction helper needs from a raw connection. */
 export interface TransactionHost {
   prepare(sql: string): Pick<SqliteStatement<[]>, 'run'>;
   exec(sql: string): void;
@@ -9,7 +9,7 @@ export interface TransactionHost {
 }
 
 /**
- * `SqliteDatabase.transaction` for both drivers, as better-sqlite3 implements its own: BEGIN,
+ * `SqliteDatabase.transaction` (node:sqlite has no transaction helper of its own): BEGIN,
  * COMMIT and ROLLBACK are statements prepared once per wrapped function (a transaction then costs
  * three statement steps, no SQL parsing), and a call nested in a running transaction becomes a
  * savepoint of it. One per connection: it counts the transactions it has open.

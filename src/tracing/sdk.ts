@@ -11,6 +11,7 @@
  * SDK is loaded here, lazily.
  */
 import { ConfigError } from '../errors.js';
+import { importOptional } from '../runtime/optional-package.js';
 
 export interface TracingSdk {
   forceFlush(): Promise<void>;
@@ -50,8 +51,8 @@ export function exportSettings(env: Env): { exporters: (typeof EXPORTERS)[number
 export async function startTracingSdk(env: Env = process.env): Promise<TracingSdk> {
   const settings = exportSettings(env);
   const [{ NodeTracerProvider, BatchSpanProcessor, SimpleSpanProcessor, ConsoleSpanExporter }, { defaultResource, detectResources, envDetector, resourceFromAttributes }] = await Promise.all([
-    import('@opentelemetry/sdk-trace-node'),
-    import('@opentelemetry/resources'),
+    importOptional('@opentelemetry/sdk-trace-node', '--otel', '--otel', () => import('@opentelemetry/sdk-trace-node')),
+    importOptional('@opentelemetry/resources', '--otel', '--otel', () => import('@opentelemetry/resources')),
   ]);
   const spanProcessors = [];
   for (const name of settings.exporters) {
@@ -59,7 +60,11 @@ export async function startTracingSdk(env: Env = process.env): Promise<TracingSd
       spanProcessors.push(new SimpleSpanProcessor(new ConsoleSpanExporter()));
       continue;
     }
-    const { OTLPTraceExporter } = settings.protocol === 'http/json' ? await import('@opentelemetry/exporter-trace-otlp-http') : await import('@opentelemetry/exporter-trace-otlp-proto');
+    const need = `--otel with OTLP over ${settings.protocol}`;
+    const { OTLPTraceExporter } =
+      settings.protocol === 'http/json'
+        ? await importOptional('@opentelemetry/exporter-trace-otlp-http', need, '--otel', () => import('@opentelemetry/exporter-trace-otlp-http'))
+        : await importOptional('@opentelemetry/exporter-trace-otlp-proto', need, '--otel', () => import('@opentelemetry/exporter-trace-otlp-proto'));
     spanProcessors.push(new BatchSpanProcessor(new OTLPTraceExporter()));
   }
   // Later wins: OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES over our default name.

@@ -104,7 +104,7 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
     const docs = helm.path ? render() : [];
 
     it('renders exactly the default objects', () => {
-      expect(docs.map((d) => d.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'PodDisruptionBudget', 'Service']);
+      expect(docs.map((d) => d.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'PersistentVolumeClaim', 'PodDisruptionBudget', 'Service']);
     });
 
     it('args carry run --handlers --base-url --destination only; no secret, no forward', () => {
@@ -147,7 +147,7 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
       expect(envVar(workerContainer(longer), 'DURABLE_WORKER_SHUTDOWN_TIMEOUT')).toContain('value: "50"');
     });
 
-    it('non-root, read-only root filesystem, no privilege escalation, emptyDir state and /tmp', () => {
+    it('non-root, read-only root filesystem, no privilege escalation, state on its claim (SQLite store), emptyDir /tmp', () => {
       const deployment = onlyDoc(docs, 'Deployment').text;
       const podSecurity = block(deployment, 'securityContext')!;
       expect(podSecurity).toMatch(/runAsNonRoot: true/);
@@ -160,7 +160,7 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
       expect(block(container, 'volumeMounts')).toMatch(/- name: durable-worker-state\n\s+mountPath: \/var\/lib\/durable-worker/);
       expect(block(container, 'volumeMounts')).toMatch(/- name: durable-worker-tmp\n\s+mountPath: \/tmp/);
       expect(listItem(deployment, 'name', 'durable-worker-state')).toBeDefined();
-      expect(deployment).toMatch(/- name: durable-worker-state\n\s+emptyDir: \{\}/);
+      expect(deployment).toMatch(/- name: durable-worker-state\n\s+persistentVolumeClaim:\n\s+claimName: rel-durable-worker-state/);
       expect(envVar(container, 'DURABLE_WORKER_IDEMPOTENCY')).toContain('sqlite:/var/lib/durable-worker/');
       expect(deployment).toMatch(/automountServiceAccountToken: false/);
     });
@@ -237,7 +237,7 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
   });
 
   describe('a private CA', () => {
-    it('extraVolumes, worker.extraVolumeMounts and worker.extraEnv reach the pod and the worker container', () => {
+    it('worker.extraVolumes, worker.extraVolumeMounts and worker.extraEnv reach the pod and the worker container', () => {
       const docs = render(['-f', join(CHART_DIR, 'examples', 'private-ca-values.yaml')]);
       const container = workerContainer(docs);
       expect(envVar(container, 'NODE_EXTRA_CA_CERTS')).toMatch(/value: "?\/etc\/durable-worker\/ca\/ca\.crt"?$/m);
@@ -374,9 +374,10 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
       expect(result.code).toBe(0);
       const docs = splitManifests(result.stdout);
       // workload.enabled=false: the subchart adds no workload of its own
-      expect(docs.map((d) => `${d.kind}/${d.name}`)).toEqual(['Deployment/my-app']);
+      // (its state claim aside: the SQLite store by default)
+      expect(docs.map((d) => `${d.kind}/${d.name}`)).toEqual(['PersistentVolumeClaim/x-durable-worker-state', 'Deployment/my-app']);
       expect(args(workerContainer(docs))).toEqual(['run', '--base-url', 'https://api.example.com', '--destination', 'my-consumer', '--forward-url', 'http://127.0.0.1:3000/cloudevents']);
-      expect(onlyDoc(docs, 'Deployment').text).toMatch(/- name: durable-worker-state\n\s+emptyDir: \{\}/);
+      expect(onlyDoc(docs, 'Deployment').text).toMatch(/- name: durable-worker-state\n\s+persistentVolumeClaim:\n\s+claimName: x-durable-worker-state/);
     });
   });
 
@@ -501,7 +502,9 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
       expect(shared).toContain('kubectl -n jobs exec deploy/rel-durable-worker -c durable-worker -- durable-worker dead-letters list --state dead');
       expect(shared).not.toContain('s3cret');
       expect(shared).not.toContain('emptyDir');
-      expect(notes([])).toContain("They live on the pod's emptyDir and go with it");
+      expect(notes(['--set', 'persistence.enabled=false,worker.allowEphemeralState=true'])).toContain("They live on the pod's emptyDir and go with it");
+      expect(notes([])).toContain('is on the PersistentVolumeClaim rel-durable-worker-state, kept by helm uninstall');
+      expect(notes([])).not.toContain('emptyDir');
     });
   });
 });

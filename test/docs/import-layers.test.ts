@@ -132,13 +132,13 @@ describe('docs/contributing.md', () => {
 
   it('describes every folder and top-level file of src/ in its layout table', () => {
     const units = [...new Set(buildGraph(ROOT).files.map(unitOf))];
-    const rows = new Set([...guide.matchAll(/^\| `src\/([\w-]+?)(?:\.ts)?` \|/gm)].map((m) => m[1]!));
+    const rows = new Set([...guide.matchAll(/^\| `src\/([\w-]+?)(?:\.c?ts)?` \|/gm)].map((m) => m[1]!));
     expect(units.filter((u) => !rows.has(u))).toEqual([]);
   });
 
   it('lists the layers of scripts/check-imports.mjs, in its order', () => {
     const section = guide.slice(guide.indexOf('### Layers'));
-    const listed = [...section.matchAll(/^\d+\. (.+)$/gm)].map((m) => [...m[1]!.matchAll(/`([\w-]+?)(?:\.ts)?`/g)].map((n) => n[1]!));
+    const listed = [...section.matchAll(/^\d+\. (.+)$/gm)].map((m) => [...m[1]!.matchAll(/`([\w-]+?)(?:\.c?ts)?`/g)].map((n) => n[1]!));
     expect(listed).toEqual(LAYERS);
   });
 });

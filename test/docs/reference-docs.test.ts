@@ -53,4 +53,23 @@ describe('local links in README.md, docs/ and the examples', () => {
     const targets = [...text.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!).filter((t) => !/^(https?:|mailto:|#)/.test(t));
     for (const target of targets) expect(existsSync(resolve(ROOT, dirname(file), target.split('#')[0]!)), `${file} -> ${target}`).toBe(true);
   });
+
+  // The registry shows README.md outside the repository, where a relative link leads nowhere: its links
+  // into the repository are absolute (package.json `repository`), and each names a file of this clone.
+  it('README.md links into the repository by absolute URL, each to a file that exists', () => {
+    const pkg = JSON.parse(read('package.json')) as { repository: { url: string }; homepage: string; bugs: { url: string } };
+    const repo = pkg.repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
+    expect(pkg.homepage.startsWith(repo)).toBe(true);
+    expect(pkg.bugs.url).toBe(`${repo}/issues`);
+    const raw = repo.replace('https://github.com/', 'https://raw.githubusercontent.com/');
+    const targets = [...read('README.md').matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!);
+    const local = targets.filter((t) => !/^(https?:|mailto:|#)/.test(t));
+    expect(local, 'relative links in README.md').toEqual([]);
+    const intoRepo = targets.flatMap((t) => {
+      const m = new RegExp(`^(?:${repo}/(?:blob|tree)/main/|${raw}/main/)([^#]+)`).exec(t);
+      return m === null ? [] : [m[1]!];
+    });
+    expect(intoRepo.length).toBeGreaterThan(10);
+    for (const path of intoRepo) expect(existsSync(join(ROOT, path)), `README.md -> ${path}`).toBe(true);
+  });
 });

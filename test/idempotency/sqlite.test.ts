@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createIdempotencyStore } from '../../src/idempotency/index.js';
 import { SqliteIdempotencyStore } from '../../src/idempotency/sqlite.js';
-import { availableSqliteDrivers, openSqlite, type SqliteDriverName } from '../../src/sqlite/index.js';
+import { openSqlite, type SqliteDriverName } from '../../src/sqlite/index.js';
 import { waitFor } from '../fixtures/wait-for.js';
 import { storeContract } from './contract.js';
 
@@ -27,11 +27,8 @@ function walSequence(path: string): number {
 // Two instances on one file are two connections: the race test runs across them.
 storeContract('sqlite', (options) => createIdempotencyStore(`sqlite:${join(dir, 'nested', 'folder', 'idempotency.sqlite')}`, options), { shared: true });
 
-/**
- * The store on every driver this Node has: node:sqlite on Node >= 22.13, better-sqlite3 where it is
- * installed (always on Node 20: it is then the only driver). test/sqlite/ checks which one that is.
- */
-for (const driver of availableSqliteDrivers()) sqliteStoreSuite(driver);
+/** The store on node:sqlite. */
+sqliteStoreSuite('node:sqlite');
 
 function sqliteStoreSuite(driver: SqliteDriverName): void {
   storeContract(`sqlite (${driver})`, (options) => SqliteIdempotencyStore.open({ ...options, path: join(dir, driver, 'idempotency.sqlite'), driver }), { shared: true });

@@ -172,6 +172,7 @@ describe.skipIf(skip)('container image', () => {
       ['`node`', await inContainer('stat -c %s /usr/local/bin/node')],
       ['production dependencies', await inContainer('du -sb /app/node_modules/durable-worker/node_modules | cut -f1')],
       ['the package', await inContainer('du -sb --exclude=node_modules /app/node_modules/durable-worker | cut -f1')],
+      ["Node's compile cache", await inContainer('du -sb /app/.cache | cut -f1')],
       ['**total**', await inspect(image!)],
     ];
     const report = measured.map(([label, bytes]) => `${label}: ${(bytes / 1e6).toFixed(1)} MB`).join(', ');

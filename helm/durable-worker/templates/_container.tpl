@@ -117,10 +117,21 @@ Only --handlers, --base-url, --destination and --forward-url go in args; every o
     {{- with $w.extraEnv }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
+  {{- with $w.envFrom }}
+  envFrom:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
   ports:
     - name: metrics
       containerPort: {{ $w.metricsPort }}
       protocol: TCP
+  {{- if $v.probes.startup.enabled }}
+  startupProbe:
+    httpGet:
+      path: /healthz
+      port: metrics
+    {{- toYaml (omit $v.probes.startup "enabled") | nindent 4 }}
+  {{- end }}
   livenessProbe:
     httpGet:
       path: /healthz
@@ -175,6 +186,7 @@ It forwards to forward.url, or to http://127.0.0.1:<sidecar.app.port><forward.pa
 */}}
 {{- define "durable-worker.sidecarContainer" -}}
 {{- include "durable-worker.validateCredentials" . }}
+{{- include "durable-worker.validateState" . }}
 {{- $url := .Values.forward.url | default (printf "http://127.0.0.1:%d%s" (int .Values.sidecar.app.port) .Values.forward.path) }}
 {{- include "durable-worker.workerContainer" (dict "root" . "forwardUrl" $url) }}
 {{- end }}
@@ -184,7 +196,12 @@ It forwards to forward.url, or to http://127.0.0.1:<sidecar.app.port><forward.pa
 {{- $v := .Values }}
 {{- $c := $v.credentials -}}
 - name: durable-worker-state
+{{- if include "durable-worker.persistent" . }}
+  persistentVolumeClaim:
+    claimName: {{ include "durable-worker.stateClaimName" . }}
+{{- else }}
   emptyDir: {}
+{{- end }}
 - name: durable-worker-tmp
   emptyDir: {}
 {{- if eq $v.handlers.source "configMap" }}
@@ -201,8 +218,8 @@ It forwards to forward.url, or to http://127.0.0.1:<sidecar.app.port><forward.pa
       - key: {{ $c.clientSecretKey }}
         path: {{ $c.clientSecretKey }}
 {{- end }}
-{{- with $v.extraVolumes }}
-{{ toYaml . }}
+{{- with include "durable-worker.extraVolumes" . }}
+{{ . }}
 {{- end }}
 {{- end }}
 

@@ -107,6 +107,38 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 {{- end }}
 
+{{/* True ("true") when the worker keeps state on its own disk: a sqlite: store, or a file: or sqlite: dead-letter sink. */}}
+{{- define "durable-worker.keepsLocalState" -}}
+{{- if or (hasPrefix "sqlite:" (toString .Values.worker.idempotency)) (regexMatch "^(file|sqlite):" (include "durable-worker.deadLetter" .)) }}true{{ end }}
+{{- end }}
+
+{{/* True ("true") when worker.stateDir is on a PersistentVolumeClaim (persistence.enabled: auto, true or false). */}}
+{{- define "durable-worker.persistent" -}}
+{{- $enabled := toString .Values.persistence.enabled }}
+{{- if eq $enabled "true" }}true
+{{- else if eq $enabled "auto" }}{{ include "durable-worker.keepsLocalState" . }}
+{{- end }}
+{{- end }}
+
+{{/* The claim of the state folder: persistence.existingClaim or the chart's own. */}}
+{{- define "durable-worker.stateClaimName" -}}
+{{- .Values.persistence.existingClaim | default (printf "%s-state" (include "durable-worker.fullname" .)) }}
+{{- end }}
+
+{{/* The worker's extra pod volumes: worker.extraVolumes, then the deprecated top-level extraVolumes. */}}
+{{- define "durable-worker.extraVolumes" -}}
+{{- $volumes := concat (.Values.worker.extraVolumes | default list) (.Values.extraVolumes | default list) }}
+{{- with $volumes }}{{ toYaml . }}{{ end }}
+{{- end }}
+
+{{/* A sqlite: store on an emptyDir would lose done marks, attempt counts and deferred runs with the pod. */}}
+{{- define "durable-worker.validateState" -}}
+{{- $v := .Values }}
+{{- if and (hasPrefix "sqlite:" (toString $v.worker.idempotency)) (not (include "durable-worker.persistent" .)) (not $v.worker.allowEphemeralState) }}
+{{- fail (printf "durable-worker: worker.idempotency %q on an emptyDir (persistence.enabled=false) would lose its done marks, attempt counts and deferred runs at every rollout or eviction. Set persistence.enabled to auto or true (a PersistentVolumeClaim for worker.stateDir), use a redis:// or postgres:// store, or set worker.allowEphemeralState=true to accept the loss." (toString $v.worker.idempotency)) }}
+{{- end }}
+{{- end }}
+
 {{/*
 Cross-field rules the schema cannot say clearly. Each failure names the values to change.
 */}}
@@ -128,6 +160,7 @@ Cross-field rules the schema cannot say clearly. Each failure names the values t
 {{- fail (printf "durable-worker: lifecycle.terminationGracePeriodSeconds (%d) must be greater than worker.shutdownTimeoutSeconds + lifecycle.preStopSleepSeconds (%d): Kubernetes would kill the worker before it drains." $grace $needed) }}
 {{- end }}
 {{- include "durable-worker.validateCredentials" . }}
+{{- include "durable-worker.validateState" . }}
 {{- if and (eq $v.mode "sidecar") (not $v.sidecar.app.image.repository) }}
 {{- fail "durable-worker: mode sidecar needs sidecar.app.image.repository (your app's image)." }}
 {{- end }}
