@@ -232,7 +232,7 @@ const pascal = (word: string) => word[0]!.toUpperCase() + word.slice(1);
 function checkName(code: Code, cite: string): string | undefined {
   if (FOREIGN[cite] !== undefined) return undefined;
   if (/^(?:npm|npx|node|bash|eval|git|docker|helm|curl) /.test(cite)) return undefined; // a command
-  if (/^[\w.-]+\.(?:ts|mts|js|mjs|md|json|sh)$/.test(cite)) {
+  if (/^[\w.-]+\.(?:ts|mts|cts|js|mjs|md|json|sh)$/.test(cite)) {
     return code.fileNames.has(cite) ? undefined : 'no file of that name in the repository';
   }
   if (/^--[a-z]/.test(cite) || /\s--[a-z]/.test(cite)) {

@@ -356,7 +356,7 @@ for (const isolation of ['none', 'thread'] as const) {
         (i) => `d-${i}`,
         'tx.single',
       );
-      const config = txConfig(destination, dir, prefix, { concurrency: 6, shutdownTimeoutSeconds: 1, visibilitySeconds: 4 });
+      const config = txConfig(destination, dir, prefix, { concurrency: 6, shutdownTimeoutSeconds: 1, visibilitySeconds: 8 });
       const first = await start(config);
       await waitFor('calls running', () => runsIn(runsFile).length >= 8, 15_000);
       await first.worker.close();
