@@ -130,6 +130,12 @@ export class EffectTransactions {
   }
 }
 
+/**
+ * How long a commit sent before the call's deadline (or an abort) may still answer: its outcome is
+ * the call's. Below the 1 s the main thread waits for a worker thread's answer after a deadline.
+ */
+export const COMMIT_WAIT_MS = 500;
+
 /** What a transaction needs of its factory's options. */
 interface TransactionSettings {
   prefix: string;
@@ -158,6 +164,8 @@ export class EffectTransaction {
   #ended: string | undefined = undefined;
   #states: ClaimState[] = [];
   #locked: ReadonlySet<string> = new Set();
+  /** A commit sent and not answered yet; `timer` once a `destroy` bounded the wait. */
+  #committing: { cutOff: (err: Error) => void; timer: NodeJS.Timeout | undefined } | undefined = undefined;
   readonly #onError = (err: Error): void => {
     this.#broken ??= err;
   };
@@ -191,27 +199,50 @@ export class EffectTransaction {
    * Writes the done marks of `doneKeys` (keys `begin` locked: `new` or `done`) as
    * PostgresIdempotencyStore.markDone does, in the transaction, and commits: the handler's writes
    * and the marks become visible together. Rejects with DW_ERR_STORE when the commit failed or its
-   * outcome is unknown (the connection dropped): either way a next run finds the marks if the
-   * commit happened, and is then a duplicate.
+   * outcome is unknown (the connection dropped, or no answer within {@link COMMIT_WAIT_MS} of a
+   * `destroy`): either way a next run finds the marks if the commit happened, and is then a duplicate.
    */
   async commit(doneKeys: readonly string[]): Promise<void> {
     if (this.#ended !== undefined) throw new DurableWorkerError(ErrorCodes.TRANSACTION, `commit of a transaction that was already ${this.#ended}: nothing committed`);
     const notLocked = doneKeys.find((key) => !this.#locked.has(key));
     if (notLocked !== undefined) throw new TypeError(`commit: a done key that begin did not lock (${JSON.stringify(notLocked)})`);
     this.#end('committed');
+    // A deadline that comes now must not report the call failed while its commit may still land:
+    // `destroy` then cuts the wait short only after COMMIT_WAIT_MS, with an unknown outcome.
+    let cutOff!: (err: Error) => void;
+    const cut = new Promise<never>((_, reject) => (cutOff = reject));
+    this.#committing = { cutOff, timer: undefined };
+    const sent = this.#sendCommit(doneKeys);
+    sent.catch(() => {});
     try {
-      if (this.#broken !== undefined) throw this.#broken;
-      const { prefix, doneTtlMs } = this.#settings;
-      // PostgresIdempotencyStore.markDone's statement and parameters: the same done mark, in this transaction.
-      if (doneKeys.length > 0) await statement(this.#connection, this.#settings, { name: 'dw_tx_markDone', text: MARK_DONE, values: [prefix, distinctKeys(doneKeys), doneTtlMs] });
-      const result = await statement(this.#connection, this.#settings, { text: 'COMMIT' });
-      // COMMIT of a transaction a failed statement aborted answers ROLLBACK, without an error.
-      if (result.command !== 'COMMIT') throw new Error('the transaction was rolled back: a statement in it failed (the handler caught a query error?)');
+      await Promise.race([sent, cut]);
     } catch (err) {
+      this.#stopCommitWait();
       this.#release(err instanceof Error ? err : new Error(String(err)));
       throw storeError('postgres', 'commit', err);
     }
+    this.#stopCommitWait();
     this.#release(undefined);
+  }
+
+  /** Whether a commit was sent and has not answered yet: its outcome is the call's (see `destroy`). */
+  get committing(): boolean {
+    return this.#committing !== undefined;
+  }
+
+  async #sendCommit(doneKeys: readonly string[]): Promise<void> {
+    if (this.#broken !== undefined) throw this.#broken;
+    const { prefix, doneTtlMs } = this.#settings;
+    // PostgresIdempotencyStore.markDone's statement and parameters: the same done mark, in this transaction.
+    if (doneKeys.length > 0) await statement(this.#connection, this.#settings, { name: 'dw_tx_markDone', text: MARK_DONE, values: [prefix, distinctKeys(doneKeys), doneTtlMs] });
+    const result = await statement(this.#connection, this.#settings, { text: 'COMMIT' });
+    // COMMIT of a transaction a failed statement aborted answers ROLLBACK, without an error.
+    if (result.command !== 'COMMIT') throw new Error('the transaction was rolled back: a statement in it failed (the handler caught a query error?)');
+  }
+
+  #stopCommitWait(): void {
+    if (this.#committing?.timer !== undefined) clearTimeout(this.#committing.timer);
+    this.#committing = undefined;
   }
 
   /** Rolls back (the handler's writes and any mark) and returns the connection. Never rejects. */
@@ -234,11 +265,22 @@ export class EffectTransaction {
    * transaction can then never commit, and the server rolls it back (at the latest when that
    * statement ends or reaches `serverTimeoutMs`). For the lease deadline, an abort, or a handler
    * that never settles. The handler's later queries reject.
+   *
+   * A commit already sent is not cut: it may have landed, and then the call's outcome is ok. It is
+   * given {@link COMMIT_WAIT_MS} more to answer; after that the connection is closed and `commit`
+   * rejects with DW_ERR_STORE (outcome unknown: the next run reads the done mark). Answers
+   * `committing` then: the caller must wait for `commit` to settle rather than report the call.
    */
-  destroy(reason: Error): void {
-    if (this.#ended !== undefined) return;
+  destroy(reason: Error): 'committing' | undefined {
+    const committing = this.#committing;
+    if (committing !== undefined) {
+      committing.timer ??= setTimeout(() => committing.cutOff(new Error(`no answer to COMMIT within ${COMMIT_WAIT_MS} ms of the call's end (${reason.message}): outcome unknown`)), COMMIT_WAIT_MS);
+      return 'committing';
+    }
+    if (this.#ended !== undefined) return undefined;
     this.#end(`destroyed (${reason.message})`);
     this.#release(reason);
+    return undefined;
   }
 
   #end(how: string): void {

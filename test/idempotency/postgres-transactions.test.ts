@@ -135,6 +135,21 @@ describe.skipIf(DATABASE_URL === undefined)('postgres effect transactions', () =
     expect(await marks(prefix)).toEqual([]);
   });
 
+  it('destroyed while its commit is in flight, lets the commit answer: the commit lands and commit resolves', async () => {
+    const { prefix, transactions } = await open();
+    const tag = randomUUID();
+    const tx = await transactions.begin(['h:1'], LEASE);
+    await write(tx, tag, 'e1');
+    const committed = tx.commit(['h:1']);
+    expect(tx.committing).toBe(true);
+    // The call's deadline fires while the commit is on the wire: it is not cut.
+    expect(tx.destroy(new Error('deadline'))).toBe('committing');
+    await committed;
+    expect(tx.committing).toBe(false);
+    expect(await effectRows(tag)).toEqual(['e1']);
+    expect(await marks(prefix)).toEqual([{ key: 'h:1', state: 'done' }]);
+  });
+
   it('shares its done marks with PostgresIdempotencyStore both ways', async () => {
     const { store, transactions } = await open();
     const tx = await transactions.begin(['h:tx'], LEASE);

@@ -8,6 +8,8 @@ import { CliProcess, REPO_ROOT, waitReady } from '../cli/cli-process.js';
 import { underCi } from '../fixtures/ci.js';
 import { consumerState, createConsumer, tempDir, waitFor } from '../worker/harness.js';
 import { appendEffectEvents, runArgs } from './effects.js';
+import { effectCounts, replayDeadLetters, startReplica, untilDrained, type Scenario } from './exactly-once-run.js';
+import { deadLetters } from '../worker/harness.js';
 
 /**
  * Exactly-once effects into PostgreSQL, proven by killing: two `durable-worker run` processes share
@@ -15,6 +17,10 @@ import { appendEffectEvents, runArgs } from './effects.js';
  * table WITHOUT a unique constraint. One of the two is SIGKILLed at random instants, at least five
  * times, and restarted each time. The table must hold every event id exactly once (count = distinct
  * = events) and the cursor must reach the head. DW_KILL_SEED replays the kill instants.
+ *
+ * The doors around the transaction are raced too: commits in flight when the handler's deadline
+ * fires (their outcome is the call's, never a dead letter), then `dead-letters replay` twice: every
+ * id still exactly once.
  */
 const DATABASE_URL = process.env.DATABASE_URL;
 
@@ -126,6 +132,48 @@ for (const variant of VARIANTS) {
         replicas.a.kill('SIGTERM');
         replicas.b.kill('SIGTERM');
         for (const end of await Promise.all([replicas.a.exited, replicas.b.exited])) expect(end.code, end.stderr).toBe(0);
+      } finally {
+        await db.query(`DROP TABLE IF EXISTS ${table}`);
+      }
+    }, 300_000);
+  });
+}
+
+const RACE_EVENTS = 600;
+
+for (const isolation of ['none', 'thread'] as const) {
+  describe.skipIf(DATABASE_URL === undefined)(`exactly once when commits race the deadline (isolation ${isolation})`, () => {
+    it(`${RACE_EVENTS} events, timeoutMs 200, waits of 120-230 ms, --max-attempts 1, then two replays: every id exactly once`, async () => {
+      const table = `dw_exactly_once_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+      await db.query(`CREATE TABLE ${table} (event_id text NOT NULL, pid integer NOT NULL)`);
+      try {
+        const dir = tempDir('exactly-once-deadline');
+        const s: Scenario = {
+          emulator, db, dir, table, children,
+          destination: await createConsumer(emulator, 'exactly-once-deadline'),
+          prefix: `exactly-once-deadline-${randomUUID()}`,
+          url: DATABASE_URL as string,
+          handlers: 'test/fixtures/exactly-once/deadline',
+        };
+        const worker = startReplica(s, 'racer', { workers: 2, limit: 50, concurrency: 16, visibility: 30, isolation, 'max-attempts': 1 }, { DW_TEST_WAIT_MIN_MS: '120', DW_TEST_WAIT_MAX_MS: '230' });
+        await waitReady(worker);
+        const { ids } = appendEffectEvents(emulator, RACE_EVENTS);
+        await untilDrained(s);
+        worker.kill('SIGTERM');
+        expect((await worker.exited).code).toBe(0);
+        // The race happened: calls timed out (their effects rolled back) and were dead-lettered.
+        const sink = `file:${join(dir, 'dead-letter.jsonl')}`;
+        const dead = deadLetters(join(dir, 'dead-letter.jsonl'));
+        expect(dead.length).toBeGreaterThan(RACE_EVENTS / 10);
+        // Every dead letter is an event whose effect did not commit.
+        const before = await effectCounts(s, ids);
+        expect(before.twice).toEqual([]);
+        const applied = new Set((await db.query<{ event_id: string }>(`SELECT event_id FROM ${table}`)).rows.map((r) => r.event_id));
+        expect(dead.filter((record) => applied.has(record.event.id)).map((record) => record.event.id)).toEqual([]);
+
+        await replayDeadLetters(s, sink);
+        await replayDeadLetters(s, sink);
+        expect(await effectCounts(s, ids)).toEqual({ total: RACE_EVENTS, distinct: RACE_EVENTS, missing: [], twice: [] });
       } finally {
         await db.query(`DROP TABLE IF EXISTS ${table}`);
       }
