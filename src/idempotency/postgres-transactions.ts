@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Pool, PoolClient, QueryConfig, QueryResult } from 'pg';
 import { DurableWorkerError, ErrorCodes } from '../errors.js';
 import { TransactionView, type TransactionClient, type TransactionQuery } from '../handlers/transaction-client.js';
 import { openPool } from './postgres-pool.js';
-import { beginEffects, MARK_DONE, READ_DONE } from './postgres-sql.js';
+import { beginEffects, commitEffects, NOT_OURS } from './postgres-effects-sql.js';
 import type { ClaimState } from './store.js';
 import { closedError, distinctKeys, storeError } from './store-error.js';
 
@@ -97,18 +97,15 @@ export class EffectTransactions {
     } catch (err) {
       throw storeError('postgres', 'begin', err);
     }
-    const transaction = new EffectTransaction(connection, settings);
+    const marker = randomBytes(12).toString('hex');
+    const transaction = new EffectTransaction(connection, settings, marker);
     try {
-      const opened = await statement(connection, settings, { text: beginEffects(unique.map((key) => effectLockKey(prefix, key)), options.serverTimeoutMs) });
-      // Several statements in one text: pg answers with one result per statement, the locks' last.
-      const last = Array.isArray(opened) ? (opened.at(-1) as QueryResult) : opened;
-      const held: boolean[] = unique.length === 0 ? [] : (last.rows[0] as { held: boolean[] }).held;
+      const sql = beginEffects(unique.map((key) => effectLockKey(prefix, key)), options.serverTimeoutMs, marker, prefix, unique);
+      // Several statements in one text: pg answers with one result per statement, the done keys' last.
+      const results = (await statement(connection, settings, { text: sql })) as unknown as QueryResult[];
+      const held: boolean[] = unique.length === 0 ? [] : (results.at(-2)?.rows[0] as { held: boolean[] }).held;
+      const done = new Set<string>(unique.length === 0 ? [] : (results.at(-1)?.rows as { key: string }[]).map((row) => row.key));
       const locked = unique.filter((_, i) => held[i] === true);
-      const done = new Set<string>();
-      if (locked.length > 0) {
-        const rows = await statement<{ key: string }>(connection, settings, { name: 'dw_tx_readDone', text: READ_DONE, values: [prefix, locked] });
-        for (const row of rows.rows) done.add(row.key);
-      }
       const stateOf = new Map<string, ClaimState>(unique.map((key, i) => [key, held[i] !== true ? 'busy' : done.has(key) ? 'done' : 'new']));
       transaction.opened(
         keys.map((key) => stateOf.get(key) as ClaimState),
@@ -170,9 +167,13 @@ export class EffectTransaction {
     this.#broken ??= err;
   };
 
-  constructor(connection: PoolClient, settings: TransactionSettings) {
+  /** Set transaction-local at BEGIN: still there at the commit only if the transaction is the one opened. */
+  readonly #marker: string;
+
+  constructor(connection: PoolClient, settings: TransactionSettings, marker: string) {
     this.#connection = connection;
     this.#settings = settings;
+    this.#marker = marker;
     // A checked-out pg client has no 'error' listener: a connection the server ends while the handler
     // waits on something else would otherwise crash the process.
     connection.on('error', this.#onError);
@@ -219,6 +220,8 @@ export class EffectTransaction {
     } catch (err) {
       this.#stopCommitWait();
       this.#release(err instanceof Error ? err : new Error(String(err)));
+      // The handler ended the worker's transaction through ctx.tx: its fault, not the store's.
+      if ((err as { code?: unknown }).code === NOT_OURS) throw new DurableWorkerError(ErrorCodes.TRANSACTION, `${(err as Error).message}: nothing was marked done (the worker commits or rolls back itself)`, { cause: err });
       throw storeError('postgres', 'commit', err);
     }
     this.#stopCommitWait();
@@ -233,11 +236,10 @@ export class EffectTransaction {
   async #sendCommit(doneKeys: readonly string[]): Promise<void> {
     if (this.#broken !== undefined) throw this.#broken;
     const { prefix, doneTtlMs } = this.#settings;
-    // PostgresIdempotencyStore.markDone's statement and parameters: the same done mark, in this transaction.
-    if (doneKeys.length > 0) await statement(this.#connection, this.#settings, { name: 'dw_tx_markDone', text: MARK_DONE, values: [prefix, distinctKeys(doneKeys), doneTtlMs] });
-    const result = await statement(this.#connection, this.#settings, { text: 'COMMIT' });
+    // PostgresIdempotencyStore.markDone's done marks, in this transaction, checked to be the worker's, and COMMIT: one round trip.
+    const results = (await statement(this.#connection, this.#settings, { text: commitEffects(this.#marker, prefix, distinctKeys(doneKeys), doneTtlMs) })) as unknown as QueryResult[];
     // COMMIT of a transaction a failed statement aborted answers ROLLBACK, without an error.
-    if (result.command !== 'COMMIT') throw new Error('the transaction was rolled back: a statement in it failed (the handler caught a query error?)');
+    if (results.at(-1)?.command !== 'COMMIT') throw new Error('the transaction was rolled back: a statement in it failed (the handler caught a query error?)');
   }
 
   #stopCommitWait(): void {
