@@ -158,7 +158,7 @@ class DeadLetterSinkApi implements DeadLetters {
     try {
       const results = await new ReplayRun(resources).run(selected, options.onResult ?? (() => {}));
       // A record asked for by id that was replayed before counts as done; a purged one cannot be.
-      const ok = results.every((r) => r.outcome === 'replayed' || r.outcome === 'already-replayed');
+      const ok = results.every((r) => r.outcome === 'replayed' || r.outcome === 'already-replayed' || r.outcome === 'resolved');
       return { selected, results, ok };
     } finally {
       await close();

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { deadLetteredKey } from '../idempotency/key.js';
 import type { IdempotencyStore } from '../idempotency/store.js';
 
 /**
@@ -27,6 +28,16 @@ export class DoneMarkWriter {
     if (this.#scheduled) return;
     this.#scheduled = true;
     setImmediate(() => this.flush());
+  }
+
+  /**
+   * A key that ended dead-lettered: its done mark and the mark of how it ended, in the same write
+   * (one `markDone`), so a replay runs its record only while it is dead-lettered, never after a
+   * later delivery applied it (idempotency/key.ts, deadLetteredKey).
+   */
+  addDeadLettered(key: string): void {
+    this.add(key);
+    this.#keys.push(deadLetteredKey(key));
   }
 
   /** Writes the keys gathered so far now (the batch calls it before waiting for its writes). */
