@@ -4,7 +4,8 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../src/emulator/faults/injector.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { CliProcess, REPO_ROOT, waitReady } from '../cli/cli-process.js';
+import { CliProcess, REPO_ROOT, runCli, waitReady } from '../cli/cli-process.js';
+import { createIdempotencyStore } from '../../src/idempotency/index.js';
 import { underCi } from '../fixtures/ci.js';
 import { consumerState, createConsumer, tempDir, waitFor } from '../worker/harness.js';
 import { appendEffectEvents, runArgs } from './effects.js';
@@ -19,8 +20,9 @@ import { deadLetters } from '../worker/harness.js';
  * = events) and the cursor must reach the head. DW_KILL_SEED replays the kill instants.
  *
  * The doors around the transaction are raced too: commits in flight when the handler's deadline
- * fires (their outcome is the call's, never a dead letter), then `dead-letters replay` twice: every
- * id still exactly once.
+ * fires (their outcome is the call's, never a dead letter), and a kill between a dead-letter write
+ * and its done marks (the event comes back and is applied), each followed by `dead-letters replay`
+ * twice: every id still exactly once.
  */
 const DATABASE_URL = process.env.DATABASE_URL;
 
@@ -180,3 +182,57 @@ for (const isolation of ['none', 'thread'] as const) {
     }, 300_000);
   });
 }
+
+const POISON_EVENTS = 400;
+
+describe.skipIf(DATABASE_URL === undefined)('exactly once when a worker is killed between a dead-letter write and its done marks', () => {
+  it(`${POISON_EVENTS} events, every 10th dead-lettered on its first delivery, a SIGKILL while their marks are held, redelivery, two replays: every id exactly once`, async () => {
+    const suffix = randomUUID().replaceAll('-', '').slice(0, 12);
+    const table = `dw_exactly_once_${suffix}`;
+    const prefix = `exactly-once-kill-dl-${randomUUID()}`;
+    await db.query(`CREATE TABLE ${table} (event_id text NOT NULL, pid integer NOT NULL)`);
+    // The marks that say a key ended dead-lettered wait (longer than the store's statement timeout):
+    // the record is written, its key's marks are not, when the worker is killed.
+    await (await createIdempotencyStore(DATABASE_URL as string, { prefix, doneTtlMs: 600_000, poolSize: 1 })).close();
+    await db.query(`CREATE FUNCTION dw_test_hold_${suffix}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.prefix = '${prefix}' AND NEW.key LIKE '/dead/%' THEN PERFORM pg_sleep(30); END IF; RETURN NEW; END $$`);
+    await db.query(`CREATE TRIGGER dw_test_hold_${suffix} BEFORE INSERT OR UPDATE ON durable_worker_idempotency FOR EACH ROW EXECUTE FUNCTION dw_test_hold_${suffix}()`);
+    const dropHold = () => db.query(`DROP TRIGGER IF EXISTS dw_test_hold_${suffix} ON durable_worker_idempotency; DROP FUNCTION IF EXISTS dw_test_hold_${suffix}()`);
+    try {
+      const dir = tempDir('exactly-once-kill-dl');
+      const s: Scenario = { emulator, db, dir, table, children, prefix, destination: await createConsumer(emulator, 'exactly-once-kill-dl'), url: DATABASE_URL as string, handlers: 'test/fixtures/exactly-once/poison' };
+      const options = { workers: 2, limit: 20, concurrency: 8, visibility: 4, isolation: 'none', 'max-attempts': 1 };
+      const first = startReplica(s, 'killed', options, { DW_TEST_POISON: '1' });
+      await waitReady(first);
+      const { ids } = appendEffectEvents(emulator, POISON_EVENTS, (i) => ({ poison: i % 10 === 3 }));
+      const file = join(dir, 'dead-letter.jsonl');
+      await waitFor('a dead-letter record whose marks are held', () => deadLetters(file).length >= 1, 60_000, 20);
+      first.kill('SIGKILL');
+      expect((await first.exited).signal).toBe('SIGKILL');
+      // The killed worker's held statements end now rather than after the store's statement timeout.
+      await db.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'PgSleep' AND pid <> pg_backend_pid()`);
+      await dropHold();
+      const killedRecords = deadLetters(file).map((record) => record.event.id);
+
+      const second = startReplica(s, 'after-kill', options, { DW_TEST_POISON: '1' });
+      await waitReady(second);
+      await untilDrained(s);
+      second.kill('SIGTERM');
+      expect((await second.exited).code).toBe(0);
+      // The events of the records written before the kill came back and were applied.
+      const applied = new Set((await db.query<{ event_id: string }>(`SELECT event_id FROM ${table}`)).rows.map((r) => r.event_id));
+      expect(killedRecords.filter((id) => applied.has(id)).length).toBeGreaterThan(0);
+
+      const sink = `file:${file}`;
+      await replayDeadLetters(s, sink);
+      await replayDeadLetters(s, sink);
+      expect(await effectCounts(s, ids)).toEqual({ total: POISON_EVENTS, distinct: POISON_EVENTS, missing: [], twice: [] });
+      const list = await runCli(['dead-letters', 'list', '--json', '--dead-letter', sink]);
+      const states = list.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { state: string; event: { id: string } });
+      expect(states.filter((r) => killedRecords.includes(r.event.id) && applied.has(r.event.id)).every((r) => r.state === 'resolved')).toBe(true);
+    } finally {
+      await dropHold();
+      await db.query(`DROP TABLE IF EXISTS ${table}`);
+    }
+  }, 300_000);
+});
