@@ -55,13 +55,23 @@ afterAll(async () => {
   await emulator?.close();
 });
 
+/** The same database through PgBouncer in transaction pooling (`.ci/services.sh` starts one; URL with `?pool_mode=transaction`). */
+const PGBOUNCER_URL = process.env.PGBOUNCER_URL;
+
+describe('exactly-once through PgBouncer environment', () => {
+  it.runIf(underCi())('has PGBOUNCER_URL in CI', () => {
+    expect(PGBOUNCER_URL, 'PGBOUNCER_URL must be set in CI (eval "$(bash .ci/services.sh)")').toBeTruthy();
+  });
+});
+
 const VARIANTS = [
-  { name: 'a single-event handler', handlers: 'test/fixtures/exactly-once/single', isolation: 'thread' },
-  { name: 'a batch handler', handlers: 'test/fixtures/exactly-once/batch', isolation: 'none' },
+  { name: 'a single-event handler', handlers: 'test/fixtures/exactly-once/single', isolation: 'thread', url: DATABASE_URL },
+  { name: 'a batch handler', handlers: 'test/fixtures/exactly-once/batch', isolation: 'none', url: DATABASE_URL },
+  { name: 'a single-event handler through PgBouncer (transaction pooling)', handlers: 'test/fixtures/exactly-once/single', isolation: 'none', url: PGBOUNCER_URL },
 ] as const;
 
 for (const variant of VARIANTS) {
-  describe.skipIf(DATABASE_URL === undefined)(`exactly once with ${variant.name}`, () => {
+  describe.skipIf(DATABASE_URL === undefined || variant.url === undefined)(`exactly once with ${variant.name}`, () => {
     it(`two replicas, ${KILLS} SIGKILLs at random instants: every event id in the table exactly once, cursor at head`, async () => {
       const seed = Number(process.env.DW_KILL_SEED ?? Math.floor(Math.random() * 2 ** 31));
       const next = mulberry32(seed);
@@ -83,7 +93,7 @@ for (const variant of VARIANTS) {
               visibility: VISIBILITY_SECONDS,
               'shutdown-timeout': 1,
               isolation: variant.isolation,
-              idempotency: DATABASE_URL as string,
+              idempotency: variant.url as string,
               'idempotency-prefix': prefix,
               'worker-id-prefix': workerIdPrefix,
               'idempotency-ttl': '10m',
