@@ -149,6 +149,30 @@ ON CONFLICT (prefix, key) DO UPDATE SET state = 'done', owner = NULL, expires_at
 /** $1 prefix, $2 keys (distinct), $3 done TTL in ms. */
 export const MARK_DONE = markDoneSql('$1', '$2::text[]', '$3');
 
+/**
+ * $1 prefix, $2 keys (distinct), $3 done TTL in ms, $4 the dead-letter mark's key prefix
+ * (key.ts, deadLetteredKey). The done mark of each key whose mark does not count yet, then the
+ * dead-letter mark of those alone: a key another worker applied meanwhile keeps its mark as it is.
+ * DO UPDATE reads the latest committed row (waiting for a transaction that holds it), so a commit
+ * that lands first is seen.
+ */
+export const MARK_DEAD_LETTERED = `
+WITH marked AS (
+  INSERT INTO ${TABLE} AS t (prefix, key, state, owner, expires_at)
+  SELECT $1, k, 'done', NULL, now() + $3::float8 * interval '1 millisecond'
+  FROM unnest($2::text[]) AS k
+  ORDER BY k COLLATE "C"
+  ON CONFLICT (prefix, key) DO UPDATE SET state = 'done', owner = NULL, expires_at = EXCLUDED.expires_at, failures = 0
+  WHERE NOT ${DONE_LIVE}
+  RETURNING key
+)
+INSERT INTO ${TABLE} AS t (prefix, key, state, owner, expires_at)
+SELECT $1, $4 || m.key, 'done', NULL, now() + $3::float8 * interval '1 millisecond'
+FROM marked AS m
+ORDER BY $4 || m.key COLLATE "C"
+ON CONFLICT (prefix, key) DO UPDATE SET state = 'done', owner = NULL, expires_at = EXCLUDED.expires_at, failures = 0
+`;
+
 /** The keys of `keys` (a text[] expression) whose done mark counts (as CLAIM reads `done`); `prefix` an expression. */
 export function readDoneSql(prefix: string, keys: string): string {
   return `SELECT t.key FROM ${TABLE} AS t WHERE t.prefix = ${prefix} AND t.key = ANY(${keys}) AND ${DONE_LIVE}`;

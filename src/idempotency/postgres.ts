@@ -1,7 +1,8 @@
 import type { Pool } from 'pg';
 import { redactUrl } from '../runtime/redact-url.js';
+import { deadLetteredKey } from './key.js';
 import { ensureSchema, openPool, statementName } from './postgres-pool.js';
-import { CLAIM, CREATE_SCHEMA, DELETE_EXPIRED, MARK_DONE, MIGRATE_FAILURES, NEEDS_FAILURES_MIGRATION, RECORD_FAILURES, RELEASE, SCHEMA_LOCK_ID } from './postgres-sql.js';
+import { CLAIM, CREATE_SCHEMA, DELETE_EXPIRED, MARK_DEAD_LETTERED, MARK_DONE, MIGRATE_FAILURES, NEEDS_FAILURES_MIGRATION, RECORD_FAILURES, RELEASE, SCHEMA_LOCK_ID } from './postgres-sql.js';
 import type { ClaimResult, ClaimState, FailureEntry, FailureHistory, IdempotencyStore } from './store.js';
 import { closedError, distinctKeys, storeError } from './store-error.js';
 import type { DeferredRuns } from './deferred.js';
@@ -118,6 +119,11 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   async markDone(keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return;
     await this.#query('markDone', MARK_DONE, [this.#prefix, distinctKeys(keys), this.#doneTtlMs]);
+  }
+
+  async markDeadLettered(keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return;
+    await this.#query('markDeadLettered', MARK_DEAD_LETTERED, [this.#prefix, distinctKeys(keys), this.#doneTtlMs, deadLetteredKey('')]);
   }
 
   async release(keys: readonly string[], owner: string): Promise<void> {
