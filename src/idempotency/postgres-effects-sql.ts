@@ -6,7 +6,20 @@
  * prefix go in as literals ({@link literal}); and it keeps no prepared statement, so a pooler in
  * transaction mode (PgBouncer) can hand the next transaction to any server connection.
  */
+import { createHash } from 'node:crypto';
 import { markDoneSql, readDoneSql } from './postgres-sql.js';
+
+/**
+ * The two int4 keys of a key's transaction-level advisory lock: the first 8 bytes of a SHA-256 of
+ * the namespaced key. Every replica and thread must derive the same pair for a key, across versions
+ * too (two versions run side by side during a rolling update), so this is part of the stored
+ * format: never change it. Two keys that share a pair only make each other wait (busy), never
+ * skip an effect.
+ */
+export function effectLockKey(prefix: string, key: string): [number, number] {
+  const digest = createHash('sha256').update(prefix).update('\0').update(key).digest();
+  return [digest.readInt32BE(0), digest.readInt32BE(4)];
+}
 
 /** The transaction-local setting that marks the worker's transaction: gone once that transaction ends, however it ended. */
 const MARKER = 'dw.tx';
@@ -38,24 +51,30 @@ function textArray(values: readonly string[]): string {
  */
 export function beginEffects(locks: readonly (readonly [number, number])[], serverTimeoutMs: number, marker: string, prefix: string, keys: readonly string[]): string {
   const ms = Math.max(1, Math.ceil(serverTimeoutMs));
-  const begin = `BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${ms}; SET LOCAL statement_timeout = ${ms}; SET LOCAL ${MARKER} = ${literal(marker)}`;
-  if (locks.length === 0) return begin;
+  // set_config(..., true) is SET LOCAL as a function: the settings and the locks in one statement,
+  // parsed and planned once (every statement of a simple query is, and these texts are never reused).
+  const settings = `set_config('idle_in_transaction_session_timeout', '${ms}', true), set_config('statement_timeout', '${ms}', true), set_config('${MARKER}', ${literal(marker)}, true)`;
+  if (locks.length === 0) return `BEGIN; SELECT ${settings}`;
   const calls = locks.map(([a, b]) => `pg_try_advisory_xact_lock(${a | 0}, ${b | 0})`);
-  return `${begin}; SELECT ARRAY[${calls.join(', ')}] AS held; ${readDoneSql(literal(prefix), textArray(keys))}`;
+  return `BEGIN; SELECT ${settings}, ARRAY[${calls.join(', ')}] AS held; ${readDoneSql(literal(prefix), textArray(keys))}`;
 }
 
-/** The SQLSTATE of a commit refused because the transaction is no longer the worker's. */
-export const NOT_OURS = 'DWTX1';
+/**
+ * The SQLSTATE of a commit refused because the transaction is no longer the worker's: the check
+ * divides by zero then (plain SQL, where a PL/pgSQL block that raises costs a compilation per commit).
+ */
+export const NOT_OURS = '22012';
 
 /**
  * Commits the transaction with the done marks of `keys`, in one round trip, only if it is still the
  * one `beginEffects` opened: a handler that ended it through `ctx.tx` (a COMMIT hidden after a
  * comment or another statement, END, ABORT, COMMIT AND CHAIN, PREPARE TRANSACTION...) left no
- * marker, and the check raises {@link NOT_OURS} before any mark is written; the statements after it
- * then do not run (an error ends a multi-statement query, and rolls back its implicit transaction).
+ * marker (the setting is empty, or absent on another pooled server connection), and the check fails
+ * ({@link NOT_OURS}) before any mark is written; the statements after it then do not run (an error
+ * ends a multi-statement query, and rolls back its implicit transaction).
  */
 export function commitEffects(marker: string, prefix: string, keys: readonly string[], doneTtlMs: number): string {
-  const check = `DO $dw$BEGIN IF current_setting('${MARKER}', true) IS DISTINCT FROM ${literal(marker)} THEN RAISE EXCEPTION 'the transaction is no longer the worker''s: its handler ended it through ctx.tx' USING ERRCODE = '${NOT_OURS}'; END IF; END$dw$`;
+  const check = `SELECT 1 / (coalesce(current_setting('${MARKER}', true), '') = ${literal(marker)})::int AS worker_transaction`;
   const marks = keys.length === 0 ? '' : `; ${markDoneSql(literal(prefix), textArray(keys), String(Number(doneTtlMs)))}`;
   return `${check}${marks}; COMMIT`;
 }

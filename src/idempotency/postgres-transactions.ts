@@ -1,9 +1,9 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Pool, PoolClient, QueryConfig, QueryResult } from 'pg';
 import { DurableWorkerError, ErrorCodes } from '../errors.js';
 import { TransactionView, type TransactionClient, type TransactionQuery } from '../handlers/transaction-client.js';
 import { openPool } from './postgres-pool.js';
-import { beginEffects, commitEffects, NOT_OURS } from './postgres-effects-sql.js';
+import { beginEffects, commitEffects, effectLockKey, NOT_OURS } from './postgres-effects-sql.js';
 import type { ClaimState } from './store.js';
 import { closedError, distinctKeys, storeError } from './store-error.js';
 
@@ -35,17 +35,7 @@ export interface BeginOptions {
   prefix?: string | undefined;
 }
 
-/**
- * The two int4 keys of a key's transaction-level advisory lock: the first 8 bytes of a SHA-256 of
- * the namespaced key. Every replica and thread must derive the same pair for a key, across versions
- * too (two versions run side by side during a rolling update), so this is part of the stored
- * format: never change it. Two keys that share a pair only make each other wait (busy), never
- * skip an effect.
- */
-export function effectLockKey(prefix: string, key: string): [number, number] {
-  const digest = createHash('sha256').update(prefix).update('\0').update(key).digest();
-  return [digest.readInt32BE(0), digest.readInt32BE(4)];
-}
+export { effectLockKey };
 
 /**
  * Transactions of transactional handlers (docs/handlers.md, "Transactional handlers"): the
@@ -58,6 +48,8 @@ export class EffectTransactions {
   readonly #pool: Pool;
   readonly #settings: TransactionSettings;
   #closed = false;
+  readonly #markerBase = `${randomBytes(9).toString('hex')}-`;
+  #opened = 0;
 
   private constructor(pool: Pool, options: EffectTransactionsOptions) {
     this.#pool = pool;
@@ -97,7 +89,8 @@ export class EffectTransactions {
     } catch (err) {
       throw storeError('postgres', 'begin', err);
     }
-    const marker = randomBytes(12).toString('hex');
+    // Unique per transaction; random per factory, so no other process's marker matches.
+    const marker = `${this.#markerBase}${(this.#opened++).toString(36)}`;
     const transaction = new EffectTransaction(connection, settings, marker);
     try {
       const sql = beginEffects(unique.map((key) => effectLockKey(prefix, key)), options.serverTimeoutMs, marker, prefix, unique);
@@ -221,7 +214,9 @@ export class EffectTransaction {
       this.#stopCommitWait();
       this.#release(err instanceof Error ? err : new Error(String(err)));
       // The handler ended the worker's transaction through ctx.tx: its fault, not the store's.
-      if ((err as { code?: unknown }).code === NOT_OURS) throw new DurableWorkerError(ErrorCodes.TRANSACTION, `${(err as Error).message}: nothing was marked done (the worker commits or rolls back itself)`, { cause: err });
+      if ((err as { code?: unknown }).code === NOT_OURS) {
+        throw new DurableWorkerError(ErrorCodes.TRANSACTION, "the transaction is no longer the worker's: its handler ended it through ctx.tx, and nothing was marked done (the worker commits or rolls back itself)", { cause: err });
+      }
       throw storeError('postgres', 'commit', err);
     }
     this.#stopCommitWait();
