@@ -167,7 +167,9 @@ for (const isolation of ['none', 'thread'] as const) {
           url: DATABASE_URL as string,
           handlers: 'test/fixtures/exactly-once/deadline',
         };
-        const worker = startReplica(s, 'racer', { workers: 2, limit: 50, concurrency: 16, visibility: 30, isolation, 'max-attempts': 1 }, { DW_TEST_WAIT_MIN_MS: '120', DW_TEST_WAIT_MAX_MS: '230' });
+        // No breaker: most calls fail here on purpose, and its cool-downs would only slow the race down.
+        const options = { workers: 2, limit: 50, concurrency: 16, visibility: 30, isolation, 'max-attempts': 1, breaker: 'false' };
+        const worker = startReplica(s, 'racer', options, { DW_TEST_WAIT_MIN_MS: '120', DW_TEST_WAIT_MAX_MS: '230' });
         await waitReady(worker);
         const { ids } = appendEffectEvents(emulator, RACE_EVENTS);
         await untilDrained(s);
