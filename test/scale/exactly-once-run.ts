@@ -43,7 +43,7 @@ export function startReplica(s: Scenario, workerIdPrefix: string, options: Recor
  * Every event's runs ended: the cursor at the head, no lease held, and no run deferred in the store
  * (a failed run's retry waits there, not in its lease).
  */
-export async function untilDrained(s: Scenario, timeoutMs = 180_000): Promise<void> {
+export async function untilDrained(s: Pick<Scenario, 'emulator' | 'db' | 'destination' | 'prefix'>, timeoutMs = 180_000): Promise<void> {
   await waitFor(
     'the cursor at the head and no deferred run',
     async () => {
