@@ -8,6 +8,8 @@ import { CliProcess, REPO_ROOT, runCli, waitReady } from '../cli/cli-process.js'
 import { deleteDeadLetters } from '../dead-letter/cleanup.js';
 import { consumerState, createConsumer, tempDir, TENANT, waitFor } from '../worker/harness.js';
 import { readEffects } from './effects.js';
+import { createIdempotencyStore } from '../../src/idempotency/index.js';
+import { deferredRunsOf } from '../../src/idempotency/deferred.js';
 import { underCi } from '../fixtures/ci.js';
 
 /**
@@ -94,21 +96,29 @@ for (const store of STORES) {
         await waitFor('a few dead letters', async () => (await deadCount()) >= 3, 60_000);
         a.kill('SIGKILL');
         expect((await a.exited).signal).toBe('SIGKILL');
-        const atKill = consumerState(emulator, destination);
-        expect(atKill.committed, 'the run was over before the kill').not.toBe(atKill.head);
-        const replacement = start('replica-c');
-        await waitReady(replacement);
-        await waitFor(
-          'the cursor at the head',
-          () => {
-            const state = consumerState(emulator, destination);
-            return state.committed === state.head && state.leased === 0;
-          },
-          120_000,
-        );
-        b.kill('SIGTERM');
-        replacement.kill('SIGTERM');
-        for (const end of await Promise.all([b.exited, replacement.exited])) expect(end.code, end.stderr).toBe(0);
+        // Work remained at the kill: events not committed, or runs deferred in the store (a failed
+        // run's retry waits there, its lease acked).
+        const store = await createIdempotencyStore(url, { prefix, doneTtlMs: 600_000, poolSize: 1 });
+        const deferredRuns = async () => [...((await deferredRunsOf(store)?.stats())?.values() ?? [])].reduce((sum, s) => sum + s.count, 0);
+        try {
+          const atKill = consumerState(emulator, destination);
+          expect(atKill.committed !== atKill.head || (await deferredRuns()) > 0, 'the run was over before the kill').toBe(true);
+          const replacement = start('replica-c');
+          await waitReady(replacement);
+          await waitFor(
+            'the cursor at the head and no deferred run',
+            async () => {
+              const state = consumerState(emulator, destination);
+              return state.committed === state.head && state.leased === 0 && (await deferredRuns()) === 0;
+            },
+            120_000,
+          );
+          b.kill('SIGTERM');
+          replacement.kill('SIGTERM');
+          for (const end of await Promise.all([b.exited, replacement.exited])) expect(end.code, end.stderr).toBe(0);
+        } finally {
+          await store.close();
+        }
 
         // Listed exactly once each, by the CLI, with the replicas' own options.
         const list = await runCli(['dead-letters', 'list', '--json', ...shared]);
