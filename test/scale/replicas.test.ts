@@ -1,3 +1,5 @@
+import { createIdempotencyStore } from '../../src/idempotency/index.js';
+import { deferredRunsOf } from '../../src/idempotency/deferred.js';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -114,14 +116,21 @@ for (const store of STORES) {
       await waitFor('the killed replica\'s leases to expire', () => consumerState(emulator, destination).leased === 0, 30_000);
       await client.resume(destination);
 
-      await waitFor(
-        'the cursor at the head',
-        () => {
-          const state = consumerState(emulator, destination);
-          return state.committed === state.head && state.leased === 0;
-        },
-        90_000,
-      );
+      // The cursor at the head, and no run deferred in the store (a failed run's retry waits there).
+      const probe = await createIdempotencyStore(store.url as string, { prefix: idempotencyPrefix, doneTtlMs: 600_000, poolSize: 1 });
+      try {
+        await waitFor(
+          'the cursor at the head and no deferred run',
+          async () => {
+            const state = consumerState(emulator, destination);
+            if (state.committed !== state.head || state.leased !== 0) return false;
+            return [...((await deferredRunsOf(probe)?.stats())?.values() ?? [])].every((s) => s.count === 0);
+          },
+          90_000,
+        );
+      } finally {
+        await probe.close();
+      }
       b.kill('SIGTERM');
       replacement.kill('SIGTERM');
       const [bEnd, replacementEnd] = await Promise.all([b.exited, replacement.exited]);
