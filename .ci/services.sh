@@ -22,6 +22,8 @@ command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 # The docs walk-through of tracing POSTs with curl (test/docs/tracing-walkthrough.test.ts).
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then missing+=(postgresql); fi
+# Transaction pooling in front of PostgreSQL (test/scale/exactly-once.test.ts, docs/stores.md).
+command -v pgbouncer >/dev/null 2>&1 || missing+=(pgbouncer)
 if [ "${#missing[@]}" -gt 0 ]; then
   log "installing ${missing[*]} from Debian's packages"
   as_root apt-get update >&2
@@ -71,5 +73,43 @@ if [ "$(psql_admin -c "SELECT 1 FROM pg_database WHERE datname = 'app'")" != "1"
   psql_admin -c "CREATE DATABASE app OWNER app" >&2
 fi
 
+# --- PgBouncer (transaction pooling) -------------------------------------------------------------
+# A plain process with its own ini and userlist in PGBOUNCER_DIR, on a free port kept in that folder
+# (found again by a second run); every database name maps to the PostgreSQL cluster above.
+PGB_DIR="${PGBOUNCER_DIR:-/tmp/durable-worker-pgbouncer}"
+PGB_PORT="$(cat "$PGB_DIR/port" 2>/dev/null || true)"
+if [ -n "$PGB_PORT" ] && pg_isready -q -h 127.0.0.1 -p "$PGB_PORT" 2>/dev/null; then
+  log "pgbouncer already answering on 127.0.0.1:$PGB_PORT"
+else
+  PGB_PORT="${PGBOUNCER_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
+  log "starting pgbouncer (pool_mode transaction) on 127.0.0.1:$PGB_PORT"
+  mkdir -p "$PGB_DIR"
+  echo '"app" "app"' > "$PGB_DIR/userlist.txt"
+  cat > "$PGB_DIR/pgbouncer.ini" <<INI
+[databases]
+* = host=127.0.0.1 port=$PGPORT
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $PGB_PORT
+unix_socket_dir =
+auth_type = scram-sha-256
+auth_file = $PGB_DIR/userlist.txt
+pool_mode = transaction
+max_client_conn = 500
+default_pool_size = 40
+logfile = $PGB_DIR/pgbouncer.log
+pidfile = $PGB_DIR/pgbouncer.pid
+INI
+  echo "$PGB_PORT" > "$PGB_DIR/port"
+  # PgBouncer refuses to run as root: as root, it runs as postgres.
+  if [ "$(id -u)" -eq 0 ]; then chown -R postgres "$PGB_DIR"; pgbouncer -d -u postgres "$PGB_DIR/pgbouncer.ini" >&2; else pgbouncer -d "$PGB_DIR/pgbouncer.ini" >&2; fi
+  for _ in $(seq 1 50); do
+    pg_isready -q -h 127.0.0.1 -p "$PGB_PORT" 2>/dev/null && break
+    sleep 0.1
+  done
+  pg_isready -q -h 127.0.0.1 -p "$PGB_PORT" 2>/dev/null || { log "pgbouncer did not start (see $PGB_DIR/pgbouncer.log)"; exit 1; }
+fi
+
 echo "export REDIS_URL=redis://127.0.0.1:$REDIS_PORT"
 echo "export DATABASE_URL=postgres://app:app@127.0.0.1:$PGPORT/app"
+echo "export PGBOUNCER_URL=postgres://app:app@127.0.0.1:$PGB_PORT/app?pool_mode=transaction"

@@ -31,7 +31,17 @@ export interface DeadLetterPage {
 /** Which records: these ids, or every record matching a filter. */
 export type DeadLetterSelection = { ids: readonly string[] } | DeadLetterFilter;
 
-export interface ReplayOptions extends ReplayRunOptions {
+/** How a selection by filter treats a sink opened for every prefix (no `prefix`). */
+export interface PrefixScope {
+  /**
+   * A filter selects across every prefix of the sink (default false). Without it, on a sink opened
+   * with no `prefix` that holds records of several prefixes, `replay` and `purge` by filter refuse
+   * (ConfigError naming the prefixes): one deployment's handlers must not run, or drop, another's.
+   */
+  allPrefixes?: boolean;
+}
+
+export interface ReplayOptions extends ReplayRunOptions, PrefixScope {
   /** Only say which records would run. */
   dryRun?: boolean;
   /** Called once the selection is known, with how many records will run. */
@@ -49,7 +59,7 @@ export interface ReplayReport {
   ok: boolean;
 }
 
-export interface PurgeSelectionOptions {
+export interface PurgeSelectionOptions extends PrefixScope {
   /** Only records dead-lettered more than this long ago, in ms. */
   olderThanMs?: number;
 }
@@ -95,16 +105,18 @@ const MAX_PAGE = 10_000;
 export async function openDeadLetters(url: string, options: OpenDeadLettersOptions = {}): Promise<DeadLetters> {
   const cwd = options.cwd ?? process.cwd();
   const store = await openDeadLetterStore(url, { prefix: options.prefix, cwd });
-  return new DeadLetterSinkApi(store, cwd);
+  return new DeadLetterSinkApi(store, cwd, options.prefix);
 }
 
 class DeadLetterSinkApi implements DeadLetters {
   readonly #store: DeadLetterStore;
   readonly #cwd: string;
+  readonly #prefix: string | undefined;
 
-  constructor(store: DeadLetterStore, cwd: string) {
+  constructor(store: DeadLetterStore, cwd: string, prefix: string | undefined) {
     this.#store = store;
     this.#cwd = cwd;
+    this.#prefix = prefix;
   }
 
   async list(options: DeadLetterListOptions = {}): Promise<DeadLetterPage> {
@@ -137,6 +149,7 @@ class DeadLetterSinkApi implements DeadLetters {
     if (!('ids' in selection) && selection.state !== undefined && selection.state !== 'dead') {
       throw new ConfigError(`--state: replay runs records in state dead only (got ${selection.state})`, '--state');
     }
+    if (!('ids' in selection)) await this.#oneScope(options);
     const selected = 'ids' in selection ? await this.#byIds(selection.ids) : await this.#collect({ ...selection, state: 'dead' });
     if (options.dryRun === true) return { selected: selected.filter((r) => r.state === 'dead'), results: [], ok: true };
     options.onStart?.(selected.length);
@@ -145,7 +158,7 @@ class DeadLetterSinkApi implements DeadLetters {
     try {
       const results = await new ReplayRun(resources).run(selected, options.onResult ?? (() => {}));
       // A record asked for by id that was replayed before counts as done; a purged one cannot be.
-      const ok = results.every((r) => r.outcome === 'replayed' || r.outcome === 'already-replayed');
+      const ok = results.every((r) => r.outcome === 'replayed' || r.outcome === 'already-replayed' || r.outcome === 'resolved');
       return { selected, results, ok };
     } finally {
       await close();
@@ -162,6 +175,7 @@ class DeadLetterSinkApi implements DeadLetters {
     if (Object.values(filter).every((v) => v === undefined)) {
       throw new ConfigError('purge needs record ids, a filter (--handler, --type, --reason, --state, --since, --until) or --older-than', '--older-than');
     }
+    await this.#oneScope(options);
     return (await this.#collect(filter)).filter((r) => r.state !== 'purged');
   }
 
@@ -180,6 +194,23 @@ class DeadLetterSinkApi implements DeadLetters {
 
   close(): Promise<void> {
     return this.#store.close();
+  }
+
+  /**
+   * A selection by filter on a sink opened for every prefix: refused when the sink holds several
+   * (unless `allPrefixes`), naming them. The records are read once to find out (no adapter keeps
+   * the list of its prefixes cheaply), only when no prefix was given.
+   */
+  async #oneScope(scope: PrefixScope): Promise<void> {
+    if (this.#prefix !== undefined || scope.allPrefixes === true) return;
+    const prefixes = new Set<string>();
+    for await (const record of this.all()) prefixes.add(record.prefix);
+    if (prefixes.size <= 1) return;
+    const names = [...prefixes].sort().join(', ');
+    throw new ConfigError(
+      `the sink holds the records of ${prefixes.size} prefixes (${names}): give --idempotency-prefix (or --tenant and --destination) to choose one, or --all-prefixes to take them all`,
+      '--idempotency-prefix',
+    );
   }
 
   /** One page, and whether another follows (one record more is read to know). */

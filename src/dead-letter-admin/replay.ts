@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import { afterFailedReplay, afterReplay } from '../dead-letter/record.js';
+import { afterFailedReplay, afterReplay, afterResolved } from '../dead-letter/record.js';
 import type { StoredDeadLetter } from '../dead-letter/sink.js';
 import type { DeadLetterStore } from '../dead-letter/store.js';
 import { dispatchOnce } from '../dispatch/index.js';
 import { toDispatchError } from '../dispatch/call-outcomes.js';
 import type { DispatchError, Dispatcher, DispatchJob, DispatchResult } from '../dispatch/types.js';
 import { ErrorCodes } from '../errors.js';
-import { idempotencyKey } from '../idempotency/key.js';
+import { deadLetteredKey, idempotencyKey } from '../idempotency/key.js';
 import type { ClaimState, IdempotencyStore } from '../idempotency/store.js';
 import { safetyMarginMs, sleep } from '../worker/timing.js';
 
@@ -26,7 +26,11 @@ import { safetyMarginMs, sleep } from '../worker/timing.js';
  *   replay killed between that mark and the record's update finds it `done` and runs nothing, only
  *   marking the record `replayed`. A replay killed while the handler ran leaves a claim that
  *   expires: the next replay runs the handler again (at least once, like `run`).
- * A failure releases both claims and keeps the record `dead` with the new error.
+ * - for a record whose worker marked how the key ended (`deadLetterMark`), that mark,
+ *   `/dead/<handler>:<event id>`, written with the key's done mark: the handler's key done without
+ *   it was applied by a later delivery (the worker was killed between the dead-letter write and its
+ *   marks, and the event came back and succeeded), so the record is not run and becomes `resolved`.
+ * A failure releases the claims and keeps the record `dead` with the new error.
  */
 export function replayKey(handler: string, eventId: string): string {
   return `/replay/${idempotencyKey(handler, eventId)}`;
@@ -38,6 +42,8 @@ export type ReplayOutcome =
   | 'replayed'
   /** An earlier or concurrent replay had done it: the record is `replayed`, nothing ran. */
   | 'already-replayed'
+  /** Its key was applied meanwhile (a later delivery succeeded): the record is `resolved`, nothing ran. */
+  | 'resolved'
   /** The handler failed (or could not run): the record stays `dead` with the new error. */
   | 'failed'
   /** Not run (or cut short): an earlier record of its subject failed (events of a subject keep their order), or the replay was stopped. */
@@ -120,12 +126,14 @@ export class ReplayRun {
   /** Replays one record (see the module comment). Never rejects for a handler's failure. */
   async replayOne(record: StoredDeadLetter): Promise<ReplayResult> {
     const log = this.#resources.logger.child({ id: record.id, prefix: record.prefix, eventId: record.event.id, handler: record.handler });
-    if (record.state !== 'dead') return resultOf(record, record.state === 'replayed' ? 'already-replayed' : 'purged');
+    if (record.state !== 'dead') return resultOf(record, notDead(record.state));
     if (!this.#resources.handlerNames.has(record.handler)) {
       const error = { message: `handler ${record.handler} is not among the handlers loaded (--handlers, --forward-url)`, code: ErrorCodes.HANDLER_LOAD };
       return this.#failed(record, error, log);
     }
-    const keys = [idempotencyKey(record.handler, record.event.id), replayKey(record.handler, record.event.id)];
+    const key = idempotencyKey(record.handler, record.event.id);
+    const keys = [key, replayKey(record.handler, record.event.id)];
+    if (record.deadLetterMark === true) keys.push(deadLetteredKey(key));
     let idempotency: IdempotencyStore | undefined;
     try {
       idempotency = await this.#resources.idempotency(record.prefix);
@@ -144,6 +152,12 @@ export class ReplayRun {
       await this.#markReplayed(record, log);
       return resultOf(record, 'already-replayed');
     }
+    if (claimed === 'resolved') {
+      await idempotency.release(keys, this.#owner);
+      if (!(await this.#resources.store.update(afterResolved(record), 'dead'))) log.debug('record changed meanwhile: left as it is');
+      log.info(`${record.id}: its key was applied by a later delivery; not replayed (resolved)`);
+      return resultOf(record, 'resolved');
+    }
     if (claimed === 'busy') {
       await idempotency.release(keys, this.#owner);
       return this.#failed(record, { message: `another process still holds ${keys.join(' or ')}: try again later`, code: ErrorCodes.STORE }, log, { keepError: true });
@@ -153,7 +167,7 @@ export class ReplayRun {
     const current = (await this.#resources.store.get(record.id)).find((r) => r.prefix === record.prefix);
     if (current?.state !== 'dead') {
       await idempotency.release(keys, this.#owner);
-      return resultOf(record, current?.state === 'replayed' ? 'already-replayed' : 'purged');
+      return resultOf(record, current === undefined ? 'purged' : notDead(current.state));
     }
     record = current;
     const result = await this.#dispatch(record, deadlineMs - safetyMarginMs(this.#resources.visibilityMs));
@@ -172,19 +186,21 @@ export class ReplayRun {
   }
 
   /**
-   * Claims both keys; while one is held by another owner, waits for it with backoff until the
-   * deadline. `done`: the replay's key is done (its effect is recorded); `new`: ours to run.
+   * Claims the keys; while one is held by another owner, waits for it with backoff until the
+   * deadline. `done`: the replay's key is done (its effect is recorded); `resolved`: the handler's
+   * key was applied, not dead-lettered; `new`: ours to run.
    */
-  async #claim(idempotency: IdempotencyStore, keys: string[], deadlineMs: number): Promise<ClaimState> {
+  async #claim(idempotency: IdempotencyStore, keys: string[], deadlineMs: number): Promise<ClaimState | 'resolved'> {
     let waitMs = WAIT_FIRST_MS;
     for (;;) {
-      const [handlerState, replayState] = (await idempotency.claim(keys, this.#owner, Math.max(1, deadlineMs - Date.now()))).states;
+      const states = (await idempotency.claim(keys, this.#owner, Math.max(1, deadlineMs - Date.now()))).states;
+      const [handlerState, replayState, deadState] = states;
       if (replayState === 'done') {
-        // Another replay did it; a claim of ours on the handler's key would only block a worker.
-        if (handlerState === 'new') await idempotency.release(keys.slice(0, 1), this.#owner);
+        // Another replay did it; a claim of ours on the other keys would only block a worker.
+        await idempotency.release(keys.filter((_, i) => states[i] === 'new'), this.#owner);
         return 'done';
       }
-      if (handlerState !== 'busy' && replayState !== 'busy') return 'new';
+      if (!states.includes('busy')) return handlerState === 'done' && deadState === 'new' ? 'resolved' : 'new';
       if (this.#resources.signal?.aborted === true || Date.now() + waitMs >= deadlineMs) return 'busy';
       await sleep(waitMs, this.#resources.signal);
       waitMs = Math.min(WAIT_MAX_MS, waitMs * 2);
@@ -224,6 +240,11 @@ export class ReplayRun {
     }
     return { ...resultOf(record, 'failed'), error };
   }
+}
+
+/** What a replay reports for a record no longer `dead`. */
+function notDead(state: StoredDeadLetter['state']): ReplayOutcome {
+  return state === 'replayed' ? 'already-replayed' : state === 'resolved' ? 'resolved' : 'purged';
 }
 
 function resultOf(record: StoredDeadLetter, outcome: ReplayOutcome): ReplayResult {

@@ -23,7 +23,7 @@ CREATE TABLE IF NOT EXISTS ${TABLE} (
   handler          text        NOT NULL,
   event_type       text        NOT NULL,
   reason           text        NOT NULL,
-  state            text        NOT NULL CHECK (state IN ('dead', 'replayed', 'purged')),
+  state            text        NOT NULL CHECK (state IN ('dead', 'replayed', 'resolved', 'purged')),
   dead_lettered_at timestamptz NOT NULL,
   record           json        NOT NULL,
   PRIMARY KEY (prefix, id)
@@ -31,6 +31,14 @@ CREATE TABLE IF NOT EXISTS ${TABLE} (
 CREATE INDEX IF NOT EXISTS ${TABLE}_order ON ${TABLE} (dead_lettered_at, prefix COLLATE "C", id COLLATE "C");
 CREATE INDEX IF NOT EXISTS ${TABLE}_dead ON ${TABLE} (prefix, handler, reason) WHERE state = 'dead';
 `;
+
+/** A table from before state `resolved`: its state check is replaced (metadata only, an instant's lock). */
+const ALLOW_RESOLVED = {
+  needed: `SELECT 1 FROM pg_constraint WHERE conrelid = to_regclass('${TABLE}') AND conname = '${TABLE}_state_check' AND pg_get_constraintdef(oid) NOT LIKE '%resolved%'`,
+  ddl: `SET LOCAL lock_timeout = '5s';
+ALTER TABLE ${TABLE} DROP CONSTRAINT ${TABLE}_state_check,
+  ADD CONSTRAINT ${TABLE}_state_check CHECK (state IN ('dead', 'replayed', 'resolved', 'purged')) NOT VALID`,
+};
 
 /** A record still `dead` is kept as it is; a replayed or purged one starts over (the event failed again). */
 const WRITE = `
@@ -75,7 +83,7 @@ export class PostgresDeadLetterStore implements DeadLetterStore {
       onIdleError: (err) => onBackgroundError(sinkError('postgres', 'idle connection', err)),
     });
     try {
-      await ensureSchema(pool, SCHEMA_LOCK_ID, CREATE_SCHEMA);
+      await ensureSchema(pool, SCHEMA_LOCK_ID, CREATE_SCHEMA, [ALLOW_RESOLVED]);
     } catch (err) {
       await pool.end().catch(() => {});
       throw sinkError('postgres', `preparing ${redactUrl(options.url)}`, err);

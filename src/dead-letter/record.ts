@@ -28,6 +28,12 @@ export function afterReplay(record: StoredDeadLetter, at: Date = new Date()): St
   return { ...record, state: 'replayed', replayAttempts: record.replayAttempts + 1, replayedAt: iso, updatedAt: iso };
 }
 
+/** A replay found the key applied meanwhile (a later delivery succeeded): nothing ran, nothing will. */
+export function afterResolved(record: StoredDeadLetter, at: Date = new Date()): StoredDeadLetter {
+  const iso = at.toISOString();
+  return { ...record, state: 'resolved', resolvedAt: iso, updatedAt: iso };
+}
+
 /**
  * A purge: the envelope stays, so a listing still shows what was dropped and when, but the event's
  * data and the error's stack (the bulk of a record, and the part that may hold personal data) go.

@@ -3,11 +3,15 @@ import type { CloudEvent } from '../types.js';
 /** Why an event was given up: `permanent` (PermanentError, schema mismatch) or `max-attempts`. */
 export type DeadLetterReason = 'permanent' | 'max-attempts';
 
-/** `dead`: waiting for a replay or a purge; `replayed`: the handler ran ok on it since; `purged`: dropped. */
-export type DeadLetterState = 'dead' | 'replayed' | 'purged';
+/**
+ * `dead`: waiting for a replay or a purge; `replayed`: the handler ran ok on it since; `resolved`:
+ * its key was applied meanwhile (a later delivery succeeded), so a replay did not run it; `purged`:
+ * dropped.
+ */
+export type DeadLetterState = 'dead' | 'replayed' | 'resolved' | 'purged';
 
 export const DEAD_LETTER_REASONS: readonly DeadLetterReason[] = ['permanent', 'max-attempts'];
-export const DEAD_LETTER_STATES: readonly DeadLetterState[] = ['dead', 'replayed', 'purged'];
+export const DEAD_LETTER_STATES: readonly DeadLetterState[] = ['dead', 'replayed', 'resolved', 'purged'];
 
 /** One dead-lettered event for one handler: enough to understand and replay it. */
 export interface DeadLetterRecord {
@@ -31,6 +35,12 @@ export interface DeadLetterRecord {
   lastFailedAt?: string;
   /** ISO time the record was written. */
   deadLetteredAt: string;
+  /**
+   * The worker marks the key dead-lettered (`deadLetteredKey`) beside its done mark, in the same
+   * write: a replay can then tell a key that ended dead-lettered from one a later delivery applied.
+   * Absent on records of older workers (a replay then runs them as before).
+   */
+  deadLetterMark?: true;
 }
 
 /**
@@ -47,6 +57,8 @@ export interface StoredDeadLetter extends DeadLetterRecord {
   replayAttempts: number;
   /** ISO time of the replay that succeeded. */
   replayedAt?: string;
+  /** ISO time a replay found the key applied meanwhile (state `resolved`). */
+  resolvedAt?: string;
   /** ISO time of the purge. */
   purgedAt?: string;
   /** ISO time of the last change after the write (a replay or a purge); absent until then. */

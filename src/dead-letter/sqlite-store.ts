@@ -15,13 +15,26 @@ CREATE TABLE IF NOT EXISTS ${TABLE} (
   handler          TEXT    NOT NULL,
   event_type       TEXT    NOT NULL,
   reason           TEXT    NOT NULL,
-  state            TEXT    NOT NULL CHECK (state IN ('dead', 'replayed', 'purged')),
+  state            TEXT    NOT NULL CHECK (state IN ('dead', 'replayed', 'resolved', 'purged')),
   dead_lettered_at INTEGER NOT NULL,
   record           TEXT    NOT NULL,
   PRIMARY KEY (prefix, id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS ${TABLE}_order ON ${TABLE} (dead_lettered_at, prefix, id);
 CREATE INDEX IF NOT EXISTS ${TABLE}_dead ON ${TABLE} (prefix, handler, reason) WHERE state = 'dead';
+`;
+
+/**
+ * A table from before state `resolved`: SQLite cannot change a CHECK, so the table is copied into
+ * one that allows it (same columns, same rows), in the opening transaction.
+ */
+const ALLOW_RESOLVED = `
+ALTER TABLE ${TABLE} RENAME TO ${TABLE}_before_resolved;
+DROP INDEX IF EXISTS ${TABLE}_order;
+DROP INDEX IF EXISTS ${TABLE}_dead;
+${SCHEMA}
+INSERT INTO ${TABLE} SELECT * FROM ${TABLE}_before_resolved;
+DROP TABLE ${TABLE}_before_resolved;
 `;
 
 /** A record still `dead` is kept as it is; a replayed or purged one starts over (the event failed again). */
@@ -70,7 +83,10 @@ export class SqliteDeadLetterStore implements DeadLetterStore {
       db = openSqlite(options.path, { busyTimeoutMs: options.busyTimeoutMs ?? 5_000 });
       db.exec('PRAGMA journal_mode = WAL');
       db.exec('PRAGMA synchronous = FULL');
-      db.exec(`BEGIN IMMEDIATE; ${SCHEMA} COMMIT;`);
+      db.exec(`BEGIN IMMEDIATE; ${SCHEMA}`);
+      const table = db.prepare<SqliteValue[], { sql: string }>(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?`).get(TABLE);
+      if (table !== undefined && !table.sql.includes("'resolved'")) db.exec(ALLOW_RESOLVED);
+      db.exec('COMMIT');
       return new SqliteDeadLetterStore(db, options.prefix);
     } catch (err) {
       db?.close();

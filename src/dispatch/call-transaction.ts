@@ -86,7 +86,10 @@ export async function runInTransaction(call: TransactionalCall, transactions: ((
   } catch (err) {
     return call.finish(outcomeOfError(err));
   }
-  if (call.settled) return transaction.destroy(new Error('its call ended before its transaction opened'));
+  if (call.settled) {
+    transaction.destroy(new Error('its call ended before its transaction opened'));
+    return;
+  }
   const events = job.events ?? [job.event];
   const states = transaction.states;
   if (states.includes('busy')) {

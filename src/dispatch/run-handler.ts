@@ -203,15 +203,19 @@ class HandlerCall implements TransactionalCall {
     this.#receiver.end(outcome);
   }
 
-  /** A handler that resolves after its run was aborted is not trusted: the first outcome stands. */
+  /**
+   * A handler that resolves after its run was aborted is not trusted: the first outcome stands. A
+   * transactional call whose commit was sent already ends with that commit's outcome.
+   */
   abort(cause: AbortCause): void {
     if (this.#settled) return;
     const ended = abortedOutcome(this.handler, cause);
     this.#abortReason = ended.reason;
-    // Before the handler hears of the abort: a handler that goes on finds its transaction gone.
-    this.#transaction?.destroy(ended.reason);
+    // Before the handler hears of the abort: a handler that goes on finds its transaction gone. A
+    // commit already sent is the call's outcome instead: runInTransaction reports it once it answers.
+    const committing = this.#transaction?.destroy(ended.reason) === 'committing';
     this.#controller?.abort(ended.reason);
-    this.finish(ended.outcome);
+    if (!committing) this.finish(ended.outcome);
   }
 }
 

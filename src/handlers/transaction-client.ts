@@ -41,7 +41,8 @@ export interface TransactionQueryConfig {
  * A `pg` client inside the worker's open transaction. Valid only until the handler's call settles:
  * later queries reject. Its statements commit together with the event's done mark, or not at all;
  * so it must not end the transaction itself (`BEGIN`, `COMMIT`, `ROLLBACK` reject; a `SAVEPOINT`
- * and `ROLLBACK TO SAVEPOINT` are fine).
+ * and `ROLLBACK TO SAVEPOINT` are fine). A transaction ended some other way is found at the commit:
+ * the call fails with DW_ERR_TRANSACTION and nothing is marked done.
  */
 export interface TransactionClient {
   // pg's default row type: columns untyped unless the caller names R (`query<{ id: string }>(...)`).
@@ -54,10 +55,12 @@ export type TransactionQuery = (textOrConfig: string | TransactionQueryConfig, v
 
 /**
  * Statements that end or restart a transaction; `ROLLBACK TO [SAVEPOINT]` and `RELEASE` only end a
- * savepoint. Read at the start of a statement text only: a handler that hides a COMMIT later in a
- * multi-statement string is not stopped, a plain one is, at the cost of one regular expression.
+ * savepoint. Read at the start of a statement text, after any comments: a quick, clear refusal of
+ * the plain cases. What it cannot see (a COMMIT after another statement in one text, for one) the
+ * commit catches: it writes the done marks only in the transaction the worker opened
+ * (postgres-effects-sql.ts, commitEffects).
  */
-const ENDS_TRANSACTION = /^\s*(?:begin|start\s+transaction|commit|end|abort|prepare\s+transaction|rollback(?!\s+(?:(?:work|transaction)\s+)?to\b))\b/i;
+const ENDS_TRANSACTION = /^(?:\s|\/\*[\s\S]*?\*\/|--[^\n]*(?:\n|$))*(?:begin|start\s+transaction|commit|end|abort|prepare\s+transaction|rollback(?!\s+(?:(?:work|transaction)\s+)?to\b))\b/i;
 
 /**
  * The `ctx.tx` a handler gets: forwards `query` to the transaction's connection until `close`, then

@@ -48,6 +48,9 @@ export function parseStoreUrl(url: string, cwd: string = process.cwd()): StoreLo
     const parsed = parseUrl(url, text);
     // postgres:///db connects through the local socket: no host is fine there.
     if (parsed.hostname === '' && !/^postgres(ql)?:\/\/\//i.test(text)) throw invalid(url, 'the URL needs a host');
+    // A pooler in front (postgres-pool.ts, poolTarget).
+    const poolMode = parsed.searchParams.get('pool_mode');
+    if (poolMode !== null && poolMode !== 'transaction' && poolMode !== 'session') throw invalid(url, `pool_mode must be transaction or session, got ${poolMode}`);
     return { kind: 'postgres', url: text };
   }
   throw invalid(url);

@@ -1,3 +1,4 @@
+import { deadLetteredKey } from './key.js';
 import type { ClaimResult, ClaimState, FailureEntry, FailureHistory, IdempotencyStore } from './store.js';
 import { MemoryFailures } from './memory-failures.js';
 import { LruTable } from '../runtime/lru-table.js';
@@ -99,6 +100,17 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       if (slot < 0) table.add(key, DONE, '', expiresAtMs);
       else table.update(slot, DONE, '', expiresAtMs);
     }
+  }
+
+  async markDeadLettered(keys: readonly string[]): Promise<void> {
+    this.#assertOpen('markDeadLettered');
+    const nowMs = this.#now();
+    const table = this.#table;
+    const open = keys.filter((key) => {
+      const slot = table.lookup(key);
+      return slot < 0 || table.state(slot) !== DONE || table.expiresAtMs(slot) <= nowMs;
+    });
+    await this.markDone([...open, ...open.map(deadLetteredKey)]);
   }
 
   async release(keys: readonly string[], owner: string): Promise<void> {

@@ -17,6 +17,7 @@ import {
   STATS,
 } from './postgres-deferred-sql.js';
 import { closedError, distinctKeys, storeError } from './store-error.js';
+import { statementName } from './postgres-pool.js';
 
 interface RunRow {
   key: string;
@@ -100,7 +101,7 @@ export class PostgresDeferredRuns implements DeferredRuns {
   async reschedule(key: string, retryAtMs: number): Promise<boolean> {
     if (this.#isClosed()) throw closedError('postgres', 'reschedule');
     try {
-      const result = await this.#pool.query({ name: 'dw_defer_reschedule', text: RESCHEDULE, values: [this.#prefix, key, retryAtMs] });
+      const result = await this.#pool.query({ name: statementName(this.#pool, 'dw_defer_reschedule'), text: RESCHEDULE, values: [this.#prefix, key, retryAtMs] });
       return (result.rowCount ?? 0) > 0;
     } catch (err) {
       throw storeError('postgres', 'reschedule', err);
@@ -135,7 +136,7 @@ export class PostgresDeferredRuns implements DeferredRuns {
     if (this.#isClosed()) throw closedError('postgres', operation);
     try {
       // Named, as the store's: each connection plans the statement once.
-      return (await this.#pool.query<R>({ name: `dw_defer_${operation}`, text: sql, values: params })).rows;
+      return (await this.#pool.query<R>({ name: statementName(this.#pool, `dw_defer_${operation}`), text: sql, values: params })).rows;
     } catch (err) {
       throw storeError('postgres', operation, err);
     }
@@ -155,7 +156,7 @@ export class PostgresDeferredRuns implements DeferredRuns {
       const on = client;
       await on.query('BEGIN');
       await work(async <R extends object>(name: string, sql: string, params: unknown[]) =>
-        (await on.query<R>({ name: `dw_defer_${name}`, text: sql, values: params })).rows,
+        (await on.query<R>({ name: statementName(this.#pool, `dw_defer_${name}`), text: sql, values: params })).rows,
       );
       await on.query('COMMIT');
     } catch (err) {

@@ -20,26 +20,63 @@ export interface PostgresPoolOptions {
   onIdleError: (err: Error) => void;
 }
 
+/** The URL parameter that says a pooler in transaction mode stands between us and the server. */
+const POOL_MODE = 'pool_mode';
+
+/** Pools opened through a pooler in transaction mode (`?pool_mode=transaction`). */
+const transactionPooled = new WeakSet<Pool>();
+
+/**
+ * `url` without `pool_mode`, and whether it said `transaction`. Behind a pooler in transaction
+ * pooling (PgBouncer's `pool_mode = transaction`) each transaction may run on another server
+ * connection, so nothing may outlive one: no startup parameters (PgBouncer refuses those it does
+ * not know), no session settings, no named prepared statements (PgBouncer 1.18 keeps none). Given,
+ * not detected: a pooler answers as the server does until one of those fails mid-run.
+ */
+export function poolTarget(url: string): { url: string; transactionPooled: boolean } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { url, transactionPooled: false };
+  }
+  const mode = parsed.searchParams.get(POOL_MODE);
+  if (mode === null) return { url, transactionPooled: false };
+  if (mode !== 'transaction' && mode !== 'session') throw new TypeError(`${POOL_MODE} must be transaction or session (got ${mode})`);
+  parsed.searchParams.delete(POOL_MODE);
+  return { url: parsed.toString(), transactionPooled: mode === 'transaction' };
+}
+
+/** `name` for a statement on `pool`, or none (unnamed) behind a transaction pooler. */
+export function statementName(pool: Pool, name: string): string {
+  // pg reads an empty name as an unnamed statement.
+  return transactionPooled.has(pool) ? '' : name;
+}
+
 /**
  * A `pg` Pool. A connection the server dropped fails the statement on it; the pool discards that
  * connection and opens a new one for the next statement, so an adapter recovers by itself once the
- * server is back.
+ * server is back. Behind a transaction pooler (poolTarget) the server-side statement timeout is not
+ * sent at startup: the client-side one bounds a statement, and a transaction sets its own bound
+ * with SET LOCAL (postgres-effects-sql.ts).
  */
 export async function openPool(options: PostgresPoolOptions): Promise<Pool> {
   const { default: pg } = await importOptional('pg', 'a postgres:// store', '--idempotency', () => import('pg'));
+  const target = poolTarget(options.url);
   const pool = new pg.Pool({
-    connectionString: options.url,
+    connectionString: target.url,
     max: options.max,
     connectionTimeoutMillis: options.timeoutMs,
     ...(options.unboundedStatements === true
       ? {}
       : {
-          statement_timeout: options.timeoutMs,
+          ...(target.transactionPooled ? {} : { statement_timeout: options.timeoutMs }),
           // Client side too: a server that vanished without closing the socket answers nothing.
           query_timeout: options.timeoutMs * 2,
         }),
     application_name: options.applicationName,
   });
+  if (target.transactionPooled) transactionPooled.add(pool);
   // An idle connection killed by the server emits 'error' on the pool; unhandled, it would crash.
   pool.on('error', options.onIdleError);
   return pool;

@@ -131,38 +131,52 @@ ON CONFLICT (prefix, key) DO UPDATE SET
 RETURNING key, CASE WHEN state = 'done' THEN 0 ELSE failures END AS failures
 `;
 
-/** $1 prefix, $2 keys (distinct), $3 done TTL in ms. A done mark replaces any claim and failure history. */
-export const MARK_DONE = `
+/**
+ * A done mark of each key: it replaces any claim and failure history. `prefix`, `keys` (a text[]
+ * expression, distinct keys) and `ttlMs` are SQL expressions: parameters for the store, literals in
+ * a transaction's one-round-trip commit (postgres-effects-sql.ts).
+ */
+export function markDoneSql(prefix: string, keys: string, ttlMs: string): string {
+  return `
 INSERT INTO ${TABLE} AS t (prefix, key, state, owner, expires_at)
-SELECT $1, k, 'done', NULL, now() + $3::float8 * interval '1 millisecond'
-FROM unnest($2::text[]) AS k
+SELECT ${prefix}, k, 'done', NULL, now() + ${ttlMs}::float8 * interval '1 millisecond'
+FROM unnest(${keys}) AS k
 ORDER BY k COLLATE "C"
 ON CONFLICT (prefix, key) DO UPDATE SET state = 'done', owner = NULL, expires_at = EXCLUDED.expires_at, failures = 0
 `;
-
-/**
- * Opens a transactional run's transaction (src/idempotency/postgres-transactions.ts), in one round
- * trip: the simple query protocol runs several statements, and every value here is an integer this
- * process computed (never a key), so nothing needs a parameter. The server bounds how long the
- * transaction may sit idle or run one statement, so a frozen or partitioned worker cannot hold the
- * keys' locks (or the handler's row locks) for ever. Each key is then try-locked, never waited for:
- * a key another transaction holds answers false (busy), and try-locks cannot deadlock. Transaction-
- * level locks go with the transaction's end, whatever ends it. One row: `held`, in `locks` order.
- */
-export function beginEffects(locks: readonly (readonly [number, number])[], serverTimeoutMs: number): string {
-  const ms = Math.max(1, Math.ceil(serverTimeoutMs));
-  const begin = `BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${ms}; SET LOCAL statement_timeout = ${ms}`;
-  if (locks.length === 0) return begin;
-  const calls = locks.map(([a, b]) => `pg_try_advisory_xact_lock(${a | 0}, ${b | 0})`);
-  return `${begin}; SELECT ARRAY[${calls.join(', ')}] AS held`;
 }
 
+/** $1 prefix, $2 keys (distinct), $3 done TTL in ms. */
+export const MARK_DONE = markDoneSql('$1', '$2::text[]', '$3');
+
 /**
- * $1 prefix, $2 keys. The keys whose done mark counts (as CLAIM reads `done`). A statement of its
- * own, after the locks: under READ COMMITTED each statement reads a snapshot taken when it starts,
- * so this one sees the done mark of the transaction that held a lock before this one got it.
+ * $1 prefix, $2 keys (distinct), $3 done TTL in ms, $4 the dead-letter mark's key prefix
+ * (key.ts, deadLetteredKey). The done mark of each key whose mark does not count yet, then the
+ * dead-letter mark of those alone: a key another worker applied meanwhile keeps its mark as it is.
+ * DO UPDATE reads the latest committed row (waiting for a transaction that holds it), so a commit
+ * that lands first is seen.
  */
-export const READ_DONE = `SELECT t.key FROM ${TABLE} AS t WHERE t.prefix = $1 AND t.key = ANY($2::text[]) AND ${DONE_LIVE}`;
+export const MARK_DEAD_LETTERED = `
+WITH marked AS (
+  INSERT INTO ${TABLE} AS t (prefix, key, state, owner, expires_at)
+  SELECT $1, k, 'done', NULL, now() + $3::float8 * interval '1 millisecond'
+  FROM unnest($2::text[]) AS k
+  ORDER BY k COLLATE "C"
+  ON CONFLICT (prefix, key) DO UPDATE SET state = 'done', owner = NULL, expires_at = EXCLUDED.expires_at, failures = 0
+  WHERE NOT ${DONE_LIVE}
+  RETURNING key
+)
+INSERT INTO ${TABLE} AS t (prefix, key, state, owner, expires_at)
+SELECT $1, $4 || m.key, 'done', NULL, now() + $3::float8 * interval '1 millisecond'
+FROM marked AS m
+ORDER BY $4 || m.key COLLATE "C"
+ON CONFLICT (prefix, key) DO UPDATE SET state = 'done', owner = NULL, expires_at = EXCLUDED.expires_at, failures = 0
+`;
+
+/** The keys of `keys` (a text[] expression) whose done mark counts (as CLAIM reads `done`); `prefix` an expression. */
+export function readDoneSql(prefix: string, keys: string): string {
+  return `SELECT t.key FROM ${TABLE} AS t WHERE t.prefix = ${prefix} AND t.key = ANY(${keys}) AND ${DONE_LIVE}`;
+}
 
 /**
  * $1 prefix, $2 keys, $3 owner. Only the owner's claims go; rows are locked in key order. A row

@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Pool, PoolClient, QueryConfig, QueryResult } from 'pg';
 import { DurableWorkerError, ErrorCodes } from '../errors.js';
 import { TransactionView, type TransactionClient, type TransactionQuery } from '../handlers/transaction-client.js';
 import { openPool } from './postgres-pool.js';
-import { beginEffects, MARK_DONE, READ_DONE } from './postgres-sql.js';
+import { beginEffects, commitEffects, effectLockKey, NOT_OURS } from './postgres-effects-sql.js';
 import type { ClaimState } from './store.js';
 import { closedError, distinctKeys, storeError } from './store-error.js';
 
@@ -35,17 +35,7 @@ export interface BeginOptions {
   prefix?: string | undefined;
 }
 
-/**
- * The two int4 keys of a key's transaction-level advisory lock: the first 8 bytes of a SHA-256 of
- * the namespaced key. Every replica and thread must derive the same pair for a key, across versions
- * too (two versions run side by side during a rolling update), so this is part of the stored
- * format: never change it. Two keys that share a pair only make each other wait (busy), never
- * skip an effect.
- */
-export function effectLockKey(prefix: string, key: string): [number, number] {
-  const digest = createHash('sha256').update(prefix).update('\0').update(key).digest();
-  return [digest.readInt32BE(0), digest.readInt32BE(4)];
-}
+export { effectLockKey };
 
 /**
  * Transactions of transactional handlers (docs/handlers.md, "Transactional handlers"): the
@@ -58,6 +48,8 @@ export class EffectTransactions {
   readonly #pool: Pool;
   readonly #settings: TransactionSettings;
   #closed = false;
+  readonly #markerBase = `${randomBytes(9).toString('hex')}-`;
+  #opened = 0;
 
   private constructor(pool: Pool, options: EffectTransactionsOptions) {
     this.#pool = pool;
@@ -97,18 +89,16 @@ export class EffectTransactions {
     } catch (err) {
       throw storeError('postgres', 'begin', err);
     }
-    const transaction = new EffectTransaction(connection, settings);
+    // Unique per transaction; random per factory, so no other process's marker matches.
+    const marker = `${this.#markerBase}${(this.#opened++).toString(36)}`;
+    const transaction = new EffectTransaction(connection, settings, marker);
     try {
-      const opened = await statement(connection, settings, { text: beginEffects(unique.map((key) => effectLockKey(prefix, key)), options.serverTimeoutMs) });
-      // Several statements in one text: pg answers with one result per statement, the locks' last.
-      const last = Array.isArray(opened) ? (opened.at(-1) as QueryResult) : opened;
-      const held: boolean[] = unique.length === 0 ? [] : (last.rows[0] as { held: boolean[] }).held;
+      const sql = beginEffects(unique.map((key) => effectLockKey(prefix, key)), options.serverTimeoutMs, marker, prefix, unique);
+      // Several statements in one text: pg answers with one result per statement, the done keys' last.
+      const results = (await statement(connection, settings, { text: sql })) as unknown as QueryResult[];
+      const held: boolean[] = unique.length === 0 ? [] : (results.at(-2)?.rows[0] as { held: boolean[] }).held;
+      const done = new Set<string>(unique.length === 0 ? [] : (results.at(-1)?.rows as { key: string }[]).map((row) => row.key));
       const locked = unique.filter((_, i) => held[i] === true);
-      const done = new Set<string>();
-      if (locked.length > 0) {
-        const rows = await statement<{ key: string }>(connection, settings, { name: 'dw_tx_readDone', text: READ_DONE, values: [prefix, locked] });
-        for (const row of rows.rows) done.add(row.key);
-      }
       const stateOf = new Map<string, ClaimState>(unique.map((key, i) => [key, held[i] !== true ? 'busy' : done.has(key) ? 'done' : 'new']));
       transaction.opened(
         keys.map((key) => stateOf.get(key) as ClaimState),
@@ -129,6 +119,12 @@ export class EffectTransactions {
     await this.#pool.end().catch(() => {});
   }
 }
+
+/**
+ * How long a commit sent before the call's deadline (or an abort) may still answer: its outcome is
+ * the call's. Below the 1 s the main thread waits for a worker thread's answer after a deadline.
+ */
+export const COMMIT_WAIT_MS = 500;
 
 /** What a transaction needs of its factory's options. */
 interface TransactionSettings {
@@ -158,13 +154,19 @@ export class EffectTransaction {
   #ended: string | undefined = undefined;
   #states: ClaimState[] = [];
   #locked: ReadonlySet<string> = new Set();
+  /** A commit sent and not answered yet; `timer` once a `destroy` bounded the wait. */
+  #committing: { cutOff: (err: Error) => void; timer: NodeJS.Timeout | undefined } | undefined = undefined;
   readonly #onError = (err: Error): void => {
     this.#broken ??= err;
   };
 
-  constructor(connection: PoolClient, settings: TransactionSettings) {
+  /** Set transaction-local at BEGIN: still there at the commit only if the transaction is the one opened. */
+  readonly #marker: string;
+
+  constructor(connection: PoolClient, settings: TransactionSettings, marker: string) {
     this.#connection = connection;
     this.#settings = settings;
+    this.#marker = marker;
     // A checked-out pg client has no 'error' listener: a connection the server ends while the handler
     // waits on something else would otherwise crash the process.
     connection.on('error', this.#onError);
@@ -191,27 +193,53 @@ export class EffectTransaction {
    * Writes the done marks of `doneKeys` (keys `begin` locked: `new` or `done`) as
    * PostgresIdempotencyStore.markDone does, in the transaction, and commits: the handler's writes
    * and the marks become visible together. Rejects with DW_ERR_STORE when the commit failed or its
-   * outcome is unknown (the connection dropped): either way a next run finds the marks if the
-   * commit happened, and is then a duplicate.
+   * outcome is unknown (the connection dropped, or no answer within {@link COMMIT_WAIT_MS} of a
+   * `destroy`): either way a next run finds the marks if the commit happened, and is then a duplicate.
    */
   async commit(doneKeys: readonly string[]): Promise<void> {
     if (this.#ended !== undefined) throw new DurableWorkerError(ErrorCodes.TRANSACTION, `commit of a transaction that was already ${this.#ended}: nothing committed`);
     const notLocked = doneKeys.find((key) => !this.#locked.has(key));
     if (notLocked !== undefined) throw new TypeError(`commit: a done key that begin did not lock (${JSON.stringify(notLocked)})`);
     this.#end('committed');
+    // A deadline that comes now must not report the call failed while its commit may still land:
+    // `destroy` then cuts the wait short only after COMMIT_WAIT_MS, with an unknown outcome.
+    let cutOff!: (err: Error) => void;
+    const cut = new Promise<never>((_, reject) => (cutOff = reject));
+    this.#committing = { cutOff, timer: undefined };
+    const sent = this.#sendCommit(doneKeys);
+    sent.catch(() => {});
     try {
-      if (this.#broken !== undefined) throw this.#broken;
-      const { prefix, doneTtlMs } = this.#settings;
-      // PostgresIdempotencyStore.markDone's statement and parameters: the same done mark, in this transaction.
-      if (doneKeys.length > 0) await statement(this.#connection, this.#settings, { name: 'dw_tx_markDone', text: MARK_DONE, values: [prefix, distinctKeys(doneKeys), doneTtlMs] });
-      const result = await statement(this.#connection, this.#settings, { text: 'COMMIT' });
-      // COMMIT of a transaction a failed statement aborted answers ROLLBACK, without an error.
-      if (result.command !== 'COMMIT') throw new Error('the transaction was rolled back: a statement in it failed (the handler caught a query error?)');
+      await Promise.race([sent, cut]);
     } catch (err) {
+      this.#stopCommitWait();
       this.#release(err instanceof Error ? err : new Error(String(err)));
+      // The handler ended the worker's transaction through ctx.tx: its fault, not the store's.
+      if ((err as { code?: unknown }).code === NOT_OURS) {
+        throw new DurableWorkerError(ErrorCodes.TRANSACTION, "the transaction is no longer the worker's: its handler ended it through ctx.tx, and nothing was marked done (the worker commits or rolls back itself)", { cause: err });
+      }
       throw storeError('postgres', 'commit', err);
     }
+    this.#stopCommitWait();
     this.#release(undefined);
+  }
+
+  /** Whether a commit was sent and has not answered yet: its outcome is the call's (see `destroy`). */
+  get committing(): boolean {
+    return this.#committing !== undefined;
+  }
+
+  async #sendCommit(doneKeys: readonly string[]): Promise<void> {
+    if (this.#broken !== undefined) throw this.#broken;
+    const { prefix, doneTtlMs } = this.#settings;
+    // PostgresIdempotencyStore.markDone's done marks, in this transaction, checked to be the worker's, and COMMIT: one round trip.
+    const results = (await statement(this.#connection, this.#settings, { text: commitEffects(this.#marker, prefix, distinctKeys(doneKeys), doneTtlMs) })) as unknown as QueryResult[];
+    // COMMIT of a transaction a failed statement aborted answers ROLLBACK, without an error.
+    if (results.at(-1)?.command !== 'COMMIT') throw new Error('the transaction was rolled back: a statement in it failed (the handler caught a query error?)');
+  }
+
+  #stopCommitWait(): void {
+    if (this.#committing?.timer !== undefined) clearTimeout(this.#committing.timer);
+    this.#committing = undefined;
   }
 
   /** Rolls back (the handler's writes and any mark) and returns the connection. Never rejects. */
@@ -234,11 +262,22 @@ export class EffectTransaction {
    * transaction can then never commit, and the server rolls it back (at the latest when that
    * statement ends or reaches `serverTimeoutMs`). For the lease deadline, an abort, or a handler
    * that never settles. The handler's later queries reject.
+   *
+   * A commit already sent is not cut: it may have landed, and then the call's outcome is ok. It is
+   * given {@link COMMIT_WAIT_MS} more to answer; after that the connection is closed and `commit`
+   * rejects with DW_ERR_STORE (outcome unknown: the next run reads the done mark). Answers
+   * `committing` then: the caller must wait for `commit` to settle rather than report the call.
    */
-  destroy(reason: Error): void {
-    if (this.#ended !== undefined) return;
+  destroy(reason: Error): 'committing' | undefined {
+    const committing = this.#committing;
+    if (committing !== undefined) {
+      committing.timer ??= setTimeout(() => committing.cutOff(new Error(`no answer to COMMIT within ${COMMIT_WAIT_MS} ms of the call's end (${reason.message}): outcome unknown`)), COMMIT_WAIT_MS);
+      return 'committing';
+    }
+    if (this.#ended !== undefined) return undefined;
     this.#end(`destroyed (${reason.message})`);
     this.#release(reason);
+    return undefined;
   }
 
   #end(how: string): void {

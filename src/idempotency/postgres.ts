@@ -1,7 +1,8 @@
 import type { Pool } from 'pg';
 import { redactUrl } from '../runtime/redact-url.js';
-import { ensureSchema, openPool } from './postgres-pool.js';
-import { CLAIM, CREATE_SCHEMA, DELETE_EXPIRED, MARK_DONE, MIGRATE_FAILURES, NEEDS_FAILURES_MIGRATION, RECORD_FAILURES, RELEASE, SCHEMA_LOCK_ID } from './postgres-sql.js';
+import { deadLetteredKey } from './key.js';
+import { ensureSchema, openPool, statementName } from './postgres-pool.js';
+import { CLAIM, CREATE_SCHEMA, DELETE_EXPIRED, MARK_DEAD_LETTERED, MARK_DONE, MIGRATE_FAILURES, NEEDS_FAILURES_MIGRATION, RECORD_FAILURES, RELEASE, SCHEMA_LOCK_ID } from './postgres-sql.js';
 import type { ClaimResult, ClaimState, FailureEntry, FailureHistory, IdempotencyStore } from './store.js';
 import { closedError, distinctKeys, storeError } from './store-error.js';
 import type { DeferredRuns } from './deferred.js';
@@ -120,6 +121,11 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     await this.#query('markDone', MARK_DONE, [this.#prefix, distinctKeys(keys), this.#doneTtlMs]);
   }
 
+  async markDeadLettered(keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return;
+    await this.#query('markDeadLettered', MARK_DEAD_LETTERED, [this.#prefix, distinctKeys(keys), this.#doneTtlMs, deadLetteredKey('')]);
+  }
+
   async release(keys: readonly string[], owner: string): Promise<void> {
     if (keys.length === 0) return;
     await this.#query('release', RELEASE, [this.#prefix, distinctKeys(keys), owner]);
@@ -147,8 +153,9 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   async #query<R extends object>(operation: string, sql: string, params: unknown[]): Promise<R[]> {
     if (this.#closed) throw closedError('postgres', operation);
     try {
-      // Named: each connection parses and plans the statement once, then only binds and executes.
-      const result = await this.#pool.query<R>({ name: `dw_idem_${operation}`, text: sql, values: params });
+      // Named: each connection parses and plans the statement once, then only binds and executes
+      // (not behind a transaction pooler, which keeps no prepared statement: then unnamed).
+      const result = await this.#pool.query<R>({ name: statementName(this.#pool, `dw_idem_${operation}`), text: sql, values: params });
       return result.rows;
     } catch (err) {
       throw storeError('postgres', operation, err);

@@ -90,6 +90,29 @@ return n
 `);
 
 /**
+ * KEYS = the keys, then their dead-letter marks (key.ts, deadLetteredKey) in the same order, then
+ * the histories hash; ARGV[1] = done TTL in ms. A key not done yet gets its done mark and its
+ * dead-letter mark; a done one (applied by another worker meanwhile) is left as it is.
+ */
+export const DEAD_LETTERED_SCRIPT = luaScript(`
+${PRELUDE}local half = n / 2
+local marked = {}
+for i = 1, half do
+  if redis.call('GET', KEYS[i]) ~= 'd' then
+    redis.call('SET', KEYS[i], 'd', 'PX', ARGV[1])
+    redis.call('SET', KEYS[half + i], 'd', 'PX', ARGV[1])
+    marked[#marked + 1] = KEYS[i]
+  end
+end
+if #marked > 0 and redis.call('EXISTS', histories) == 1 then
+  for from = 1, #marked, ${CHUNK} do
+    redis.call('HDEL', histories, unpack(marked, from, math.min(from + ${CHUNK - 1}, #marked)))
+  end
+end
+return #marked
+`);
+
+/**
  * KEYS = the failed runs' keys, then the histories hash; ARGV[1] = owner, ARGV[2] = done TTL in
  * ms, then per key its failedAtMs and retryAtMs. Returns the new counts (0 for a done key, left as
  * it is). The owner's claim goes as in release; another owner's claim stays (it holds the event now).

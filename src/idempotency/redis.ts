@@ -1,9 +1,10 @@
 import type { RedisClientType } from 'redis';
 import { redactUrl } from '../runtime/redact-url.js';
 import { closeRedis, connectRedis, evalScript, type RedisConnectOptions } from './redis-client.js';
-import { CLAIM_SCRIPT, DONE_SCRIPT, RECORD_FAILURES_SCRIPT, RELEASE_SCRIPT, type LuaScript } from './redis-scripts.js';
+import { CLAIM_SCRIPT, DEAD_LETTERED_SCRIPT, DONE_SCRIPT, RECORD_FAILURES_SCRIPT, RELEASE_SCRIPT, type LuaScript } from './redis-scripts.js';
 import type { ClaimResult, ClaimState, FailureEntry, FailureHistory, IdempotencyStore } from './store.js';
-import { closedError, storeError } from './store-error.js';
+import { closedError, distinctKeys, storeError } from './store-error.js';
+import { deadLetteredKey } from './key.js';
 import type { DeferredRuns } from './deferred.js';
 import { RedisDeferredRuns } from './redis-deferred.js';
 
@@ -83,6 +84,12 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   async markDone(keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return;
     await this.#run('markDone', DONE_SCRIPT, keys, true, [String(Math.max(1, Math.ceil(this.#doneTtlMs)))]);
+  }
+
+  async markDeadLettered(keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return;
+    const unique = distinctKeys(keys);
+    await this.#run('markDeadLettered', DEAD_LETTERED_SCRIPT, [...unique, ...unique.map(deadLetteredKey)], true, [String(Math.max(1, Math.ceil(this.#doneTtlMs)))]);
   }
 
   async release(keys: readonly string[], owner: string): Promise<void> {

@@ -8,6 +8,7 @@ import { SqliteDeferredRuns } from './sqlite-deferred.js';
 import type { DeferredRuns } from './deferred.js';
 import type { ClaimResult, ClaimState, FailureEntry, IdempotencyStore } from './store.js';
 import { closedError, distinctKeys, storeError } from './store-error.js';
+import { deadLetteredKey } from './key.js';
 
 /** Options of the SQLite store. */
 export interface SqliteStoreOptions {
@@ -107,6 +108,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   readonly #recordBatch: (entries: readonly FailureEntry[], owner: string, expiresAt: number, nowMs: number) => number[];
   readonly #markBatch: (keys: readonly string[], expiresAt: number) => void;
   readonly #releaseBatch: (keys: readonly string[], owner: string) => void;
+  readonly #deadBatch: (keys: readonly string[], expiresAt: number, nowMs: number) => void;
   readonly #sweep: (nowMs: number) => number;
   #pending: PendingGroup | undefined;
   #closed = false;
@@ -174,6 +176,21 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
         if (failures) failureHistories.delete(key);
       }
     }, 'immediate');
+    // A key whose done mark counts (applied by another process meanwhile) is left as it is.
+    const deadTx = db.transaction((keys: readonly string[], expiresAt: number, nowMs: number) => {
+      const failures = failureHistories.any();
+      let marked = 0;
+      for (const key of keys) {
+        const done = doneUntil.get(prefixId, key);
+        if (done !== undefined && done.expires_at > nowMs) continue;
+        upsertDone.run(prefixId, key, expiresAt);
+        upsertDone.run(prefixId, deadLetteredKey(key), expiresAt);
+        deleteClaim.run(prefixId, key);
+        if (failures) failureHistories.delete(key);
+        marked++;
+      }
+      return marked;
+    }, 'immediate');
     const releaseTx = db.transaction((keys: readonly string[], owner: string) => {
       for (const key of keys) deleteOwnClaim.run(prefixId, key, owner);
     }, 'immediate');
@@ -215,6 +232,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
       markTx(keys, expiresAt);
       checkpointer?.wrote(keys.length);
     };
+    this.#deadBatch = (keys, expiresAt, nowMs) => checkpointer?.wrote(2 * deadTx(keys, expiresAt, nowMs));
     this.#releaseBatch = (keys, owner) => {
       releaseTx(keys, owner);
       checkpointer?.wrote(keys.length);
@@ -310,6 +328,24 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
       if (group.keys.length >= this.#maxGroupKeys) this.#flushWhenWritable();
       else group.timer ??= setTimeout(() => this.#flushWhenWritable(), this.#windowMs);
     });
+  }
+
+  async markDeadLettered(keys: readonly string[]): Promise<void> {
+    this.#assertOpen('markDeadLettered');
+    if (keys.length === 0) return;
+    const wait = this.#writable();
+    if (wait !== undefined) {
+      await wait;
+      this.#assertOpen('markDeadLettered');
+    }
+    // This process's own done marks first: a key it applied is seen as applied.
+    this.#flush();
+    const nowMs = this.#now();
+    try {
+      this.#deadBatch(distinctKeys(keys), nowMs + this.#doneTtlMs, nowMs);
+    } catch (err) {
+      throw storeError('sqlite', 'markDeadLettered', err);
+    }
   }
 
   async release(keys: readonly string[], owner: string): Promise<void> {

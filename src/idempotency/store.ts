@@ -55,6 +55,13 @@ export interface IdempotencyStore {
   claim(keys: readonly string[], owner: string, claimTtlMs: number): Promise<ClaimResult>;
   /** Records the effects as done (kept for the store's done TTL); replaces any claim and failure history. */
   markDone(keys: readonly string[]): Promise<void>;
+  /**
+   * Marks each key done as having ended dead-lettered: its done mark and `deadLetteredKey(key)`'s,
+   * together, unless the key's done mark already counts (another worker applied it meanwhile: a
+   * dead-letter mark never overwrites applied). One round trip / transaction. Every adapter has it;
+   * a store without it gets `markDone` of both keys (the worker's DoneMarkWriter), which overwrites.
+   */
+  markDeadLettered?(keys: readonly string[]): Promise<void>;
   /** Drops `owner`'s claims on the keys. Done marks and failure histories stay. */
   release(keys: readonly string[], owner: string): Promise<void>;
   /**

@@ -19,5 +19,6 @@ export function deadLetterRecord(lease: LeaseView, job: DispatchJob, reason: Dea
     firstFailedAt: history === undefined ? now : new Date(history.firstFailedAtMs).toISOString(),
     lastFailedAt: now,
     deadLetteredAt: now,
+    deadLetterMark: true,
   };
 }

@@ -283,7 +283,7 @@ export class HandlerRun implements DispatchRun {
       this.#emit('failed', durationMs, error);
       return 'failed';
     }
-    lease.doneMarks.add(this.#key);
+    lease.doneMarks.addDeadLettered(this.#key);
     lease.log.error(
       { eventId: event.id, type: event.type, handler: this.handler, attempt: this.attempt, reason, err: error, ...traceLogFields(this.job.trace) },
       `event ${event.id} dead-lettered for ${this.handler} (${reason}, attempt ${this.attempt}): ${error.message}`,

@@ -184,6 +184,30 @@ describe('dead-letters replay and purge', () => {
   }, 60_000);
 });
 
+describe('dead-letters replay and purge on a sink of several prefixes', () => {
+  it('refuse without a prefix, naming the prefixes (exit 2, nothing run or dropped); a prefix or --all-prefixes chooses', async () => {
+    await seed('acme:orders', order('a-1'));
+    await seed('other:orders', order('b-1'));
+    const named = /the sink holds the records of 2 prefixes \(acme:orders, other:orders\): give --idempotency-prefix .* or --all-prefixes to take them all/;
+    expectBadInput(await dl(['replay', '--handlers', FIXED, '--isolation', 'none', ...sinkArgs()]), named);
+    expectBadInput(await dl(['replay', '--dry-run', '--handlers', FIXED, ...sinkArgs()]), named);
+    expectBadInput(await dl(['purge', '--older-than', '0s', '--yes', ...sinkArgs()]), named);
+    expect(jsonLines((await dl(['list', '--json', ...sinkArgs()])).stdout).map((r) => r.state)).toEqual(['dead', 'dead']);
+    expect(() => readFileSync(join(dir, 'effects.log'), 'utf8')).toThrow();
+
+    const one = await dl(['replay', '--handlers', FIXED, '--isolation', 'none', '--idempotency-prefix', 'acme:orders', ...sinkArgs()]);
+    expect(one.code, one.stdout + one.stderr).toBe(0);
+    expect(one.stdout).toContain('1 of 1 record(s): 1 replayed');
+    const all = await dl(['purge', '--older-than', '0s', '--yes', '--all-prefixes', ...sinkArgs()]);
+    expect(all.code, all.stderr).toBe(0);
+    expect(all.stdout).toContain('2 record(s) purged');
+    // By id, a record is one record: no scope to choose.
+    await seed('other:orders', order('b-2'));
+    const byId = await dl(['replay', 'orders:b-2', '--handlers', FIXED, '--isolation', 'none', ...sinkArgs()]);
+    expect(byId.code, byId.stdout + byId.stderr).toBe(0);
+  }, 90_000);
+});
+
 /** Runs the built CLI under a pseudo-terminal; `input` is typed into it. */
 function onTerminal(args: string[], input = ''): Promise<{ code: number | null; out: string }> {
   const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;

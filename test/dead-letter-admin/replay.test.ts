@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDeadLetters, type ReplayOptions } from '../../src/dead-letter-admin/api.js';
 import { replayKey } from '../../src/dead-letter-admin/replay.js';
+import { deadLetteredKey } from '../../src/idempotency/key.js';
 import { openDeadLetterStore } from '../../src/dead-letter/index.js';
 import type { DeadLetterRecord } from '../../src/dead-letter/sink.js';
 import { ErrorCodes, hasCode } from '../../src/errors.js';
@@ -90,6 +91,41 @@ describe('replay', () => {
     expect(byId.results.map((r) => r.outcome)).toEqual(['already-replayed']);
     expect(byId.ok).toBe(true);
     expect(effects()).toHaveLength(3);
+  });
+
+  it('runs a record only while its key is dead-lettered: one a later delivery applied becomes resolved, and runs nothing', async () => {
+    // o-1: the worker wrote its marks (done, and how it ended). o-2: the worker was killed after the
+    // dead-letter write, and the redelivery applied the event (its done mark only). o-3: killed, not
+    // redelivered yet (no mark at all): the replay runs it and holds the key against the redelivery.
+    await seed(...['o-1', 'o-2', 'o-3'].map((id) => order(id, { poison: true }, { deadLetterMark: true })));
+    const store = await createIdempotencyStore(idempotencyUrl, { prefix: PREFIX, doneTtlMs: 600_000 });
+    await store.markDone(['orders:o-1', deadLetteredKey('orders:o-1'), 'orders:o-2']);
+    await store.close();
+    const results: string[] = [];
+    const report = await withSink((sink) => sink.replay({}, options({ onResult: (r) => results.push(`${r.id} ${r.outcome}`) })));
+    expect(report.ok).toBe(true);
+    expect(results.sort()).toEqual(['orders:o-1 replayed', 'orders:o-2 resolved', 'orders:o-3 replayed']);
+    expect(effects().sort()).toEqual(['o-1', 'o-3']);
+    const states = await withSink(async (sink) => {
+      const out: [string, string, string][] = [];
+      for await (const r of sink.all()) out.push([r.id, r.state, typeof r.resolvedAt]);
+      return out;
+    });
+    expect(states).toEqual([
+      ['orders:o-1', 'replayed', 'undefined'],
+      ['orders:o-2', 'resolved', 'string'],
+      ['orders:o-3', 'replayed', 'undefined'],
+    ]);
+    // Nothing is left to replay, and a replay by id reports the state as it is.
+    expect((await withSink((sink) => sink.replay({}, options()))).selected).toEqual([]);
+    expect((await withSink((sink) => sink.replay({ ids: ['orders:o-2'] }, options()))).results.map((r) => r.outcome)).toEqual(['resolved']);
+    expect(effects()).toHaveLength(2);
+    // A record of an older worker (no mark of how its key ended) runs as before.
+    await seed(order('o-4'));
+    const old = await createIdempotencyStore(idempotencyUrl, { prefix: PREFIX, doneTtlMs: 600_000 });
+    await old.markDone(['orders:o-4']);
+    await old.close();
+    expect((await withSink((sink) => sink.replay({}, options()))).results.map((r) => r.outcome)).toEqual(['replayed']);
   });
 
   it('a failure keeps the record dead with the new error; once the handler is fixed, a replay runs it', async () => {

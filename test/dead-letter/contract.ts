@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { afterPurge, afterReplay, afterFailedReplay } from '../../src/dead-letter/record.js';
+import { afterPurge, afterReplay, afterFailedReplay, afterResolved } from '../../src/dead-letter/record.js';
 import type { DeadLetterRecord, StoredDeadLetter } from '../../src/dead-letter/sink.js';
 import type { DeadLetterStore } from '../../src/dead-letter/store.js';
 import { DEAD_LETTER_ERROR_CODE } from '../../src/dead-letter/errors.js';
@@ -153,6 +153,20 @@ export function sinkContract(name: string, makeSink: MakeSink, options: SinkCont
       expect(await sink.update(afterFailedReplay(record!, { message: 'late' }), 'dead')).toBe(false);
       expect(await sink.update(afterPurge(record!), 'purged')).toBe(false);
       expect((await sink.get('orders/created:cas'))[0]).toEqual(replayed);
+    });
+
+    it('keeps a record resolved (its key applied meanwhile) as a state of its own, filtered and counted apart', async () => {
+      const sink = await open();
+      await sink.write(deadLetter({ eventId: 'applied' }));
+      await sink.write(deadLetter({ eventId: 'still-dead' }));
+      const [record] = await sink.get('orders/created:applied');
+      expect(await sink.update(afterResolved(record!), 'dead')).toBe(true);
+      expect(await sink.update(afterReplay(record!), 'dead')).toBe(false);
+      expect((await sink.get('orders/created:applied'))[0]).toMatchObject({ state: 'resolved', resolvedAt: expect.any(String) });
+      expect(ids(await sink.list({ limit: 10, state: 'resolved' }))).toEqual(['orders/created:applied']);
+      expect(ids(await sink.list({ limit: 10, state: 'dead' }))).toEqual(['orders/created:still-dead']);
+      const counts = await sink.countDead?.();
+      if (counts !== undefined) expect(counts.reduce((sum, c) => sum + c.count, 0)).toBe(1);
     });
 
     it('a record replayed or purged starts over as dead when the event is dead-lettered again', async () => {

@@ -3,6 +3,7 @@
  * style): memory, SQLite, Redis and PostgreSQL run the same claims.
  */
 import { randomUUID } from 'node:crypto';
+import { deadLetteredKey } from '../../src/idempotency/key.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCodes, hasCode } from '../../src/errors.js';
 import type { ClaimState, IdempotencyStore } from '../../src/idempotency/store.js';
@@ -98,6 +99,17 @@ export function storeContract(name: string, makeStore: MakeStore, options: Contr
       await store.markDone(batch);
       await store.release(batch, 'worker-a');
       expect((await store.claim(batch, 'worker-a', 30_000)).states).toEqual(['done', 'done']);
+    });
+
+    it('markDeadLettered marks a key done and dead-lettered together, and leaves a key applied meanwhile as it is', async () => {
+      const store = await open();
+      expect(store.markDeadLettered).toBeTypeOf('function');
+      if (store.markDeadLettered === undefined) return;
+      await store.claim(['h:dead', 'h:applied'], 'worker-a', 60_000);
+      await store.markDone(['h:applied']);
+      await store.markDeadLettered(['h:dead', 'h:applied']);
+      const states = (await store.claim(['h:dead', deadLetteredKey('h:dead'), 'h:applied', deadLetteredKey('h:applied')], 'worker-b', 60_000)).states;
+      expect(states).toEqual(['done', 'done', 'done', 'new']);
     });
 
     it('gives each key to exactly one of two racing claimants', async () => {

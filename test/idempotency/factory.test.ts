@@ -36,6 +36,7 @@ describe('parseStoreUrl', () => {
     ['redis://cache/abc', /database must be a number/],
     ['postgres://app:pw@[bad/app', /malformed URL/],
     ['mysql://db/app', /got "mysql:\/\/db\/app"/],
+    ['postgres://db:6432/app?pool_mode=statement', /pool_mode must be transaction or session, got statement/],
   ])('refuses %j with a one-line ConfigError naming --idempotency', (url, detail) => {
     const err = configFailure(url);
     expect(err).toBeInstanceOf(ConfigError);

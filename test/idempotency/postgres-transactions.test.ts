@@ -107,6 +107,19 @@ describe.skipIf(DATABASE_URL === undefined)('postgres effect transactions', () =
     await third.rollback();
   });
 
+  it('opens and commits in one round trip each, keys and prefix as literals: quotes and backslashes survive', async () => {
+    const { prefix, store, transactions } = await open();
+    const keys = ["h:it's", 'h:back\\slash', "h:'; DROP TABLE x; --", 'h:$dw$'];
+    const tx = await transactions.begin(keys, LEASE);
+    expect(tx.states).toEqual(['new', 'new', 'new', 'new']);
+    await tx.commit(keys);
+    expect((await marks(prefix)).map((m) => m.key).sort()).toEqual([...keys].sort());
+    expect((await store.claim(keys, 'worker-a', 60_000)).states).toEqual(['done', 'done', 'done', 'done']);
+    const again = await transactions.begin(keys, LEASE);
+    expect(again.states).toEqual(['done', 'done', 'done', 'done']);
+    await again.rollback();
+  });
+
   it('refuses to mark done a key it did not lock', async () => {
     const { transactions } = await open();
     const holder = await transactions.begin(['h:1'], LEASE);
@@ -133,6 +146,21 @@ describe.skipIf(DATABASE_URL === undefined)('postgres effect transactions', () =
     await next.rollback();
     expect(await effectRows(tag)).toEqual([]);
     expect(await marks(prefix)).toEqual([]);
+  });
+
+  it('destroyed while its commit is in flight, lets the commit answer: the commit lands and commit resolves', async () => {
+    const { prefix, transactions } = await open();
+    const tag = randomUUID();
+    const tx = await transactions.begin(['h:1'], LEASE);
+    await write(tx, tag, 'e1');
+    const committed = tx.commit(['h:1']);
+    expect(tx.committing).toBe(true);
+    // The call's deadline fires while the commit is on the wire: it is not cut.
+    expect(tx.destroy(new Error('deadline'))).toBe('committing');
+    await committed;
+    expect(tx.committing).toBe(false);
+    expect(await effectRows(tag)).toEqual(['e1']);
+    expect(await marks(prefix)).toEqual([{ key: 'h:1', state: 'done' }]);
   });
 
   it('shares its done marks with PostgresIdempotencyStore both ways', async () => {
@@ -188,6 +216,45 @@ describe.skipIf(DATABASE_URL === undefined)('postgres effect transactions', () =
     await tx.commit(['h:1']);
     await expect(tx.client.query('SELECT 1')).rejects.toMatchObject({ code: ErrorCodes.TRANSACTION, message: expect.stringContaining('committed') });
   });
+
+  // Whatever ctx.tx sends, the done marks are written only in the transaction the worker opened.
+  const BYPASSES = [
+    { text: '/* c */ COMMIT', refusedBy: 'guard' },
+    { text: '-- c\nCOMMIT', refusedBy: 'guard' },
+    { text: '/* a */ /* b */ end', refusedBy: 'guard' },
+    { text: 'SELECT 1; COMMIT', refusedBy: 'commit' },
+    { text: 'SELECT 1; END', refusedBy: 'commit' },
+    { text: 'SELECT 1; ABORT', refusedBy: 'commit' },
+    { text: 'SELECT 1; COMMIT AND CHAIN', refusedBy: 'commit' },
+    { text: "SELECT 1; PREPARE TRANSACTION 'dw_test'", refusedBy: 'commit' },
+    { text: 'SELECT 1; ROLLBACK', refusedBy: 'commit' },
+    { text: 'SELECT 1; ROLLBACK; BEGIN', refusedBy: 'commit' },
+    { text: 'SELECT 1; COMMIT; BEGIN; SET LOCAL dw.tx = 0', refusedBy: 'commit' },
+  ] as const;
+  for (const { text, refusedBy } of BYPASSES) {
+    it(`marks nothing done outside its own transaction: ${JSON.stringify(text)} is refused by the ${refusedBy}`, async () => {
+      const { prefix, transactions } = await open();
+      const tag = randomUUID();
+      const tx = await transactions.begin(['h:1'], LEASE);
+      await write(tx, tag, 'e1');
+      const sent = await tx.client.query(text).then(
+        () => 'ran',
+        (err: { code?: string }) => err.code,
+      );
+      if (refusedBy === 'guard') {
+        // Refused before it reached the server: the transaction is intact and commits as one.
+        expect(sent).toBe(ErrorCodes.TRANSACTION);
+        await tx.commit(['h:1']);
+        expect(await effectRows(tag)).toEqual(['e1']);
+        expect(await marks(prefix)).toEqual([{ key: 'h:1', state: 'done' }]);
+        return;
+      }
+      await expect(tx.commit(['h:1'])).rejects.toMatchObject({ code: ErrorCodes.TRANSACTION });
+      expect(await marks(prefix)).toEqual([]);
+      const next = await waitForNew(transactions, 'h:1', 'the key free again');
+      await next.rollback();
+    });
+  }
 
   it('lets the server end a transaction left idle past serverTimeoutMs, without crashing the process', async () => {
     const { prefix, transactions } = await open();

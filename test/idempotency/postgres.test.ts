@@ -88,3 +88,21 @@ describe.skipIf(DATABASE_URL === undefined)('postgres store', () => {
     expect(failure?.message).not.toContain('s3cret');
   });
 });
+
+/** The same database through PgBouncer in transaction pooling (`.ci/services.sh`; `?pool_mode=transaction`). */
+const PGBOUNCER_URL = process.env.PGBOUNCER_URL;
+
+describe('poolTarget', () => {
+  it('takes pool_mode out of the URL, saying whether it is transaction pooling; refuses another value', async () => {
+    const { poolTarget } = await import('../../src/idempotency/postgres-pool.js');
+    expect(poolTarget('postgres://a:b@h:6432/db?pool_mode=transaction&sslmode=disable')).toEqual({ url: 'postgres://a:b@h:6432/db?sslmode=disable', transactionPooled: true });
+    expect(poolTarget('postgres://a:b@h/db?pool_mode=session')).toEqual({ url: 'postgres://a:b@h/db', transactionPooled: false });
+    expect(poolTarget('postgres://a:b@h/db')).toEqual({ url: 'postgres://a:b@h/db', transactionPooled: false });
+    expect(() => poolTarget('postgres://h/db?pool_mode=statement')).toThrow(/pool_mode must be transaction or session \(got statement\)/);
+  });
+});
+
+describe.skipIf(PGBOUNCER_URL === undefined)('postgres store through PgBouncer (transaction pooling)', () => {
+  // No startup parameter and no named statement: the contract holds with the pooler in between.
+  storeContract('postgres via pgbouncer', (options) => createIdempotencyStore(PGBOUNCER_URL as string, { ...options, poolSize: 2 }), { shared: true });
+});

@@ -17,6 +17,7 @@ const REPLAY_FAILED = 1;
 type Args = Record<string, unknown> & { ids?: unknown; id?: unknown };
 
 const FILTER_GROUP = 'Filters:';
+const ALL_PREFIXES_HELP = 'Without --idempotency-prefix: take the records of every prefix of a shared sink (otherwise a sink holding several refuses, naming them)';
 
 function withFilters<T>(yargs: Argv<T>): Argv<T> {
   const option = (describe: string) => ({ type: 'string' as const, describe, group: FILTER_GROUP, requiresArg: true });
@@ -128,6 +129,7 @@ async function replay(argv: Args, context: CliContext): Promise<number> {
   const selection = selectionOf(argv);
   const dryRun = booleanFlagValue(argv.dryRun, '--dry-run');
   const json = booleanFlagValue(argv.json, '--json');
+  const allPrefixes = booleanFlagValue(argv.allPrefixes, '--all-prefixes');
   return withSink(argv, context, async (sink, { config, replayIdempotencyUrl }) => {
     const logger = createLogger({ level: config.logLevel, destination: context.stderr, pretty: isTerminal(context.stderr) });
     const terminal = isTerminal(context.stdout) && !json;
@@ -143,6 +145,7 @@ async function replay(argv: Args, context: CliContext): Promise<number> {
     try {
       const report = await replayOrBadInput(sink, selection, {
         dryRun,
+        allPrefixes,
         handlersDir: config.handlersDir,
         isolation: config.isolation,
         idempotencyUrl: replayIdempotencyUrl,
@@ -216,7 +219,8 @@ async function purge(argv: Args, context: CliContext): Promise<void> {
   if ('ids' in selection && olderThanMs !== undefined) throw new ConfigError('give record ids or --older-than, not both', '--older-than');
   const yes = booleanFlagValue(argv.yes, '--yes');
   await withSink(argv, context, async (sink, { config }) => {
-    const options = olderThanMs === undefined ? {} : { olderThanMs };
+    const allPrefixes = booleanFlagValue(argv.allPrefixes, '--all-prefixes');
+    const options = olderThanMs === undefined ? { allPrefixes } : { olderThanMs, allPrefixes };
     const selected = await sink.selectForPurge(selection, options);
     if (selected.length === 0) {
       context.stdout.write('nothing to purge: no record matches\n');
@@ -262,6 +266,7 @@ export function deadLettersCommand(context: CliContext, setExitCode: (code: numb
           describe: 'Run the current handlers on records in state dead (these ids, or all matching the filters)',
           builder: (y: Argv) =>
             withSinkOptions(withFilters(y.parserConfiguration(IDS_PARSING)))
+              .option('all-prefixes', booleanFlag(ALL_PREFIXES_HELP, FILTER_GROUP))
               .option('dry-run', booleanFlag('List what would be replayed; run nothing', 'Output:'))
               .option('json', booleanFlag('One JSON object per record replayed', 'Output:'))
               .example('$0 dead-letters replay --dry-run', 'What a replay would run')
@@ -273,6 +278,7 @@ export function deadLettersCommand(context: CliContext, setExitCode: (code: numb
           describe: 'Mark records purged and drop their event data (these ids, or all matching the filters or --older-than)',
           builder: (y: Argv) =>
             withSinkOptions(withFilters(y.parserConfiguration(IDS_PARSING)))
+              .option('all-prefixes', booleanFlag(ALL_PREFIXES_HELP, FILTER_GROUP))
               .option('older-than', { type: 'string', describe: 'Dead-lettered longer ago than this: 30d, 12h', group: FILTER_GROUP, requiresArg: true })
               .option('yes', booleanFlag('Do not ask (needed when not on a terminal)', 'Output:'))
               .example('$0 dead-letters purge --older-than 30d --yes', 'Drop what nobody replayed in a month'),

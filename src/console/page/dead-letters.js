@@ -5,7 +5,7 @@ import { badge, formatTime, h, prettyJson, replace } from './dom.js';
 
 /** @typedef {import('./store.js').Store} Store */
 
-const STATES = ['dead', 'replayed', 'purged', 'all'];
+const STATES = ['dead', 'replayed', 'resolved', 'purged', 'all'];
 
 /** @param {HTMLElement} root @param {Store} store */
 export function deadLettersPage(root, store) {

@@ -1,0 +1,80 @@
+/**
+ * SQL of a transactional handler's transaction (postgres-transactions.ts), in two round trips of
+ * the worker's own: one opens the transaction, locks the keys and reads their done marks; one checks
+ * that the transaction is still the one it opened, writes the done marks and commits. The simple
+ * query protocol runs several statements in one round trip but takes no parameters, so keys and the
+ * prefix go in as literals ({@link literal}); and it keeps no prepared statement, so a pooler in
+ * transaction mode (PgBouncer) can hand the next transaction to any server connection.
+ */
+import { createHash } from 'node:crypto';
+import { markDoneSql, readDoneSql } from './postgres-sql.js';
+
+/**
+ * The two int4 keys of a key's transaction-level advisory lock: the first 8 bytes of a SHA-256 of
+ * the namespaced key. Every replica and thread must derive the same pair for a key, across versions
+ * too (two versions run side by side during a rolling update), so this is part of the stored
+ * format: never change it. Two keys that share a pair only make each other wait (busy), never
+ * skip an effect.
+ */
+export function effectLockKey(prefix: string, key: string): [number, number] {
+  const digest = createHash('sha256').update(prefix).update('\0').update(key).digest();
+  return [digest.readInt32BE(0), digest.readInt32BE(4)];
+}
+
+/** The transaction-local setting that marks the worker's transaction: gone once that transaction ends, however it ended. */
+const MARKER = 'dw.tx';
+
+/**
+ * `value` as a string literal, as libpq's PQescapeLiteral writes it: quotes doubled, and with a
+ * backslash in it, backslashes doubled in an E'' literal, so it reads the same whatever
+ * `standard_conforming_strings` says. A text value cannot hold a zero byte (the server refuses it).
+ */
+export function literal(value: string): string {
+  const quoted = value.replaceAll("'", "''");
+  return value.includes('\\') ? `E'${quoted.replaceAll('\\', '\\\\')}'` : `'${quoted}'`;
+}
+
+/** A text[] of literals. */
+function textArray(values: readonly string[]): string {
+  return values.length === 0 ? `'{}'::text[]` : `ARRAY[${values.map(literal).join(', ')}]::text[]`;
+}
+
+/**
+ * Opens the transaction, in one round trip. The server bounds how long it may sit idle or run one
+ * statement, so a frozen or partitioned worker cannot hold the keys' locks (or the handler's row
+ * locks) for ever; those bounds are transaction-local, never startup parameters (a pooler refuses
+ * those). `marker` is set for the commit's check. Each key is then try-locked, never waited for: a key
+ * another transaction holds answers false (busy), and try-locks cannot deadlock. The done marks are
+ * read by a statement of their own, after the locks: under READ COMMITTED each statement reads a
+ * snapshot taken when it starts, so it sees the done mark of the transaction that held a lock before
+ * this one got it. Results: the locks' `held` (in `locks` order), then the `key` of each done key.
+ */
+export function beginEffects(locks: readonly (readonly [number, number])[], serverTimeoutMs: number, marker: string, prefix: string, keys: readonly string[]): string {
+  const ms = Math.max(1, Math.ceil(serverTimeoutMs));
+  // set_config(..., true) is SET LOCAL as a function: the settings and the locks in one statement,
+  // parsed and planned once (every statement of a simple query is, and these texts are never reused).
+  const settings = `set_config('idle_in_transaction_session_timeout', '${ms}', true), set_config('statement_timeout', '${ms}', true), set_config('${MARKER}', ${literal(marker)}, true)`;
+  if (locks.length === 0) return `BEGIN; SELECT ${settings}`;
+  const calls = locks.map(([a, b]) => `pg_try_advisory_xact_lock(${a | 0}, ${b | 0})`);
+  return `BEGIN; SELECT ${settings}, ARRAY[${calls.join(', ')}] AS held; ${readDoneSql(literal(prefix), textArray(keys))}`;
+}
+
+/**
+ * The SQLSTATE of a commit refused because the transaction is no longer the worker's: the check
+ * divides by zero then (plain SQL, where a PL/pgSQL block that raises costs a compilation per commit).
+ */
+export const NOT_OURS = '22012';
+
+/**
+ * Commits the transaction with the done marks of `keys`, in one round trip, only if it is still the
+ * one `beginEffects` opened: a handler that ended it through `ctx.tx` (a COMMIT hidden after a
+ * comment or another statement, END, ABORT, COMMIT AND CHAIN, PREPARE TRANSACTION...) left no
+ * marker (the setting is empty, or absent on another pooled server connection), and the check fails
+ * ({@link NOT_OURS}) before any mark is written; the statements after it then do not run (an error
+ * ends a multi-statement query, and rolls back its implicit transaction).
+ */
+export function commitEffects(marker: string, prefix: string, keys: readonly string[], doneTtlMs: number): string {
+  const check = `SELECT 1 / (coalesce(current_setting('${MARKER}', true), '') = ${literal(marker)})::int AS worker_transaction`;
+  const marks = keys.length === 0 ? '' : `; ${markDoneSql(literal(prefix), textArray(keys), String(Number(doneTtlMs)))}`;
+  return `${check}${marks}; COMMIT`;
+}
