@@ -45,7 +45,9 @@ class ReloadingWorker implements WorkerHandle {
   #reloading: Promise<void> = Promise.resolve();
   #pending: string[] | undefined;
   #closed = false;
-  readonly #watcher: { close(): void };
+  /** Resolves once the folder is watched (saves from then on reload). */
+  readonly watching: Promise<void>;
+  readonly #watcher: Promise<{ close(): void }>;
 
   constructor(
     first: WorkerHandle,
@@ -56,12 +58,24 @@ class ReloadingWorker implements WorkerHandle {
   ) {
     this.done = new Promise((resolve) => (this.#resolveDone = resolve));
     this.#follow(first);
+    let ready: () => void = () => {};
+    this.watching = new Promise((resolve) => (ready = resolve));
     this.#watcher = watchHandlersFolder(config.handlersDir, {
       debounceMs: options.debounceMs ?? 100,
       onChange: (paths) => this.#schedule(paths),
       onError: (err) => logger.warn({ err }, `watching ${config.handlersDir} failed: saves no longer reload the handlers (restart dev)`),
-    });
-    logger.info({ handlersDir: config.handlersDir }, `watching ${config.handlersDir}: a saved change reloads the handlers (--no-watch to turn off)`);
+    }).then(
+      (watcher) => {
+        logger.info({ handlersDir: config.handlersDir }, `watching ${config.handlersDir}: a saved change reloads the handlers (--no-watch to turn off)`);
+        ready();
+        return watcher;
+      },
+      (err: unknown) => {
+        logger.warn({ err }, `cannot watch ${config.handlersDir}: saves do not reload the handlers (restart dev)`);
+        ready();
+        return { close() {} };
+      },
+    );
   }
 
   get metricsUrl(): string | undefined {
@@ -70,7 +84,7 @@ class ReloadingWorker implements WorkerHandle {
 
   async close(): Promise<void> {
     this.#closed = true;
-    this.#watcher.close();
+    (await this.#watcher).close();
     await this.#reloading;
     const worker = this.#current;
     if (worker === undefined) this.#resolveDone({ reason: 'closed' });
@@ -145,6 +159,8 @@ export function startWithReload(start: StartWorker, options: HandlerReloadOption
     if (logger === undefined) throw new TypeError('startWithReload needs the process logger');
     enableModuleReload();
     const first = await start(config, startOptions);
-    return new ReloadingWorker(first, config, start, logger, options);
+    const worker = new ReloadingWorker(first, config, start, logger, options);
+    await worker.watching;
+    return worker;
   };
 }
