@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { createServer } from 'node:net';
 import { ConfigError } from '../errors.js';
 import { parseDurationMs } from '../config/duration.js';
@@ -67,6 +68,21 @@ export function curlHints(url: string): string {
     `  TOKEN=$(curl -s -X POST ${url}/oauth2/token -d grant_type=client_credentials -d client_id=${clientId} -d client_secret=${clientSecret} -d audience=${tenant} | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')`,
     `  curl -s -X POST ${url}/sources/demo-products -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"entries":[{"id":"p-1","properties":[{"id":"name","value":"Kettle"},{"id":"price","value":24.5}]}]}'`,
   ].join('\n');
+}
+
+/**
+ * Text for a person to copy (a URL, shell commands), first line a title: as is on a terminal; on a
+ * pipe or in a file a log record (title as msg, the rest as `lines`), since there every line of
+ * stdout is one JSON object.
+ */
+export function printHints(stdout: NodeJS.WritableStream, logger: Logger, text: string): void {
+  if ((stdout as { isTTY?: boolean }).isTTY === true) {
+    logger.flush();
+    stdout.write(`\n${text}\n`);
+    return;
+  }
+  const [title = '', ...lines] = text.split('\n');
+  logger.info({ lines: lines.map((line) => line.trim()) }, title);
 }
 
 /** A pino level, or a ConfigError naming the option. */

@@ -10,7 +10,7 @@ import type { DevConsole } from '../../console/index.js';
 import type { WorkerConfig } from '../../config/types.js';
 import { parseConsoleOptions, withConsoleOptions, type ConsoleCliOptions } from '../console-options.js';
 import type { CliContext } from '../context.js';
-import { EMULATOR_DEFAULTS, curlHints, parseLogLevel } from '../emulator-defaults.js';
+import { EMULATOR_DEFAULTS, curlHints, parseLogLevel, printHints } from '../emulator-defaults.js';
 import { booleanFlag, booleanFlagValue, pickRunFlags, withRunOptions } from '../run-options.js';
 import { loadCreateClient, type DemoClient, type StartWorker } from '../seams.js';
 import { runWorkerProcess } from '../worker-process.js';
@@ -200,10 +200,9 @@ export function devCommand(context: CliContext, setExitCode: (code: number) => v
           consoleUrl = await startDevConsole(devConsole, consoleOptions, config, emulator.url, context.cwd, logger);
           logger.info({ url: consoleUrl }, `console at ${consoleUrl}`);
         }
-        // Plain text, not a log line: it is meant to be copied into a shell (or a browser).
-        logger.flush();
-        const consoleHint = consoleUrl === undefined ? '' : `Open the console: ${consoleUrl}  (events, consumer, dead letters, send; --no-console to turn it off)\n\n`;
-        context.stdout.write(`\n${consoleHint}${curlHints(emulator.url)}\n\n`);
+        // Meant to be copied into a browser or a shell: plain text on a terminal, records on a pipe.
+        if (consoleUrl !== undefined) printHints(context.stdout, logger, `Open the console: ${consoleUrl}  (events, consumer, dead letters, send; --no-console to turn it off)`);
+        printHints(context.stdout, logger, curlHints(emulator.url));
         if (demo) {
           const createClient = await loadCreateClient();
           stopDemo = startDemoTraffic(createClient({ baseUrl: emulator.url, tenant, clientId, clientSecret }), logger);

@@ -3,7 +3,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { createLogger } from '../../observability/logger.js';
 import { parseAllowedHosts } from '../../runtime/loopback-guard.js';
 import type { CliContext } from '../context.js';
-import { EMULATOR_DEFAULTS, curlHints, listenError, parseLogLevel, parsePort, parseTokenLifetimeSeconds } from '../emulator-defaults.js';
+import { EMULATOR_DEFAULTS, curlHints, listenError, printHints, parseLogLevel, parsePort, parseTokenLifetimeSeconds } from '../emulator-defaults.js';
 import type { RunningEmulator } from '../../emulator/index.js';
 import type { Logger } from '../../observability/logger.js';
 import { loadStartEmulator } from '../seams.js';
@@ -77,9 +77,7 @@ export function emulatorCommand(context: CliContext, setExitCode: (code: number)
       const { tenant, clientId, clientSecret, destination } = EMULATOR_DEFAULTS;
       logger.info({ url: emulator.url }, `emulator listening on ${emulator.url}`);
       logger.info(`default credentials: tenant ${tenant}, client ${clientId} / ${clientSecret}; durable consumer ${destination}`);
-      // Plain text, not a log line: it is meant to be copied into a shell.
-      logger.flush();
-      context.stdout.write(`\n${curlHints(emulator.url)}\n\n`);
+      printHints(context.stdout, logger, curlHints(emulator.url));
 
       let dispose = () => {};
       await new Promise<void>((resolve) => {
