@@ -5,6 +5,7 @@ import { nextHandlerGeneration } from '../handlers/module-url.js';
 import type { WorkerHandle, StartWorker } from '../worker/running-worker.js';
 import { watchHandlersFolder } from './handler-watch.js';
 import { enableModuleReload } from './module-reload.js';
+import { watchTypes, type TypeWatch } from './type-watch.js';
 
 /** What the terminal and the console are told after each save. */
 export interface ReloadStatus {
@@ -48,6 +49,7 @@ class ReloadingWorker implements WorkerHandle {
   /** Resolves once the folder is watched (saves from then on reload). */
   readonly watching: Promise<void>;
   readonly #watcher: Promise<{ close(): void }>;
+  readonly #types: TypeWatch;
 
   constructor(
     first: WorkerHandle,
@@ -58,8 +60,6 @@ class ReloadingWorker implements WorkerHandle {
   ) {
     this.done = new Promise((resolve) => (this.#resolveDone = resolve));
     this.#follow(first);
-    let ready: () => void = () => {};
-    this.watching = new Promise((resolve) => (ready = resolve));
     this.#watcher = watchHandlersFolder(config.handlersDir, {
       debounceMs: options.debounceMs ?? 100,
       onChange: (paths) => this.#schedule(paths),
@@ -67,15 +67,16 @@ class ReloadingWorker implements WorkerHandle {
     }).then(
       (watcher) => {
         logger.info({ handlersDir: config.handlersDir }, `watching ${config.handlersDir}: a saved change reloads the handlers (--no-watch to turn off)`);
-        ready();
         return watcher;
       },
       (err: unknown) => {
         logger.warn({ err }, `cannot watch ${config.handlersDir}: saves do not reload the handlers (restart dev)`);
-        ready();
         return { close() {} };
       },
     );
+    this.watching = this.#watcher.then(() => {});
+    this.#types = watchTypes(config.handlersDir, process.cwd(), logger);
+    this.#types.check();
   }
 
   get metricsUrl(): string | undefined {
@@ -84,6 +85,7 @@ class ReloadingWorker implements WorkerHandle {
 
   async close(): Promise<void> {
     this.#closed = true;
+    this.#types.close();
     (await this.#watcher).close();
     await this.#reloading;
     const worker = this.#current;
@@ -140,6 +142,7 @@ class ReloadingWorker implements WorkerHandle {
       return;
     }
     this.#report({ state: 'loaded', changed, message: `reloaded ${count} handler(s) in ${Date.now() - startedAt} ms` });
+    this.#types.check();
   }
 
   #report(status: Omit<ReloadStatus, 'at'>, err?: unknown): void {

@@ -110,11 +110,13 @@ export function checkCommand(context: CliContext, setExitCode: (code: number) =>
         .example('$0 check --handlers ./handlers', 'List the handlers and their event types')
         .example('$0 check --config worker.json', 'Also validate a full run configuration')
         .example('$0 check --setup', "Also run each handler's setup once (then its teardown)")
-        .option('setup', booleanFlag("Run each handler's setup once, without retry (a failure is a problem naming the handler), then its teardown", 'Check:')),
+        .option('setup', booleanFlag("Run each handler's setup once, without retry (a failure is a problem naming the handler), then its teardown", 'Check:'))
+        .option('type-check', booleanFlag("Type-check TypeScript handlers with the project's typescript and tsconfig.json (default: true; --no-type-check to skip)", 'Check:')),
     handler: async (argv) => {
       const flags = pickRunFlags(argv);
       // A bad value is a ConfigError: exit 2 naming the option, as for every flag.
       const runSetup = booleanFlagValue((argv as { setup?: unknown }).setup, '--setup');
+      const typeCheck = (argv as { typeCheck?: unknown }).typeCheck === undefined || booleanFlagValue((argv as { typeCheck?: unknown }).typeCheck, '--type-check');
       const problems: string[] = [];
       const { config, notes, problem } = validateGiven(flags, context);
       if (problem !== undefined) problems.push(problem);
@@ -140,6 +142,13 @@ export function checkCommand(context: CliContext, setExitCode: (code: number) =>
         }
       }
 
+      if (typeCheck && handlers.length > 0) {
+        const { typeCheckHandlers } = await import('../type-check.js');
+        const types = typeCheckHandlers(handlers.map((h) => h.file), dir);
+        if (types.state === 'errors') problems.push(...types.errors);
+        else if (types.state === 'unavailable') notes.push(types.note);
+        else if (types.state === 'ok') notes.push(`types: ${types.files} TypeScript handler(s) checked (typescript ${types.version})`);
+      }
       const out = [`handlers: ${dir}`, ...routingTable(handlers, config), ...notes.map((note) => `note: ${note}`)];
       if (runSetup && handlers.length > 0) {
         const setups = await checkSetups(handlers, context, config?.shutdownTimeoutSeconds ?? 25);
