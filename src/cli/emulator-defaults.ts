@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import { createServer } from 'node:net';
 import { ConfigError } from '../errors.js';
 import { parseDurationMs } from '../config/duration.js';
 import { LOG_LEVELS } from '../config/schema.js';
@@ -31,34 +30,7 @@ export function parseTokenLifetimeSeconds(value: unknown): number | undefined {
   return Math.round(ms / 1_000);
 }
 
-/** A port free on `host` right now (the system's pick), or undefined when none can be had. */
-export function freePort(host: string): Promise<number | undefined> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(undefined));
-    server.listen(0, host, () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : undefined));
-    });
-  });
-}
-
-/**
- * Turns "address in use" at start-up into a configuration error naming the option; a taken port
- * comes with the flag to give and a port free right now (or 0, any free port).
- */
-export async function listenError(err: unknown, option: string, host: string, port: number): Promise<unknown> {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (code === 'EADDRINUSE') {
-    const free = await freePort(host);
-    const suggestion = free === undefined ? `${option} 0 for any free one` : `e.g. ${option} ${free} (free now), or ${option} 0 for any free one`;
-    return new ConfigError(`${option}: port ${port} on ${host} is taken (EADDRINUSE): choose another, ${suggestion}`, option, { cause: err });
-  }
-  if (code === 'EACCES' || code === 'EADDRNOTAVAIL') {
-    return new ConfigError(`${option}: cannot listen on ${host}:${port} (${code})`, option, { cause: err });
-  }
-  return err;
-}
+export { freePort, listenError } from '../runtime/listen-error.js';
 
 /** Copy-pasteable commands to get a token and ingest by hand (spec: token form fields; typed ingest). */
 export function curlHints(url: string): string {

@@ -1,5 +1,5 @@
 import type { Argv, Options } from 'yargs';
-import { RUN_OPTIONS, toKebab, type RunOptionKey } from '../config/options.js';
+import { RUN_OPTIONS, toKebab, type OptionSpec, type RunOptionKey } from '../config/options.js';
 import { BOOLEAN_MESSAGE, toBoolean } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
 
@@ -21,20 +21,29 @@ export function booleanFlagValue(value: unknown, option: string): boolean {
   return parsed;
 }
 
+/** A run option as yargs declares it. */
+function yargsOption(option: OptionSpec, describe: string, hidden: boolean): Options {
+  const group = `${option.group}:`;
+  if (option.kind === 'boolean') return { ...booleanFlag(describe, group), hidden };
+  // A number option is parsed as a string (`--limit abc` reaches the schema as written, which names
+  // it; yargs' number would make it NaN) and shown as [number]: yargs' help labels a key declared
+  // both ways with its number type, its parser keeps a string key's value as written.
+  const type = option.kind === 'number' ? { string: true, number: true } : { type: 'string' as const };
+  return { ...type, describe, group, requiresArg: true, hidden };
+}
+
 /**
  * Declares the `run` options on a yargs command (no yargs defaults: env vars and --config must show
  * through). `describe` replaces the help of some options where the command finds or needs them
- * differently than `run` (what `run` requires, `dead-letters` does not).
+ * differently than `run` (what `run` requires, `dead-letters` does not). With `shown`, --help lists
+ * only those: the others are accepted (a worker's own command line or --config may be passed) and
+ * have no effect on this command.
  */
-export function withRunOptions<T>(yargs: Argv<T>, omit: readonly RunOptionKey[] = [], describe: Partial<Record<RunOptionKey, string>> = {}): Argv<T> {
+export function withRunOptions<T>(yargs: Argv<T>, omit: readonly RunOptionKey[] = [], describe: Partial<Record<RunOptionKey, string>> = {}, shown?: readonly RunOptionKey[]): Argv<T> {
   let y = yargs;
   for (const option of RUN_OPTIONS) {
     if (omit.includes(option.key)) continue;
-    const group = `${option.group}:`;
-    y = y.option(
-      toKebab(option.key),
-      option.kind === 'boolean' ? booleanFlag(describe[option.key] ?? option.describe, group) : { type: 'string', describe: describe[option.key] ?? option.describe, group, requiresArg: true },
-    );
+    y = y.option(toKebab(option.key), yargsOption(option, describe[option.key] ?? option.describe, shown !== undefined && !shown.includes(option.key)));
   }
   return y.option('config', {
     type: 'string',

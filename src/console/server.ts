@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { HttpProblem, problemBody } from '../emulator/http/problem.js';
-import { ConfigError } from '../errors.js';
+import { listenError } from '../runtime/listen-error.js';
 import { createHostGuard, type HostGuard } from '../runtime/loopback-guard.js';
 import type { ApiRoute } from './api.js';
 import type { PageFiles } from './page-files.js';
@@ -118,7 +118,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     // Like a dev server's default port (Vite's): taken by another dev process, take a free one instead.
-    if (code !== 'EADDRINUSE' || !options.portIsDefault) throw new ConfigError(`--console-port: cannot listen on ${host}:${port} (${code ?? String(err)})`, '--console-port', { cause: err });
+    if (code !== 'EADDRINUSE' || !options.portIsDefault) throw await listenError(err, '--console-port', host, port);
     logger.warn({ port }, `console: port ${port} is taken, using a free one instead (--console-port to choose)`);
     await listen(server, 0, host);
   }

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { ConfigError } from '../errors.js';
+import { listenError } from '../runtime/listen-error.js';
 import { createHostGuard, isLoopbackInterface, type HostGuard } from '../runtime/loopback-guard.js';
 
 export interface StartHealthServerOptions {
@@ -78,7 +78,7 @@ export async function startHealthServer(options: StartHealthServerOptions): Prom
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
       // A taken or forbidden port is a configuration problem (exit 2), not a crash.
-      reject(new ConfigError(`--metrics-port: cannot listen on ${host}:${options.port} (${err.code ?? err.message})`, '--metrics-port', { cause: err }));
+      void listenError(err, '--metrics-port', host, options.port).then(reject);
     });
     server.listen(options.port, host, () => {
       server.removeAllListeners('error');

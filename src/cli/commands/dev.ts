@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { Argv, CommandModule } from 'yargs';
 import { collectRunOptions, loadWorkerConfig } from '../../config/load.js';
 import { envName } from '../../config/options.js';
+import { ConfigError } from '../../errors.js';
 import { parseAllowedHosts } from '../../runtime/loopback-guard.js';
 import { createLogger, type Logger } from '../../observability/logger.js';
 import type { DevConsole } from '../../console/index.js';
@@ -132,7 +133,11 @@ export function devCommand(context: CliContext, setExitCode: (code: number) => v
     command: 'dev',
     describe: 'Run the emulator and a worker against it in one process, for local development',
     builder: (yargs: Argv) =>
-      withConsoleOptions(withRunOptions(withEmulatorOptions(yargs, `Emulator port (default: ${EMULATOR_DEFAULTS.port}; 0 = a random free port)`), CONNECTION_KEYS))
+      withConsoleOptions(
+        withRunOptions(withEmulatorOptions(yargs, `Emulator port (default: ${EMULATOR_DEFAULTS.port}; 0 = a random free port)`), CONNECTION_KEYS, {
+          destination: `Event destination id: a durable consumer of the emulator (default: ${EMULATOR_DEFAULTS.destination})`,
+        }),
+      )
         .option('emulator-config', { type: 'string', requiresArg: true, describe: 'Emulator JSON config file', group: 'Emulator:' })
         .option('demo', booleanFlag(`Ingest sample entries into ${DEMO_SOURCE} every second`, 'Emulator:'))
         .option('watch', booleanFlag('Reload the handlers when a file under the handlers folder is saved (default: true; --no-watch to turn off)', 'Handlers:'))
@@ -188,6 +193,8 @@ export function devCommand(context: CliContext, setExitCode: (code: number) => v
           }),
           allowedHosts,
         };
+        // A missing folder is the first thing to say, before any address or command to copy.
+        if (!existsSync(config.handlersDir)) throw new ConfigError(`handlers folder ${config.handlersDir} does not exist (--handlers)`, '--handlers');
         logger.info({ url: emulator.url }, `emulator listening on ${emulator.url} (tenant ${tenant}, client ${clientId} / ${clientSecret})`);
         if (bundledHandlers !== undefined) {
           logger.info(
