@@ -21,15 +21,21 @@ export function booleanFlagValue(value: unknown, option: string): boolean {
   return parsed;
 }
 
+/**
+ * A number option: parsed as a string (`--limit abc` reaches the validation, which names it as
+ * written; yargs' number would make it NaN) and shown as [number]: yargs' help labels a key
+ * declared both ways with its number type, its parser keeps a string key's value as written.
+ */
+export function numberOption(describe: string, group: string | undefined): Options {
+  return { string: true, number: true, describe, requiresArg: true, ...(group === undefined ? {} : { group }) };
+}
+
 /** A run option as yargs declares it. */
 function yargsOption(option: OptionSpec, describe: string, hidden: boolean): Options {
   const group = `${option.group}:`;
   if (option.kind === 'boolean') return { ...booleanFlag(describe, group), hidden };
-  // A number option is parsed as a string (`--limit abc` reaches the schema as written, which names
-  // it; yargs' number would make it NaN) and shown as [number]: yargs' help labels a key declared
-  // both ways with its number type, its parser keeps a string key's value as written.
-  const type = option.kind === 'number' ? { string: true, number: true } : { type: 'string' as const };
-  return { ...type, describe, group, requiresArg: true, hidden };
+  if (option.kind === 'number') return { ...numberOption(describe, group), hidden };
+  return { type: 'string', describe, group, requiresArg: true, hidden };
 }
 
 /**

@@ -8,7 +8,7 @@ import { HANDLER_LOG_FD_ENV } from '../../observability/handler-log-tap.js';
 import { createLogger } from '../../observability/logger.js';
 import { redactUrl } from '../../runtime/redact-url.js';
 import type { CliContext } from '../context.js';
-import { booleanFlag, booleanFlagValue, withRunOptions } from '../run-options.js';
+import { booleanFlag, booleanFlagValue, numberOption, withRunOptions } from '../run-options.js';
 import { hasFilter, loadDeadLetterConfig, parseDuration, parseFilter, type DeadLetterCommandConfig } from './dead-letters-config.js';
 import { hintHandler, isTerminal, jsonLine, printTable, ProgressBar, ReplayTally, resultLine, watchBrokenPipe } from './dead-letters-output.js';
 
@@ -250,7 +250,7 @@ export function deadLettersCommand(context: CliContext, setExitCode: (code: numb
           builder: (y: Argv) =>
             withSinkOptions(withFilters(y))
               .option('json', booleanFlag('One JSON object per line: the whole record', 'Output:'))
-              .option('page-size', { type: 'string', describe: 'Records per page, 1..10000 (default: 50 on a terminal, all otherwise)', group: 'Output:', requiresArg: true })
+              .option('page-size', numberOption('Records per page, 1..10000 (default: 50 on a terminal, all otherwise)', 'Output:'))
               .option('after', { type: 'string', describe: 'Cursor of the next page, as the previous page printed it', group: 'Output:', requiresArg: true })
               .example('$0 dead-letters list --state dead', 'What waits for a fix')
               .example('$0 dead-letters list --json --handler orders/created --since 2h', 'As JSON lines, one handler, the last two hours'),

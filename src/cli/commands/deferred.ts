@@ -4,7 +4,7 @@ import { deferredRunsOf, type DeferredRun, type DeferredRuns } from '../../idemp
 import type { RunOptionKey } from '../../config/options.js';
 import { ConfigError } from '../../errors.js';
 import type { CliContext } from '../context.js';
-import { booleanFlag, booleanFlagValue, pickRunFlags, withRunOptions } from '../run-options.js';
+import { booleanFlag, booleanFlagValue, numberOption, pickRunFlags, withRunOptions } from '../run-options.js';
 
 type Args = Record<string, unknown>;
 
@@ -116,7 +116,7 @@ export function deferredCommand(context: CliContext, setExitCode: (code: number)
           builder: (y: Argv) =>
             withOptions(y)
               .option('handler', { type: 'string', describe: 'Only this handler\'s runs', group: 'Filters:', requiresArg: true })
-              .option('limit', { type: 'string', describe: 'At most this many runs, 1..100000 (default 1000)', group: 'Output:', requiresArg: true })
+              .option('limit', numberOption('At most this many runs, 1..100000 (default: 1000)', 'Output:'))
               .option('json', booleanFlag('One JSON object per line: the whole run, its event included', 'Output:')),
           handler: run((argv) => list(argv, context)),
         })

@@ -6,6 +6,7 @@ import type { CliContext } from '../context.js';
 import { EMULATOR_DEFAULTS, curlHints, listenError, printHints, parseLogLevel, parsePort, parseTokenLifetimeSeconds } from '../emulator-defaults.js';
 import type { RunningEmulator } from '../../emulator/index.js';
 import type { Logger } from '../../observability/logger.js';
+import { numberOption } from '../run-options.js';
 import { loadStartEmulator } from '../seams.js';
 import { SIGNAL_EXIT_CODES, onShutdownSignals } from '../signals.js';
 
@@ -21,7 +22,7 @@ export interface EmulatorArgs {
 
 export function withEmulatorOptions<T>(yargs: Argv<T>, portDescription: string): Argv<T> {
   return yargs
-    .option('port', { type: 'string', requiresArg: true, describe: portDescription, group: 'Emulator:' })
+    .option('port', numberOption(portDescription, 'Emulator:'))
     .option('host', { type: 'string', requiresArg: true, describe: `Interface to listen on (default: ${EMULATOR_DEFAULTS.host})`, group: 'Emulator:' })
     .option('token-lifetime', { type: 'string', requiresArg: true, describe: 'Lifetime of issued access tokens: seconds or a duration like 5m, 1h', group: 'Emulator:' });
 }
