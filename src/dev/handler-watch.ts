@@ -78,11 +78,20 @@ export async function watchHandlersFolder(root: string, options: HandlerWatchOpt
         }
         for (const [dir, inode] of seen) {
           if (folders.has(dir)) continue;
-          folders.set(dir, { watcher: watchFolder(dir), inode });
+          let watcher: FSWatcher;
+          try {
+            watcher = watchFolder(dir);
+          } catch {
+            // Gone since the walk: its parent's event walks the tree again.
+            continue;
+          }
+          folders.set(dir, { watcher, inode });
           if (!initial) note(relative(root, dir));
         }
       } while (again && !closed);
-    })().finally(() => (scanning = undefined));
+    })()
+      .catch((err: unknown) => options.onError(err))
+      .finally(() => (scanning = undefined));
     return scanning;
   };
 
