@@ -1,7 +1,8 @@
 /**
  * `dev`'s type check of TypeScript handlers after each start and reload: tsx runs them without
  * checking types, so a type error would show only as failed events. The check (`durable-worker
- * check`, with the project's own typescript) runs in a child process, so the handlers and the pull
+ * check --types-only`, with the project's own typescript; no handler module is imported) runs in a
+ * child process, so the handlers and the pull
  * loop never wait for the compiler; its errors are warnings, the handlers keep running as saved.
  */
 import { execFile, type ChildProcess } from 'node:child_process';
@@ -44,7 +45,7 @@ export function watchTypes(handlersDir: string, cwd: string, logger: Logger): Ty
     running = true;
     void hasTypeScript(handlersDir).then((has) => {
       if (!has || closed) return done([]);
-      child = execFile(process.execPath, [CLI, 'check', '--handlers', handlersDir], { cwd, timeout: 120_000 }, (_err, _stdout, stderr) => {
+      child = execFile(process.execPath, [CLI, 'check', '--types-only', '--handlers', handlersDir], { cwd, timeout: 120_000 }, (_err, _stdout, stderr) => {
         child = undefined;
         if (!closed) done(stderr.split('\n').flatMap((line) => TYPE_ERROR.exec(line)?.[1] ?? []));
       });

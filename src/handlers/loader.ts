@@ -83,6 +83,9 @@ async function listModules(dir: string, seen: Set<string> = new Set()): Promise<
   return files;
 }
 
+/** The handler modules of a folder, as `loadHandlers` would import them, without importing any. */
+export const listHandlerModules = (dir: string): Promise<string[]> => listModules(resolve(dir));
+
 let tsImportPromise: Promise<(specifier: string, parent: string) => Promise<unknown>> | undefined;
 
 /**

@@ -4,7 +4,7 @@
  * that threw); `check` type-checks TypeScript handlers with the project's typescript (and says
  * when it cannot; --no-type-check skips it); `dev` reports type errors while the handlers run.
  */
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -68,6 +68,13 @@ describe('check type-checks TypeScript handlers', () => {
     const check = await runCli(['check'], { cwd: dir });
     expect(check.code, check.stderr).toBe(1);
     expect(problems(check.stderr)).toEqual([`durable-worker: problem: ${join(dir, 'handlers', 'typed.ts')}:5:11: TS2322: Type 'string' is not assignable to type 'number'.`]);
+    // dev's check after a save: the type errors alone, no handler module imported.
+    writeFileSync(join(dir, 'handlers', 'typed.ts'), `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(join(dir, 'imported'))}, '');\n${HANDLER_TS}`);
+    const typesOnly = await runCli(['check', '--types-only'], { cwd: dir });
+    expect(typesOnly.code, typesOnly.stderr).toBe(1);
+    expect(problems(typesOnly.stderr)).toEqual([`durable-worker: problem: ${join(dir, 'handlers', 'typed.ts')}:7:11: TS2322: Type 'string' is not assignable to type 'number'.`]);
+    expect(existsSync(join(dir, 'imported'))).toBe(false);
+    writeFileSync(join(dir, 'handlers', 'typed.ts'), HANDLER_TS);
     const skipped = await runCli(['check', '--no-type-check'], { cwd: dir });
     expect(skipped.code, skipped.stderr).toBe(0);
     writeFileSync(join(dir, 'handlers', 'typed.ts'), HANDLER_TS.replace('const count: number', 'const count: string'));
