@@ -89,7 +89,8 @@ export function projectFiles(options: TemplateOptions): InitFile[] {
   const scripts: Record<string, string> = {
     dev: 'durable-worker dev',
     test: 'vitest run',
-    check: options.typescript ? 'tsc && durable-worker check' : 'durable-worker check',
+    // check type-checks TypeScript handlers itself, with the project's typescript and tsconfig.json.
+    check: 'durable-worker check',
   };
   const devDependencies: Record<string, string> = { vitest: options.vitestRange };
   if (options.typescript) {

@@ -135,6 +135,8 @@ describe('durable-worker init', () => {
       expect(test.stdout).toMatch(/1 passed/);
       const check = await npm(['run', 'check'], dir);
       expect(check.stdout).toContain('entry-changes');
+      // TypeScript: check type-checks the handler with the project's typescript (no separate tsc).
+      if (flags.length > 0) expect(check.stdout).toMatch(/note: types: 1 TypeScript handler\(s\) checked/);
     }, 240_000);
   });
 });
