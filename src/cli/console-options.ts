@@ -1,7 +1,7 @@
 import type { Argv } from 'yargs';
 import { ConfigError } from '../errors.js';
 import { parsePort } from './emulator-defaults.js';
-import { booleanFlag, booleanFlagValue } from './run-options.js';
+import { booleanFlag, booleanFlagValue, numberOption } from './run-options.js';
 
 /** `dev`'s console: on by default, on loopback, next to the emulator's port. */
 export const CONSOLE_DEFAULTS = {
@@ -17,14 +17,14 @@ export type ConsoleCliOptions = { enabled: false } | { enabled: true; host: stri
 export function withConsoleOptions<T>(yargs: Argv<T>): Argv<T> {
   return yargs
     .option('console', booleanFlag('Serve the development console (--no-console: not)', 'Console:'))
-    .option('console-port', { type: 'string', requiresArg: true, describe: `Console port (default: ${CONSOLE_DEFAULTS.port}, or a free one when taken; 0 = a random free port)`, group: 'Console:' })
+    .option('console-port', numberOption(`Console port (default: ${CONSOLE_DEFAULTS.port}, or a free one when taken; 0 = a random free port)`, 'Console:'))
     .option('console-host', {
       type: 'string',
       requiresArg: true,
       describe: `Interface the console listens on (default: ${CONSOLE_DEFAULTS.host}; it has no login: keep it on loopback)`,
       group: 'Console:',
     })
-    .option('console-events', { type: 'string', requiresArg: true, describe: `Events the console keeps, the newest (default: ${CONSOLE_DEFAULTS.maxEvents})`, group: 'Console:' });
+    .option('console-events', numberOption(`Events the console keeps, the newest (default: ${CONSOLE_DEFAULTS.maxEvents})`, 'Console:'));
 }
 
 /** The console options of `dev`, checked: a bad value is a ConfigError naming the option (exit 2). */

@@ -1,4 +1,4 @@
-import { createServer } from 'node:net';
+import type { Logger } from 'pino';
 import { ConfigError } from '../errors.js';
 import { parseDurationMs } from '../config/duration.js';
 import { LOG_LEVELS } from '../config/schema.js';
@@ -30,34 +30,7 @@ export function parseTokenLifetimeSeconds(value: unknown): number | undefined {
   return Math.round(ms / 1_000);
 }
 
-/** A port free on `host` right now (the system's pick), or undefined when none can be had. */
-export function freePort(host: string): Promise<number | undefined> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(undefined));
-    server.listen(0, host, () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : undefined));
-    });
-  });
-}
-
-/**
- * Turns "address in use" at start-up into a configuration error naming the option; a taken port
- * comes with the flag to give and a port free right now (or 0, any free port).
- */
-export async function listenError(err: unknown, option: string, host: string, port: number): Promise<unknown> {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (code === 'EADDRINUSE') {
-    const free = await freePort(host);
-    const suggestion = free === undefined ? `${option} 0 for any free one` : `e.g. ${option} ${free} (free now), or ${option} 0 for any free one`;
-    return new ConfigError(`${option}: port ${port} on ${host} is taken (EADDRINUSE): choose another, ${suggestion}`, option, { cause: err });
-  }
-  if (code === 'EACCES' || code === 'EADDRNOTAVAIL') {
-    return new ConfigError(`${option}: cannot listen on ${host}:${port} (${code})`, option, { cause: err });
-  }
-  return err;
-}
+export { freePort, listenError } from '../runtime/listen-error.js';
 
 /** Copy-pasteable commands to get a token and ingest by hand (spec: token form fields; typed ingest). */
 export function curlHints(url: string): string {
@@ -67,6 +40,21 @@ export function curlHints(url: string): string {
     `  TOKEN=$(curl -s -X POST ${url}/oauth2/token -d grant_type=client_credentials -d client_id=${clientId} -d client_secret=${clientSecret} -d audience=${tenant} | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')`,
     `  curl -s -X POST ${url}/sources/demo-products -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"entries":[{"id":"p-1","properties":[{"id":"name","value":"Kettle"},{"id":"price","value":24.5}]}]}'`,
   ].join('\n');
+}
+
+/**
+ * Text for a person to copy (a URL, shell commands), first line a title: as is on a terminal; on a
+ * pipe or in a file a log record (title as msg, the rest as `lines`), since there every line of
+ * stdout is one JSON object.
+ */
+export function printHints(stdout: NodeJS.WritableStream, logger: Logger, text: string): void {
+  if ((stdout as { isTTY?: boolean }).isTTY === true) {
+    logger.flush();
+    stdout.write(`\n${text}\n`);
+    return;
+  }
+  const [title = '', ...lines] = text.split('\n');
+  logger.info({ lines: lines.map((line) => line.trim()) }, title);
 }
 
 /** A pino level, or a ConfigError naming the option. */

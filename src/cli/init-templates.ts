@@ -14,8 +14,12 @@ export interface TemplateOptions {
   /** npm package name for the project. */
   name: string;
   typescript: boolean;
-  /** The range the project depends on durable-worker with (this package's version). */
+  /** The spec the project depends on durable-worker with: where `init` ran from (`file:...`), or a registry range. */
   packageRange: string;
+  /** Further dependencies (a store's driver, the OpenTelemetry SDK): name -> range. */
+  dependencies?: Record<string, string>;
+  /** npm's install-script decisions (package.json `allowScripts`), so that `npm install` asks nothing. */
+  allowScripts?: Record<string, boolean>;
   /** The vitest range the tests run with. */
   vitestRange: string;
   /** TypeScript and Node types ranges (`--typescript`). */
@@ -85,7 +89,8 @@ export function projectFiles(options: TemplateOptions): InitFile[] {
   const scripts: Record<string, string> = {
     dev: 'durable-worker dev',
     test: 'vitest run',
-    check: options.typescript ? 'tsc && durable-worker check' : 'durable-worker check',
+    // check type-checks TypeScript handlers itself, with the project's typescript and tsconfig.json.
+    check: 'durable-worker check',
   };
   const devDependencies: Record<string, string> = { vitest: options.vitestRange };
   if (options.typescript) {
@@ -98,8 +103,9 @@ export function projectFiles(options: TemplateOptions): InitFile[] {
     private: true,
     type: 'module',
     scripts,
-    dependencies: { 'durable-worker': options.packageRange },
+    dependencies: { 'durable-worker': options.packageRange, ...options.dependencies },
     devDependencies,
+    ...(options.allowScripts === undefined ? {} : { allowScripts: options.allowScripts }),
   };
   const files: InitFile[] = [
     { path: 'package.json', content: `${JSON.stringify(pkg, null, 2)}\n` },

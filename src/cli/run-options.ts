@@ -1,5 +1,5 @@
 import type { Argv, Options } from 'yargs';
-import { RUN_OPTIONS, toKebab, type RunOptionKey } from '../config/options.js';
+import { RUN_OPTIONS, toKebab, type OptionSpec, type RunOptionKey } from '../config/options.js';
 import { BOOLEAN_MESSAGE, toBoolean } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
 
@@ -22,19 +22,34 @@ export function booleanFlagValue(value: unknown, option: string): boolean {
 }
 
 /**
+ * A number option: parsed as a string (`--limit abc` reaches the validation, which names it as
+ * written; yargs' number would make it NaN) and shown as [number]: yargs' help labels a key
+ * declared both ways with its number type, its parser keeps a string key's value as written.
+ */
+export function numberOption(describe: string, group: string | undefined): Options {
+  return { string: true, number: true, describe, requiresArg: true, ...(group === undefined ? {} : { group }) };
+}
+
+/** A run option as yargs declares it. */
+function yargsOption(option: OptionSpec, describe: string, hidden: boolean): Options {
+  const group = `${option.group}:`;
+  if (option.kind === 'boolean') return { ...booleanFlag(describe, group), hidden };
+  if (option.kind === 'number') return { ...numberOption(describe, group), hidden };
+  return { type: 'string', describe, group, requiresArg: true, hidden };
+}
+
+/**
  * Declares the `run` options on a yargs command (no yargs defaults: env vars and --config must show
  * through). `describe` replaces the help of some options where the command finds or needs them
- * differently than `run` (what `run` requires, `dead-letters` does not).
+ * differently than `run` (what `run` requires, `dead-letters` does not). With `shown`, --help lists
+ * only those: the others are accepted (a worker's own command line or --config may be passed) and
+ * have no effect on this command.
  */
-export function withRunOptions<T>(yargs: Argv<T>, omit: readonly RunOptionKey[] = [], describe: Partial<Record<RunOptionKey, string>> = {}): Argv<T> {
+export function withRunOptions<T>(yargs: Argv<T>, omit: readonly RunOptionKey[] = [], describe: Partial<Record<RunOptionKey, string>> = {}, shown?: readonly RunOptionKey[]): Argv<T> {
   let y = yargs;
   for (const option of RUN_OPTIONS) {
     if (omit.includes(option.key)) continue;
-    const group = `${option.group}:`;
-    y = y.option(
-      toKebab(option.key),
-      option.kind === 'boolean' ? booleanFlag(describe[option.key] ?? option.describe, group) : { type: 'string', describe: describe[option.key] ?? option.describe, group, requiresArg: true },
-    );
+    y = y.option(toKebab(option.key), yargsOption(option, describe[option.key] ?? option.describe, shown !== undefined && !shown.includes(option.key)));
   }
   return y.option('config', {
     type: 'string',

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { describeConfig } from '../config/describe.js';
 import type { WorkerConfig } from '../config/types.js';
 import { ConfigError, ErrorCodes, hasCode } from '../errors.js';
+import { captureConsole } from '../observability/console-capture.js';
 import type { CliContext } from './context.js';
 import { printError } from './context.js';
 import { loadStartWorker, type WorkerHandle, type StartWorker } from './seams.js';
@@ -22,6 +23,8 @@ export async function runWorkerProcess(
   startWorker?: StartWorker,
 ): Promise<number> {
   logger.info({ config: describeConfig(config) }, 'starting durable-worker');
+  // In-process handlers' console.* lines: records of their runs (handler threads do the same).
+  captureConsole(logger.child({ component: 'handlers' }));
   startWorker ??= await loadStartWorker();
 
   let worker: WorkerHandle | undefined;

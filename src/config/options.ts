@@ -129,7 +129,7 @@ const specs: Record<RunOptionKey, Omit<OptionSpec, 'key'>> = {
     describe: 'Start the OpenTelemetry SDK (main thread and handler threads): spans per pull, handler run and ack, exported as the standard OTEL_* variables say (OTLP http/protobuf or http/json) (default: false)',
   },
   exitWhenIdle: { kind: 'boolean', group: 'Shutdown', describe: 'Exit 0 once every worker got 204 and nothing is in flight (default: false)' },
-  shutdownTimeout: { kind: 'number', group: 'Shutdown', describe: 'Seconds to drain on SIGTERM/SIGINT before unfinished events are acked failed; a drain ends at the latest when the leases of the batches in flight run out (default: 25)' },
+  shutdownTimeout: { kind: 'string', group: 'Shutdown', describe: 'How long to drain on SIGTERM/SIGINT before unfinished events are acked failed: seconds or a duration like 25s, 1m; a drain ends at the latest when the leases of the batches in flight run out (default: 25)' },
 };
 
 export const RUN_OPTIONS: readonly OptionSpec[] = RUN_OPTION_KEYS.map((key) => ({ key, ...specs[key] }));

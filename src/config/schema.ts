@@ -215,9 +215,7 @@ export function createWorkerConfigSchema(context: SchemaContext) {
       logLevel: oneOf(LOG_LEVELS).default('info'),
       exitWhenIdle: z.preprocess(toBoolean, z.boolean({ error: BOOLEAN_MESSAGE })).default(false),
       otel: z.preprocess(toBoolean, z.boolean({ error: BOOLEAN_MESSAGE })).default(false),
-      shutdownTimeout: z
-        .preprocess(toNumber, z.number({ error: 'must be a number of seconds' }).min(0, { error: 'must be 0..600' }).max(600, { error: 'must be 0..600' }))
-        .optional(),
+      shutdownTimeout: duration(0, 600_000, 'seconds or a duration like 25s, 1m (0..10m)'),
     })
     .strict()
     .transform((input, ctx): WorkerConfig => {
@@ -255,7 +253,7 @@ export function createWorkerConfigSchema(context: SchemaContext) {
       // still aborts at its own deadline (lease expiry minus a safety margin, worker/held-lease.ts) and is
       // acked `failed` before its lease expires, so a drain ends at the latest when the leases of the
       // batches in flight run out; a longer timeout only lets the process wait for them.
-      const shutdownTimeoutSeconds = input.shutdownTimeout ?? Math.min(DEFAULT_SHUTDOWN_TIMEOUT_SECONDS, Math.floor(input.visibility / 2));
+      const shutdownTimeoutSeconds = input.shutdownTimeout !== undefined ? input.shutdownTimeout / 1_000 : Math.min(DEFAULT_SHUTDOWN_TIMEOUT_SECONDS, Math.floor(input.visibility / 2));
 
       const retryBackoffMinMs = input.retryBackoffMin ?? RETRY_DEFAULTS.retryBackoffMinMs;
       const retryBackoffMaxMs = input.retryBackoffMax ?? Math.max(retryBackoffMinMs, RETRY_DEFAULTS.retryBackoffMaxMs);

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { HttpProblem, problemBody } from '../emulator/http/problem.js';
 import { ConfigError } from '../errors.js';
+import { listenError } from '../runtime/listen-error.js';
 import { createLocalServerGuard, type LocalServerGuard } from '../runtime/local-server-guard.js';
 import type { ApiRoute } from './api.js';
 import type { PageFiles } from './page-files.js';
@@ -115,7 +116,7 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     // Like a dev server's default port (Vite's): taken by another dev process, take a free one instead.
-    if (code !== 'EADDRINUSE' || !options.portIsDefault) throw new ConfigError(`--console-port: cannot listen on ${host}:${port} (${code ?? String(err)})`, '--console-port', { cause: err });
+    if (code !== 'EADDRINUSE' || !options.portIsDefault) throw await listenError(err, '--console-port', host, port);
     logger.warn({ port }, `console: port ${port} is taken, using a free one instead (--console-port to choose)`);
     await listen(server, 0, host);
   }

@@ -5,6 +5,7 @@ import { nextHandlerGeneration } from '../handlers/module-url.js';
 import type { WorkerHandle, StartWorker } from '../worker/running-worker.js';
 import { watchHandlersFolder } from './handler-watch.js';
 import { enableModuleReload } from './module-reload.js';
+import { watchTypes, type TypeWatch } from './type-watch.js';
 
 /** What the terminal and the console are told after each save. */
 export interface ReloadStatus {
@@ -45,7 +46,10 @@ class ReloadingWorker implements WorkerHandle {
   #reloading: Promise<void> = Promise.resolve();
   #pending: string[] | undefined;
   #closed = false;
-  readonly #watcher: { close(): void };
+  /** Resolves once the folder is watched (saves from then on reload). */
+  readonly watching: Promise<void>;
+  readonly #watcher: Promise<{ close(): void }>;
+  readonly #types: TypeWatch;
 
   constructor(
     first: WorkerHandle,
@@ -60,8 +64,19 @@ class ReloadingWorker implements WorkerHandle {
       debounceMs: options.debounceMs ?? 100,
       onChange: (paths) => this.#schedule(paths),
       onError: (err) => logger.warn({ err }, `watching ${config.handlersDir} failed: saves no longer reload the handlers (restart dev)`),
-    });
-    logger.info({ handlersDir: config.handlersDir }, `watching ${config.handlersDir}: a saved change reloads the handlers (--no-watch to turn off)`);
+    }).then(
+      (watcher) => {
+        logger.info({ handlersDir: config.handlersDir }, `watching ${config.handlersDir}: a saved change reloads the handlers (--no-watch to turn off)`);
+        return watcher;
+      },
+      (err: unknown) => {
+        logger.warn({ err }, `cannot watch ${config.handlersDir}: saves do not reload the handlers (restart dev)`);
+        return { close() {} };
+      },
+    );
+    this.watching = this.#watcher.then(() => {});
+    this.#types = watchTypes(config.handlersDir, process.cwd(), logger);
+    this.#types.check();
   }
 
   get metricsUrl(): string | undefined {
@@ -70,7 +85,8 @@ class ReloadingWorker implements WorkerHandle {
 
   async close(): Promise<void> {
     this.#closed = true;
-    this.#watcher.close();
+    this.#types.close();
+    (await this.#watcher).close();
     await this.#reloading;
     const worker = this.#current;
     if (worker === undefined) this.#resolveDone({ reason: 'closed' });
@@ -126,6 +142,7 @@ class ReloadingWorker implements WorkerHandle {
       return;
     }
     this.#report({ state: 'loaded', changed, message: `reloaded ${count} handler(s) in ${Date.now() - startedAt} ms` });
+    this.#types.check();
   }
 
   #report(status: Omit<ReloadStatus, 'at'>, err?: unknown): void {
@@ -145,6 +162,8 @@ export function startWithReload(start: StartWorker, options: HandlerReloadOption
     if (logger === undefined) throw new TypeError('startWithReload needs the process logger');
     enableModuleReload();
     const first = await start(config, startOptions);
-    return new ReloadingWorker(first, config, start, logger, options);
+    const worker = new ReloadingWorker(first, config, start, logger, options);
+    await worker.watching;
+    return worker;
   };
 }

@@ -4,6 +4,7 @@ import type { TransactionClient } from '../handlers/transaction-client.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import { atDeadline, whenAborted, type Watch } from '../runtime/abort-fanout.js';
 import { systemClock, type Clock } from '../runtime/clock.js';
+import { withConsoleOf } from '../observability/console-capture.js';
 import { handlerScope } from '../tracing/handler-scope.js';
 import { traceLogFields } from '../tracing/trace-context.js';
 import type { EffectTransaction } from '../idempotency/postgres-transactions.js';
@@ -165,8 +166,12 @@ class HandlerCall implements TransactionalCall {
 
   #call(events: readonly CloudEvent[]): unknown {
     const batch = this.handler.batch;
-    if (batch === undefined) return (this.handler.handle as NonNullable<LoadedHandler['handle']>)(events[0] as never, new RunContext(this));
-    return batch.handleBatch(events as never[], new RunContext(this));
+    const ctx = new RunContext(this);
+    // The handler's console lines become records of this run (observability/console-capture.ts).
+    return withConsoleOf(
+      () => ctx.log,
+      () => (batch === undefined ? (this.handler.handle as NonNullable<LoadedHandler['handle']>)(events[0] as never, ctx) : batch.handleBatch(events as never[], ctx)),
+    );
   }
 
   get settled(): boolean {

@@ -15,6 +15,7 @@ import { loadHandlerSet } from '../handlers/handler-set.js';
 import { setUpHandlers, tearDownHandlers } from '../handlers/life-cycle.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import { threadLogDestination } from '../observability/handler-log-tap.js';
+import { captureConsole } from '../observability/console-capture.js';
 import { createLogger } from '../observability/logger.js';
 import { CellMap } from '../runtime/cell-map.js';
 import { startTracing } from '../tracing/index.js';
@@ -42,8 +43,10 @@ import type { DispatchJob, CallOutcome, DispatchResult } from './types.js';
 const data = workerData as ThreadWorkerData;
 
 // fd 1, and a development console's channel when `dev` runs one (observability/handler-log-tap.ts).
-const logger = createLogger({ level: data.logLevel, pretty: false, base: { thread: threadId }, destination: threadLogDestination() });
+const logger = createLogger({ level: data.logLevel, pretty: false, base: { thread: threadId }, destination: threadLogDestination(data.logLevel) });
 const childLogger = (bindings: Record<string, unknown>) => logger.child(bindings);
+// A handler's console.* lines: records of its run, like ctx.log's (outside a run: this thread's).
+captureConsole(logger.child({ component: 'handlers' }));
 
 /** Task id -> the abort of its run, while it runs. */
 const aborts = new CellMap<number, (reason: unknown) => void>();

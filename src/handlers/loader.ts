@@ -3,6 +3,7 @@ import { extname, join, relative, resolve, sep } from 'node:path';
 import { DurableWorkerError, ErrorCodes } from '../errors.js';
 import { validatePattern } from '../runtime/type-pattern.js';
 import { HANDLER_BRAND, transactionalProblem, type HandlerContext, type LifeCycleContext, type TeardownContext } from './define.js';
+import { describeLoadError } from './load-error.js';
 import { handlerModuleUrl } from './module-url.js';
 
 /** A handler module found in the handlers folder, validated. */
@@ -82,6 +83,9 @@ async function listModules(dir: string, seen: Set<string> = new Set()): Promise<
   return files;
 }
 
+/** The handler modules of a folder, as `loadHandlers` would import them, without importing any. */
+export const listHandlerModules = (dir: string): Promise<string[]> => listModules(resolve(dir));
+
 let tsImportPromise: Promise<(specifier: string, parent: string) => Promise<unknown>> | undefined;
 
 /**
@@ -103,11 +107,6 @@ async function importModule(file: string): Promise<Record<string, unknown>> {
 function handlerName(dir: string, file: string): string {
   const rel = relative(dir, file);
   return rel.slice(0, rel.length - extname(rel).length).split(sep).join('/');
-}
-
-function describeImportError(err: unknown): string {
-  if (err instanceof Error) return `${err.name === 'Error' ? '' : `${err.name}: `}${err.message.split('\n')[0] ?? ''}`;
-  return String(err);
 }
 
 /** Reads a default export; tsx may wrap CJS-looking modules in one more `default` layer. */
@@ -191,7 +190,7 @@ export async function loadHandlers(dir: string, options: LoadHandlersOptions = {
     try {
       module = await importModule(file);
     } catch (err) {
-      throw new HandlerLoadError(file, `${file}: cannot be loaded: ${describeImportError(err)}`, { cause: err });
+      throw new HandlerLoadError(file, await describeLoadError(file, err), { cause: err });
     }
     handlers.push(toLoadedHandler(handlerName(root, file), file, defaultExport(module)));
   }

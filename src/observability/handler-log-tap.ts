@@ -1,6 +1,6 @@
 import { isatty } from 'node:tty';
 import pino, { type DestinationStream } from 'pino';
-import { loadPretty } from './pretty.js';
+import { loadPretty, showsDetails } from './pretty.js';
 
 /**
  * How the log lines of a handler run reach a development console (`dev`, src/console/) in both
@@ -50,17 +50,17 @@ export function teeDestination(primary: DestinationStream, tap: (line: string) =
  * logger (createLogger), made here from the file descriptor itself, which a thread shares with the
  * process, so that every thread of a process writes one format to one destination.
  */
-function fdDestination(fd: number): DestinationStream {
+function fdDestination(fd: number, level: string | undefined): DestinationStream {
   if (isatty(fd)) {
-    const pretty = loadPretty(fd, true);
+    const pretty = loadPretty(fd, true, showsDetails(level));
     if (pretty !== undefined) return pretty;
   }
   return pino.destination({ fd, sync: true });
 }
 
 /** The destination of a handler thread's logger: fd 1 (or 2, see HANDLER_LOG_FD_ENV), plus the console's channel while one listens. */
-export function threadLogDestination(env: NodeJS.ProcessEnv = process.env): DestinationStream {
-  const stdout = fdDestination(env[HANDLER_LOG_FD_ENV] === '2' ? 2 : 1);
+export function threadLogDestination(level?: string, env: NodeJS.ProcessEnv = process.env): DestinationStream {
+  const stdout = fdDestination(env[HANDLER_LOG_FD_ENV] === '2' ? 2 : 1, level);
   const channelName = env[HANDLER_LOG_CHANNEL_ENV];
   if (channelName === undefined || channelName === '') return stdout;
   const channel = new BroadcastChannel(channelName);

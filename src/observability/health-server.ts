@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { ConfigError } from '../errors.js';
+import { listenError } from '../runtime/listen-error.js';
 import { createLocalServerGuard, type LocalServerGuard } from '../runtime/local-server-guard.js';
 import { isLoopbackInterface } from '../runtime/loopback-guard.js';
 
@@ -80,7 +81,7 @@ export async function startHealthServer(options: StartHealthServerOptions): Prom
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
       // A taken or forbidden port is a configuration problem (exit 2), not a crash.
-      reject(new ConfigError(`--metrics-port: cannot listen on ${host}:${options.port} (${err.code ?? err.message})`, '--metrics-port', { cause: err }));
+      void listenError(err, '--metrics-port', host, options.port).then(reject);
     });
     server.listen(options.port, host, () => {
       server.removeAllListeners('error');

@@ -74,7 +74,8 @@ describe('durable-worker check --setup', () => {
   it("runs each handler's setup once, then its teardown, and names a handler whose setup fails (exit 1)", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'dw-check-setup-'));
     const log = join(dir, 'setup.log');
-    const failing = await runCli(['check', '--handlers', SETUP, '--setup'], { env: { SETUP_LOG: log } });
+    // About setup, not types: the type check (test/cli/load-errors.test.ts) is skipped, its seconds saved.
+    const failing = await runCli(['check', '--handlers', SETUP, '--setup', '--no-type-check'], { env: { SETUP_LOG: log } });
     expect(failing.code).toBe(1);
     expect(failing.stdout).toMatch(/^warehouse\s+source_entry\.updated$/m);
     expect(failing.stdout).toContain('batch handler: warehouse (at most 50 events per call)');
@@ -83,7 +84,7 @@ describe('durable-worker check --setup', () => {
     expect(failing.stderr).toContain('durable-worker: warehouse setup info: connected');
     expect(await readFile(log, 'utf8')).toBe('setup warehouse\nteardown warehouse true\n');
 
-    const passing = await runCli(['check', '--handlers', SETUP, '--setup'], { env: { SETUP_LOG: log, SEARCH_URL: 'http://127.0.0.1:1' } });
+    const passing = await runCli(['check', '--handlers', SETUP, '--setup', '--no-type-check'], { env: { SETUP_LOG: log, SEARCH_URL: 'http://127.0.0.1:1' } });
     expect(passing.code, passing.stderr).toBe(0);
     expect(passing.stdout).toContain('setup ok: search-index');
     expect(passing.stdout).toContain('ok: 2 handler(s)');

@@ -90,6 +90,23 @@ describe('dead-letters list and show', () => {
     expect(JSON.parse(shown.stdout)).toMatchObject({ id: 'orders:o-2', prefix: 't:c', state: 'dead', event: { id: 'o-2' }, error: { message: 'handler failed on o-2' } });
   }, 60_000);
 
+  it('a --handler no record has: nothing listed or replayed, and the closest handler names on stderr', async () => {
+    await seed('t:c', order('o-1'), deadLetter({ eventId: 'o-2', handler: 'orders/created', data: {} }));
+    const list = await dl(['list', '--handler', 'orders/craeted', ...sinkArgs()]);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stderr).toBe('no record of handler "orders/craeted"; did you mean "orders/created"?\n');
+    const json = await dl(['list', '--json', '--handler', 'order', ...sinkArgs()]);
+    expect(json.stdout).toBe('');
+    expect(json.stderr).toBe('no record of handler "order"; did you mean "orders"?\n');
+    const replay = await dl(['replay', '--yes', '--handlers', FIXED, '--handler', 'ordres', ...sinkArgs()]);
+    expect(replay.code, replay.stderr).toBe(0);
+    expect(replay.stdout).toContain('nothing to replay');
+    expect(replay.stderr).toContain('no record of handler "ordres"; did you mean "orders"?');
+    // A name with records: no hint; a name far from every other: no guess.
+    expect((await dl(['list', '--handler', 'orders', ...sinkArgs()])).stderr).toBe('');
+    expect((await dl(['list', '--handler', 'billing/refunds', ...sinkArgs()])).stderr).toBe('no record of handler "billing/refunds"\n');
+  }, 60_000);
+
   it('bad input exits 2 with one line', async () => {
     await seed('t:c', order('o-1'));
     expectBadInput(await dl(['list', '--reason', 'bogus', ...sinkArgs()]), '--reason must be one of permanent, max-attempts (got bogus)');

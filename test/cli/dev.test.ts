@@ -124,6 +124,14 @@ describe('durable-worker dev', () => {
     }
   });
 
+  it('a handlers folder that does not exist: exit 2 with one line, before any address or command is printed', async () => {
+    const missing = join(mkdtempSync(join(tmpdir(), 'dw-dev-missing-')), 'handlers');
+    const result = await runCli(['dev', '--handlers', missing, '--port', '0', '--console-port', '0', '--metrics-port', '0']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(`durable-worker: handlers folder ${missing} does not exist (--handlers)\n`);
+    expect(result.stdout).toBe('');
+  });
+
   it('a bad console option exits 2 with one line naming it', async () => {
     const missing = join(tmpdir(), 'dw-no-such-handlers');
     const cases: Array<[string[], string]> = [

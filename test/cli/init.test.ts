@@ -2,28 +2,14 @@
  * `durable-worker init` writes a project that works as written: installed from a tarball of this
  * package (`npm pack`), offline, its `npm test` and `npm run check` pass. It never writes over a file.
  */
-import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { dependencySpec } from '../../src/cli/init-source.js';
 import { REPO_ROOT, runCli } from './cli-process.js';
 import { projectLock } from './offline-lock.js';
-
-const exec = promisify(execFile);
-
-/** npm as a user runs it in the project, without this test run's npm_* settings. */
-async function npm(args: string[], cwd: string): Promise<{ stdout: string; stderr: string }> {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('npm_') && !key.startsWith('DURABLE_WORKER_') && key !== 'NODE_OPTIONS' && key !== 'VITEST' && !key.startsWith('VITEST_')) env[key] = value;
-  try {
-    return await exec('npm', args, { cwd, env: { ...env, NO_COLOR: '1' }, maxBuffer: 16 * 1024 * 1024 });
-  } catch (err) {
-    const e = err as Error & { stdout?: string; stderr?: string };
-    throw new Error(`npm ${args.join(' ')} failed in ${cwd}: ${e.message}\n${e.stdout ?? ''}\n${e.stderr ?? ''}`);
-  }
-}
+import { exec, npm, packThisPackage } from './pack-project.js';
 
 /** One file of a .tgz, as text. */
 async function tarEntry(tarball: string, path: string): Promise<string> {
@@ -41,9 +27,55 @@ describe('durable-worker init', () => {
     expect(pkg.name).toBe('my-worker');
     expect(pkg.type).toBe('module');
     expect(pkg.scripts).toEqual({ dev: 'durable-worker dev', test: 'vitest run', check: 'durable-worker check' });
-    expect(pkg.dependencies).toEqual({ 'durable-worker': `^${(JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version}` });
+    // Run from the clone: the project depends on the clone's folder (nothing is on the registry yet).
+    expect(pkg.dependencies).toEqual({ 'durable-worker': `file:${relative(dir, REPO_ROOT)}` });
+    expect(pkg.allowScripts).toMatchObject({ esbuild: true });
     expect(readFileSync(join(dir, '.gitignore'), 'utf8')).toContain('.durable-worker/');
-    expect(result.stdout).toContain('npm run dev -- --demo');
+    expect(result.stdout).toBe(
+      `Wrote package.json, .gitignore, handlers/entry-changes.js, handlers/entry-changes.test.js in ${dir}\n\nNext:\n  cd '${dir}'\n  npm install\n  npm test\n  npm run dev -- --demo      # emulator + worker + console; a saved handler reloads\n`,
+    );
+  });
+
+  it('--store postgres|redis and --otel add the driver and the SDK the project will run with', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dw-init-store-'));
+    const own = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as Record<string, Record<string, string> | undefined>;
+    const range = (name: string) => own.peerDependencies?.[name] ?? own.dependencies?.[name];
+    const result = await runCli(['init', '--store', 'postgres', '--otel'], { cwd: dir });
+    expect(result.code, result.stderr).toBe(0);
+    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    expect(Object.keys(pkg.dependencies).sort()).toEqual(['@opentelemetry/exporter-trace-otlp-proto', '@opentelemetry/resources', '@opentelemetry/sdk-trace-node', 'durable-worker', 'pg']);
+    expect(pkg.dependencies.pg).toBe(range('pg'));
+    expect(pkg.dependencies['@opentelemetry/sdk-trace-node']).toBe(range('@opentelemetry/sdk-trace-node'));
+    expect(result.stdout).toContain('DURABLE_WORKER_IDEMPOTENCY=postgres://');
+
+    const redis = await runCli(['init', '--store', 'redis', '--force'], { cwd: dir });
+    expect(redis.code, redis.stderr).toBe(0);
+    expect(Object.keys((JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies: object }).dependencies).sort()).toEqual(['durable-worker', 'redis']);
+    const bad = await runCli(['init', '--store', 'mongo', '--force'], { cwd: dir });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--store.*mongo/);
+  });
+
+  it('depends on the source it ran from: a file: tarball or folder, a git URL, a registry range', () => {
+    const root = mkdtempSync(join(tmpdir(), 'dw-init-source-'));
+    const project = join(root, 'apps', 'my-worker');
+    // Not in a node_modules folder (a clone, an unpacked copy): that folder.
+    expect(dependencySpec(join(root, 'durable-worker'), '1.2.3', project)).toBe('file:../../durable-worker');
+    // Installed by npx or a project from a tarball: that tarball, relative to the new project.
+    const installed = (spec: string | undefined) => {
+      const owner = mkdtempSync(join(root, 'owner-'));
+      mkdirSync(join(owner, 'node_modules', 'durable-worker'), { recursive: true });
+      writeFileSync(join(owner, 'package.json'), JSON.stringify(spec === undefined ? {} : { dependencies: { 'durable-worker': spec } }));
+      return { owner, root: join(owner, 'node_modules', 'durable-worker') };
+    };
+    const npx = installed(`file:${relative(mkdtempSync(join(root, 'cache-')), join(root, 'durable-worker-1.2.3.tgz'))}`);
+    writeFileSync(join(npx.owner, 'package.json'), JSON.stringify({ dependencies: { 'durable-worker': `file:${relative(npx.owner, join(root, 'durable-worker-1.2.3.tgz'))}` } }));
+    expect(dependencySpec(npx.root, '1.2.3', project)).toBe('file:../../durable-worker-1.2.3.tgz');
+    expect(dependencySpec(installed('^1.2.0').root, '1.2.3', project)).toBe('^1.2.3');
+    expect(dependencySpec(installed('git+https://example.test/o/durable-worker.git').root, '1.2.3', project)).toBe('git+https://example.test/o/durable-worker.git');
+    // A global install (no owning package.json): the installed folder.
+    const global = installed(undefined);
+    expect(dependencySpec(global.root, '1.2.3', project)).toBe(`file:${relative(project, global.root)}`);
   });
 
   it('refuses a folder holding a file it would write, naming it (exit 2, nothing written); --force overwrites', async () => {
@@ -73,14 +105,8 @@ describe('durable-worker init', () => {
   describe('installed from a tarball of this package, offline', () => {
     let tarball = '';
     beforeAll(async () => {
-      // dist/ is fresh (test/setup/fresh-dist.ts). Packed from a copy: the pack lifecycle rewrites
-      // package.json for a moment (scripts/pack-manifest.mjs), which other test files read.
-      const copy = mkdtempSync(join(tmpdir(), 'dw-pack-src-'));
-      for (const path of ['package.json', 'README.md', 'bin', 'dist', 'handlers', 'src/console/page', 'scripts']) cpSync(join(REPO_ROOT, path), join(copy, path), { recursive: true });
-      await exec(process.execPath, ['scripts/pack-manifest.mjs', 'strip'], { cwd: copy });
-      const { stdout } = await npm(['pack', '--ignore-scripts', '--silent', '--pack-destination', copy], copy);
-      tarball = join(copy, stdout.trim().split('\n').pop()!);
-        }, 120_000);
+      tarball = await packThisPackage();
+    }, 120_000);
 
     it.each([['JavaScript', []], ['TypeScript', ['--typescript']]] as const)('%s: npm ci, npm test and npm run check pass in the project', async (_language, flags) => {
       const root = mkdtempSync(join(tmpdir(), 'dw-init-project-'));
@@ -109,6 +135,8 @@ describe('durable-worker init', () => {
       expect(test.stdout).toMatch(/1 passed/);
       const check = await npm(['run', 'check'], dir);
       expect(check.stdout).toContain('entry-changes');
+      // TypeScript: check type-checks the handler with the project's typescript (no separate tsc).
+      if (flags.length > 0) expect(check.stdout).toMatch(/note: types: 1 TypeScript handler\(s\) checked/);
     }, 240_000);
   });
 });

@@ -244,7 +244,7 @@ describe('errors name the option in one line', () => {
     [{ deadLetter: 's3://bucket' }, '--dead-letter must be file:PATH, sqlite:PATH, redis://... or postgres://... (got s3://bucket)'],
     [{ deadLetter: 'redis://:s3cret@' }, '--dead-letter must be file:PATH, sqlite:PATH, redis://... or postgres://... (got redis://:***@)'],
     [{ idempotencyTtl: '3 weeks' }, '--idempotency-ttl must be seconds or a duration like 12h, 7d (1s..3650d) (got 3 weeks)'],
-    [{ shutdownTimeout: 601 }, '--shutdown-timeout must be 0..600 (got 601)'],
+    [{ shutdownTimeout: 601 }, '--shutdown-timeout must be seconds or a duration like 25s, 1m (0..10m) (got 601)'],
     [{ workerIdPrefix: 'a b' }, '--worker-id-prefix must not contain whitespace or control characters (got a b)'],
   ];
   it.each(cases)('%j', (input, message) => {

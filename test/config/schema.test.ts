@@ -222,8 +222,12 @@ const ROWS: Record<RunOptionKey, Row> = {
     set: ['45', { shutdownTimeoutSeconds: 45 }],
     // At the default --visibility of 60: the lesser of 25 and half the visibility.
     unset: { shutdownTimeoutSeconds: 25 },
-    inside: [['0', { shutdownTimeoutSeconds: 0 }], ['600', { shutdownTimeoutSeconds: 600 }]],
-    outside: [['-1', `${from('shutdownTimeout')} must be 0..600 (got -1)`], ['601', `${from('shutdownTimeout')} must be 0..600 (got 601)`]],
+    // Seconds, or a duration as every other duration option takes it.
+    inside: [['0', { shutdownTimeoutSeconds: 0 }], ['1m', { shutdownTimeoutSeconds: 60 }], ['1500ms', { shutdownTimeoutSeconds: 1.5 }], ['600', { shutdownTimeoutSeconds: 600 }]],
+    outside: [
+      ['-1', `${from('shutdownTimeout')} must be seconds or a duration like 25s, 1m (0..10m) (got -1)`],
+      ['601', `${from('shutdownTimeout')} must be seconds or a duration like 25s, 1m (0..10m) (got 601)`],
+    ],
   },
 };
 

@@ -240,7 +240,7 @@ describe('its port', () => {
     const taken = await takenPort();
     const other = new DevConsole({ maxEvents: 10 });
     try {
-      await expect(other.start(startOptions({ port: taken.port }))).rejects.toMatchObject({ code: 'DW_ERR_CONFIG', message: `--console-port: cannot listen on 127.0.0.1:${taken.port} (EADDRINUSE)` });
+      await expect(other.start(startOptions({ port: taken.port }))).rejects.toMatchObject({ code: 'DW_ERR_CONFIG', message: expect.stringMatching(new RegExp(`^--console-port: port ${taken.port} on 127\\.0\\.0\\.1 is taken \\(EADDRINUSE\\): choose another, e\\.g\\. --console-port \\d+ \\(free now\\), or --console-port 0 for any free one$`)) });
     } finally {
       await other.close();
       taken.close();

@@ -35,11 +35,13 @@ const COVERAGE: Record<string, Coverage> = {
   // `npm ci` is the first step of CI itself (.ci/run); the dev part runs below.
   'npm ci && npx durable-worker dev --demo': HERE,
   'npm test': { kind: 'test', file: '.ci/run', proof: 'npm test' },
-  // README, starting a project: packed, scaffolded, installed offline and tested in a temp folder.
-  'npm pack': { kind: 'test', file: 'test/cli/init.test.ts', proof: "npm(['pack'" },
-  'npx durable-worker init my-worker': { kind: 'test', file: 'test/cli/init.test.ts', proof: "runCli(['init', dir])" },
-  'npm run check': { kind: 'test', file: 'test/cli/init.test.ts', proof: "npm(['run', 'check'], dir)" },
-  'npm run dev -- --demo': { kind: 'manual', why: "runs `durable-worker dev --demo` (the project's dev script), run here as npx durable-worker dev --demo" },
+  // README, starting a project: packed, init from the tarball in an empty folder, then the commands it prints.
+  'npm pack --pack-destination ~/work': { kind: 'test', file: 'test/cli/pack-project.ts', proof: "npm(['pack'" },
+  'cd ~/work': { kind: 'manual', why: 'changes folder: test/cli/init-from-pack.test.ts works in a temp folder holding the tarball' },
+  'npx ./durable-worker-0.1.0.tgz init my-worker': { kind: 'test', file: 'test/cli/init-from-pack.test.ts', proof: "'init', 'my-worker'" },
+  'cd my-worker': { kind: 'test', file: 'test/cli/init-from-pack.test.ts', proof: "'cd my-worker'" },
+  'npm install': { kind: 'test', file: 'test/cli/init-from-pack.test.ts', proof: "npm(['install'], project)" },
+  'npm run dev -- --demo': { kind: 'test', file: 'test/cli/init-from-pack.test.ts', proof: "'run', 'dev', '--', '--demo'" },
   'npx durable-worker dev --demo': HERE,
   'npx durable-worker check': HERE,
   'curl -s http://127.0.0.1:9464/metrics | grep durable_worker_events_total': HERE,

@@ -98,6 +98,15 @@ async function checkSetups(handlers: readonly LoadedHandler[], context: CliConte
   return { lines, problems };
 }
 
+/** `check --types-only`: the type errors as problems (exit 1), nothing else. */
+async function typesOnly(dir: string, context: CliContext): Promise<number> {
+  const [{ listHandlerModules }, { typeCheckHandlers }] = await Promise.all([import('../../handlers/loader.js'), import('../type-check.js')]);
+  const types = typeCheckHandlers(await listHandlerModules(dir), dir);
+  if (types.state !== 'errors') return 0;
+  for (const error of types.errors) context.stderr.write(`durable-worker: problem: ${error}\n`);
+  return 1;
+}
+
 export function checkCommand(context: CliContext, setExitCode: (code: number) => void): CommandModule {
   return {
     command: 'check',
@@ -110,12 +119,17 @@ export function checkCommand(context: CliContext, setExitCode: (code: number) =>
         .example('$0 check --handlers ./handlers', 'List the handlers and their event types')
         .example('$0 check --config worker.json', 'Also validate a full run configuration')
         .example('$0 check --setup', "Also run each handler's setup once (then its teardown)")
-        .option('setup', booleanFlag("Run each handler's setup once, without retry (a failure is a problem naming the handler), then its teardown", 'Check:')),
+        .option('setup', booleanFlag("Run each handler's setup once, without retry (a failure is a problem naming the handler), then its teardown", 'Check:'))
+        .option('type-check', booleanFlag("Type-check TypeScript handlers with the project's typescript and tsconfig.json (default: true; --no-type-check to skip)", 'Check:'))
+        // dev's check after a save: the type check alone, no handler module imported (no side effect twice).
+        .option('types-only', { ...booleanFlag('Only the type check, without loading the handlers', 'Check:'), hidden: true }),
     handler: async (argv) => {
       const flags = pickRunFlags(argv);
       // A bad value is a ConfigError: exit 2 naming the option, as for every flag.
       const runSetup = booleanFlagValue((argv as { setup?: unknown }).setup, '--setup');
+      const typeCheck = (argv as { typeCheck?: unknown }).typeCheck === undefined || booleanFlagValue((argv as { typeCheck?: unknown }).typeCheck, '--type-check');
       const problems: string[] = [];
+      if (booleanFlagValue((argv as { typesOnly?: unknown }).typesOnly, '--types-only')) return setExitCode(await typesOnly(handlersDirOf(flags, context), context));
       const { config, notes, problem } = validateGiven(flags, context);
       if (problem !== undefined) problems.push(problem);
       const dir = config?.handlersDir ?? handlersDirOf(flags, context);
@@ -140,6 +154,13 @@ export function checkCommand(context: CliContext, setExitCode: (code: number) =>
         }
       }
 
+      if (typeCheck && handlers.length > 0) {
+        const { typeCheckHandlers } = await import('../type-check.js');
+        const types = typeCheckHandlers(handlers.map((h) => h.file), dir);
+        if (types.state === 'errors') problems.push(...types.errors);
+        else if (types.state === 'unavailable') notes.push(types.note);
+        else if (types.state === 'ok') notes.push(`types: ${types.files} TypeScript handler(s) checked (typescript ${types.version})`);
+      }
       const out = [`handlers: ${dir}`, ...routingTable(handlers, config), ...notes.map((note) => `note: ${note}`)];
       if (runSetup && handlers.length > 0) {
         const setups = await checkSetups(handlers, context, config?.shutdownTimeoutSeconds ?? 25);

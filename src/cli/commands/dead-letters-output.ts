@@ -1,6 +1,10 @@
 import type { Writable } from 'node:stream';
+import type { DeadLetters } from '../../dead-letter-admin/api.js';
 import type { ReplayResult } from '../../dead-letter-admin/replay.js';
+import type { DeadLetterFilter } from '../../dead-letter/query.js';
 import type { StoredDeadLetter } from '../../dead-letter/sink.js';
+import type { CliContext } from '../context.js';
+import { didYouMean } from '../did-you-mean.js';
 
 /** True when a person is reading: tables and progress bars there, plain lines and JSON elsewhere. */
 export function isTerminal(stream: Writable): boolean {
@@ -129,4 +133,13 @@ export class ProgressBar {
     if (this.#drawn) this.#out.write(`\r${' '.repeat(Math.max(0, columnsOf(this.#out) - 1))}\r`);
     this.#drawn = false;
   }
+}
+
+/** A --handler that no record has: the sink's handler names closest to it, on stderr. */
+export async function hintHandler(sink: DeadLetters, filter: DeadLetterFilter, context: CliContext): Promise<void> {
+  if (filter.handler === undefined) return;
+  const names = new Set<string>();
+  for await (const record of sink.all({})) if (names.add(record.handler).size >= 1_000) break;
+  if (names.has(filter.handler)) return;
+  context.stderr.write(`no record of handler ${JSON.stringify(filter.handler)}${didYouMean(filter.handler, names)}\n`);
 }

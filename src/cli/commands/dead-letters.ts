@@ -1,15 +1,16 @@
 import { createInterface } from 'node:readline/promises';
 import type { Argv, CommandModule } from 'yargs';
 import type { DeadLetters } from '../../dead-letter-admin/api.js';
+import type { RunOptionKey } from '../../config/options.js';
 import type { DeadLetterFilter } from '../../dead-letter/query.js';
 import { ConfigError, ErrorCodes, hasCode } from '../../errors.js';
 import { HANDLER_LOG_FD_ENV } from '../../observability/handler-log-tap.js';
 import { createLogger } from '../../observability/logger.js';
 import { redactUrl } from '../../runtime/redact-url.js';
 import type { CliContext } from '../context.js';
-import { booleanFlag, booleanFlagValue, withRunOptions } from '../run-options.js';
+import { booleanFlag, booleanFlagValue, numberOption, withRunOptions } from '../run-options.js';
 import { hasFilter, loadDeadLetterConfig, parseDuration, parseFilter, type DeadLetterCommandConfig } from './dead-letters-config.js';
-import { isTerminal, jsonLine, printTable, ProgressBar, ReplayTally, resultLine, watchBrokenPipe } from './dead-letters-output.js';
+import { hintHandler, isTerminal, jsonLine, printTable, ProgressBar, ReplayTally, resultLine, watchBrokenPipe } from './dead-letters-output.js';
 
 /** Exit codes of `dead-letters` (README.md), for scripts: 0 all done, 1 some replay failed, 2 bad input. */
 const REPLAY_FAILED = 1;
@@ -30,23 +31,20 @@ function withFilters<T>(yargs: Argv<T>): Argv<T> {
     .option('until', option('Dead-lettered before: ISO time, or a duration ago'));
 }
 
-/** Where `dead-letters` takes the connection options from: none is needed, they only narrow the records read. */
-const UNUSED_HERE = 'Not used by dead-letters (no platform call); accepted so the worker\'s own options can be passed';
+/** The tenant and destination only narrow the records read: no platform call is made. */
 const SINK_OPTION_HELP = {
-  baseUrl: UNUSED_HERE,
-  authUrl: UNUSED_HERE,
-  clientId: UNUSED_HERE,
-  clientSecret: UNUSED_HERE,
-  clientSecretFile: UNUSED_HERE,
-  apiKey: UNUSED_HERE,
   tenant: 'Tenant: with --destination, reads the records of prefix <tenant>:<destination> (default: every prefix)',
   destination: 'Event destination id: reads the records of prefix <tenant>:<destination> (default: every prefix of the sink)',
 } as const;
 
-/** `--handlers`, `--config` and the other `run` options, read from the same sources as `run`. */
-function withSinkOptions<T>(yargs: Argv<T>): Argv<T> {
-  return withRunOptions(yargs, [], SINK_OPTION_HELP).epilogue(
-    'Every run option is read as `run` reads it (flags, DURABLE_WORKER_* env vars, --config): point the command at the worker\'s own configuration. ' +
+/** The run options that locate the records (and, for a replay, run the handlers). */
+const SINK_OPTIONS = ['tenant', 'destination', 'idempotencyPrefix', 'idempotency', 'deadLetter'] as const satisfies readonly RunOptionKey[];
+const REPLAY_OPTIONS = [...SINK_OPTIONS, 'handlers', 'forwardUrl', 'forwardMode', 'handlerTimeout', 'isolation', 'visibility', 'concurrency', 'idempotencyTtl', 'logLevel'] as const satisfies readonly RunOptionKey[];
+
+/** `--config` and the `run` options, read from the same sources as `run`; --help lists those in `shown`. */
+function withSinkOptions<T>(yargs: Argv<T>, shown: readonly RunOptionKey[] = SINK_OPTIONS): Argv<T> {
+  return withRunOptions(yargs, [], SINK_OPTION_HELP, shown).epilogue(
+    'Every run option is read as `run` reads it (flags, DURABLE_WORKER_* env vars, --config): point the command at the worker\'s own configuration (the options not listed here are accepted and have no effect). ' +
       'Records are kept per --idempotency-prefix (default <tenant>:<destination>); without either, every prefix of the sink is read. ' +
       'Exit codes: 0 done, 1 some replay failed (records stay dead), 2 bad input.',
   );
@@ -94,17 +92,21 @@ async function list(argv: Args, context: CliContext): Promise<void> {
       // Every record, streamed page by page: a pipe gets them all (or as many as it reads).
       const broken = watchBrokenPipe(context.stdout);
       const records = [];
+      let count = 0;
       for await (const record of sink.all(filter)) {
         if (broken()) return;
+        count += 1;
         if (json) context.stdout.write(jsonLine(record));
         else records.push(record);
       }
       if (!json) printTable(context.stdout, records);
+      if (count === 0) await hintHandler(sink, filter, context);
       return;
     }
     const page = await sink.list({ ...filter, limit: pageSize, ...(argv.after === undefined ? {} : { after: String(argv.after) }) });
     if (json) for (const record of page.records) context.stdout.write(jsonLine(record));
     else printTable(context.stdout, page.records);
+    if (page.records.length === 0) await hintHandler(sink, filter, context);
     if (page.next !== undefined) context.stderr.write(`more records: add --after ${page.next}\n`);
   });
 }
@@ -130,6 +132,8 @@ async function replay(argv: Args, context: CliContext): Promise<number> {
   const dryRun = booleanFlagValue(argv.dryRun, '--dry-run');
   const json = booleanFlagValue(argv.json, '--json');
   const allPrefixes = booleanFlagValue(argv.allPrefixes, '--all-prefixes');
+  // Replay asks nothing; --yes is accepted (and checked) so one script line serves replay and purge.
+  booleanFlagValue(argv.yes, '--yes');
   return withSink(argv, context, async (sink, { config, replayIdempotencyUrl }) => {
     const logger = createLogger({ level: config.logLevel, destination: context.stderr, pretty: isTerminal(context.stderr) });
     const terminal = isTerminal(context.stdout) && !json;
@@ -177,6 +181,7 @@ async function replay(argv: Args, context: CliContext): Promise<number> {
         return 0;
       }
       if (report.selected.length === 0) context.stdout.write('nothing to replay: no record in state dead matches\n');
+      if (report.selected.length === 0 && !('ids' in selection)) await hintHandler(sink, selection, context);
       else if (!json) context.stdout.write(tally.summary());
       return report.ok ? 0 : REPLAY_FAILED;
     } finally {
@@ -249,7 +254,7 @@ export function deadLettersCommand(context: CliContext, setExitCode: (code: numb
           builder: (y: Argv) =>
             withSinkOptions(withFilters(y))
               .option('json', booleanFlag('One JSON object per line: the whole record', 'Output:'))
-              .option('page-size', { type: 'string', describe: 'Records per page, 1..10000 (default: 50 on a terminal, all otherwise)', group: 'Output:', requiresArg: true })
+              .option('page-size', numberOption('Records per page, 1..10000 (default: 50 on a terminal, all otherwise)', 'Output:'))
               .option('after', { type: 'string', describe: 'Cursor of the next page, as the previous page printed it', group: 'Output:', requiresArg: true })
               .example('$0 dead-letters list --state dead', 'What waits for a fix')
               .example('$0 dead-letters list --json --handler orders/created --since 2h', 'As JSON lines, one handler, the last two hours'),
@@ -265,10 +270,11 @@ export function deadLettersCommand(context: CliContext, setExitCode: (code: numb
           command: 'replay [ids..]',
           describe: 'Run the current handlers on records in state dead (these ids, or all matching the filters)',
           builder: (y: Argv) =>
-            withSinkOptions(withFilters(y.parserConfiguration(IDS_PARSING)))
+            withSinkOptions(withFilters(y.parserConfiguration(IDS_PARSING)), REPLAY_OPTIONS)
               .option('all-prefixes', booleanFlag(ALL_PREFIXES_HELP, FILTER_GROUP))
               .option('dry-run', booleanFlag('List what would be replayed; run nothing', 'Output:'))
               .option('json', booleanFlag('One JSON object per record replayed', 'Output:'))
+              .option('yes', booleanFlag('Accepted as purge takes it; replay never asks', 'Output:'))
               .example('$0 dead-letters replay --dry-run', 'What a replay would run')
               .example('$0 dead-letters replay --handler orders/created', 'Every dead record of one handler, after fixing it'),
           handler: run((argv) => replay(argv, context)),

@@ -1,22 +1,18 @@
 import type { Argv, CommandModule } from 'yargs';
 import { collectRunOptions, loadWorkerConfig } from '../../config/load.js';
 import { deferredRunsOf, type DeferredRun, type DeferredRuns } from '../../idempotency/deferred.js';
+import type { RunOptionKey } from '../../config/options.js';
 import { ConfigError } from '../../errors.js';
 import type { CliContext } from '../context.js';
-import { booleanFlag, booleanFlagValue, pickRunFlags, withRunOptions } from '../run-options.js';
+import { booleanFlag, booleanFlagValue, numberOption, pickRunFlags, withRunOptions } from '../run-options.js';
 
 type Args = Record<string, unknown>;
 
 /** Options `deferred` has no use for: no platform call is made. */
 const UNUSED = ['clientId', 'clientSecret', 'clientSecretFile', 'apiKey', 'baseUrl', 'authUrl'] as const;
-const UNUSED_HERE = 'Not used by deferred (no platform call); accepted so the worker\'s own options can be passed';
+/** The run options that locate the deferred runs. */
+const SHOWN = ['tenant', 'destination', 'idempotencyPrefix', 'idempotency', 'idempotencyTtl'] as const satisfies readonly RunOptionKey[];
 const OPTION_HELP = {
-  baseUrl: UNUSED_HERE,
-  authUrl: UNUSED_HERE,
-  clientId: UNUSED_HERE,
-  clientSecret: UNUSED_HERE,
-  clientSecretFile: UNUSED_HERE,
-  apiKey: UNUSED_HERE,
   destination: 'Event destination id: the runs of prefix <tenant>:<destination> (or give --idempotency-prefix)',
 } as const;
 
@@ -108,7 +104,7 @@ const KEYS_PARSING = { 'duplicate-arguments-array': true } as const;
 /** `durable-worker deferred list | run-now | drop`: the runs waiting in the store (docs/operations.md, "Deferred runs"). */
 export function deferredCommand(context: CliContext, setExitCode: (code: number) => void): CommandModule {
   const run = (action: (argv: Args) => Promise<number | void>) => async (argv: Args) => setExitCode((await action(argv)) ?? 0);
-  const withOptions = (y: Argv) => withRunOptions(y, [], OPTION_HELP).epilogue("Every run option is read as `run` reads it (flags, DURABLE_WORKER_* env vars, --config): point the command at the worker's own configuration. Exit codes: 0 done, 1 a key had no deferred run, 2 bad input.");
+  const withOptions = (y: Argv) => withRunOptions(y, [], OPTION_HELP, SHOWN).epilogue("Every run option is read as `run` reads it (flags, DURABLE_WORKER_* env vars, --config): point the command at the worker's own configuration (the options not listed here are accepted and have no effect). Exit codes: 0 done, 1 a key had no deferred run, 2 bad input.");
   return {
     command: 'deferred',
     describe: 'List the runs waiting in the idempotency store (a retry time, an open breaker, an earlier run of their chain), run one now, or drop it',
@@ -120,7 +116,7 @@ export function deferredCommand(context: CliContext, setExitCode: (code: number)
           builder: (y: Argv) =>
             withOptions(y)
               .option('handler', { type: 'string', describe: 'Only this handler\'s runs', group: 'Filters:', requiresArg: true })
-              .option('limit', { type: 'string', describe: 'At most this many runs, 1..100000 (default 1000)', group: 'Output:', requiresArg: true })
+              .option('limit', numberOption('At most this many runs, 1..100000 (default: 1000)', 'Output:'))
               .option('json', booleanFlag('One JSON object per line: the whole run, its event included', 'Output:')),
           handler: run((argv) => list(argv, context)),
         })

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { Argv, CommandModule } from 'yargs';
 import { collectRunOptions, loadWorkerConfig } from '../../config/load.js';
 import { envName } from '../../config/options.js';
+import { ConfigError } from '../../errors.js';
 import { parseAllowedHosts } from '../../runtime/loopback-guard.js';
 import { parseAllowedOrigins } from '../../runtime/local-server-guard.js';
 import { createLogger, type Logger } from '../../observability/logger.js';
@@ -11,7 +12,7 @@ import type { DevConsole } from '../../console/index.js';
 import type { WorkerConfig } from '../../config/types.js';
 import { parseConsoleOptions, withConsoleOptions, type ConsoleCliOptions } from '../console-options.js';
 import type { CliContext } from '../context.js';
-import { EMULATOR_DEFAULTS, curlHints, parseLogLevel } from '../emulator-defaults.js';
+import { EMULATOR_DEFAULTS, curlHints, parseLogLevel, printHints } from '../emulator-defaults.js';
 import { booleanFlag, booleanFlagValue, pickRunFlags, withRunOptions } from '../run-options.js';
 import { loadCreateClient, type DemoClient, type StartWorker } from '../seams.js';
 import { runWorkerProcess } from '../worker-process.js';
@@ -134,7 +135,11 @@ export function devCommand(context: CliContext, setExitCode: (code: number) => v
     command: 'dev',
     describe: 'Run the emulator and a worker against it in one process, for local development',
     builder: (yargs: Argv) =>
-      withConsoleOptions(withRunOptions(withEmulatorOptions(yargs, `Emulator port (default: ${EMULATOR_DEFAULTS.port}; 0 = a random free port)`), CONNECTION_KEYS))
+      withConsoleOptions(
+        withRunOptions(withEmulatorOptions(yargs, `Emulator port (default: ${EMULATOR_DEFAULTS.port}; 0 = a random free port)`), CONNECTION_KEYS, {
+          destination: `Event destination id: a durable consumer of the emulator (default: ${EMULATOR_DEFAULTS.destination})`,
+        }),
+      )
         .option('emulator-config', { type: 'string', requiresArg: true, describe: 'Emulator JSON config file', group: 'Emulator:' })
         .option('demo', booleanFlag(`Ingest sample entries into ${DEMO_SOURCE} every second`, 'Emulator:'))
         .option('watch', booleanFlag('Reload the handlers when a file under the handlers folder is saved (default: true; --no-watch to turn off)', 'Handlers:'))
@@ -192,6 +197,8 @@ export function devCommand(context: CliContext, setExitCode: (code: number) => v
           }),
           allowedHosts,
         };
+        // A missing folder is the first thing to say, before any address or command to copy.
+        if (!existsSync(config.handlersDir)) throw new ConfigError(`handlers folder ${config.handlersDir} does not exist (--handlers)`, '--handlers');
         logger.info({ url: emulator.url }, `emulator listening on ${emulator.url} (tenant ${tenant}, client ${clientId} / ${clientSecret})`);
         if (bundledHandlers !== undefined) {
           logger.info(
@@ -204,10 +211,9 @@ export function devCommand(context: CliContext, setExitCode: (code: number) => v
           consoleUrl = await startDevConsole(devConsole, consoleOptions, config, allowedOrigins, emulator.url, context.cwd, logger);
           logger.info({ url: consoleUrl }, `console at ${consoleUrl}`);
         }
-        // Plain text, not a log line: it is meant to be copied into a shell (or a browser).
-        logger.flush();
-        const consoleHint = consoleUrl === undefined ? '' : `Open the console: ${consoleUrl}  (events, consumer, dead letters, send; --no-console to turn it off)\n\n`;
-        context.stdout.write(`\n${consoleHint}${curlHints(emulator.url)}\n\n`);
+        // Meant to be copied into a browser or a shell: plain text on a terminal, records on a pipe.
+        if (consoleUrl !== undefined) printHints(context.stdout, logger, `Open the console: ${consoleUrl}  (events, consumer, dead letters, send; --no-console to turn it off)`);
+        printHints(context.stdout, logger, curlHints(emulator.url));
         if (demo) {
           const createClient = await loadCreateClient();
           stopDemo = startDemoTraffic(createClient({ baseUrl: emulator.url, tenant, clientId, clientSecret }), logger);

@@ -4,9 +4,10 @@ import { createLogger } from '../../observability/logger.js';
 import { parseAllowedHosts } from '../../runtime/loopback-guard.js';
 import { parseAllowedOrigins } from '../../runtime/local-server-guard.js';
 import type { CliContext } from '../context.js';
-import { EMULATOR_DEFAULTS, curlHints, listenError, parseLogLevel, parsePort, parseTokenLifetimeSeconds } from '../emulator-defaults.js';
+import { EMULATOR_DEFAULTS, curlHints, listenError, printHints, parseLogLevel, parsePort, parseTokenLifetimeSeconds } from '../emulator-defaults.js';
 import type { RunningEmulator } from '../../emulator/index.js';
 import type { Logger } from '../../observability/logger.js';
+import { numberOption } from '../run-options.js';
 import { loadStartEmulator } from '../seams.js';
 import { SIGNAL_EXIT_CODES, onShutdownSignals } from '../signals.js';
 
@@ -24,7 +25,7 @@ export interface EmulatorArgs {
 
 export function withEmulatorOptions<T>(yargs: Argv<T>, portDescription: string): Argv<T> {
   return yargs
-    .option('port', { type: 'string', requiresArg: true, describe: portDescription, group: 'Emulator:' })
+    .option('port', numberOption(portDescription, 'Emulator:'))
     .option('host', { type: 'string', requiresArg: true, describe: `Interface to listen on (default: ${EMULATOR_DEFAULTS.host})`, group: 'Emulator:' })
     .option('token-lifetime', { type: 'string', requiresArg: true, describe: 'Lifetime of issued access tokens: seconds or a duration like 5m, 1h', group: 'Emulator:' })
     .option('allowed-origins', {
@@ -89,9 +90,7 @@ export function emulatorCommand(context: CliContext, setExitCode: (code: number)
       const { tenant, clientId, clientSecret, destination } = EMULATOR_DEFAULTS;
       logger.info({ url: emulator.url }, `emulator listening on ${emulator.url}`);
       logger.info(`default credentials: tenant ${tenant}, client ${clientId} / ${clientSecret}; durable consumer ${destination}`);
-      // Plain text, not a log line: it is meant to be copied into a shell.
-      logger.flush();
-      context.stdout.write(`\n${curlHints(emulator.url)}\n\n`);
+      printHints(context.stdout, logger, curlHints(emulator.url));
 
       let dispose = () => {};
       await new Promise<void>((resolve) => {
