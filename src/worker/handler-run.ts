@@ -43,8 +43,6 @@ export class HandlerRun implements DispatchRun {
   #dispatched = false;
   /** A chained run taken back before it started: what the dispatcher still reports is stale. */
   #withdrawn = false;
-  /** In a batch call, a failed probe counts as the call's other failures do. */
-  readonly #inBatchCall: boolean;
   /** Failed, and counted: when its next run may start. */
   #retryAtMs: number | undefined = undefined;
   dispatcherRecord: unknown = undefined;
@@ -53,7 +51,6 @@ export class HandlerRun implements DispatchRun {
     this.#event = event;
     this.#k = k;
     this.#retry = retry;
-    this.#inBatchCall = handler.batch !== undefined;
     this.#key = event.lease.keys[k] as string;
     this.#history = retry ? undefined : event.lease.failures?.[k];
     this.job = { handler: handler.name, event: event.event, ctx: event.lease.jobContext, trace: undefined };
@@ -208,10 +205,8 @@ export class HandlerRun implements DispatchRun {
       breakers.record(this.handler, 'none');
       return this.#deadLetter('permanent', error, durationMs);
     }
-    const probe = breakers.isProbing(this.handler);
     // A RetryLaterError is the handler pacing itself, and an event's repeated failure was weighed at its first.
     breakers.record(this.handler, error.code === ErrorCodes.RETRY_LATER ? 'none' : this.attempt > 1 ? 'failed-again' : 'failed');
-    if (probe && !this.#inBatchCall && lease.context.deferred !== undefined && error.code !== ErrorCodes.RETRY_LATER) return this.#deferProbe(error, durationMs);
     if (this.attempt >= lease.context.maxAttempts) return this.#deadLetter('max-attempts', error, durationMs);
     return this.#countFailure(error, durationMs);
   }
@@ -258,14 +253,6 @@ export class HandlerRun implements DispatchRun {
     );
     this.#emit('failed', durationMs, error);
     return deferred ? 'deferred' : 'failed';
-  }
-
-  /** A failed probe: the dependency is still down, the event not at fault. Deferred to the next probe (another run: the store serves due runs by retry time), no attempt spent. */
-  #deferProbe(error: DispatchError, durationMs: number): Promise<RunEnd> {
-    const lease = this.#event.lease;
-    this.#emit('failed', durationMs, error);
-    const wait = { reason: 'breaker' as const, retryAtMs: lease.context.breakers.openUntilMs(this.handler) };
-    return deferRun(lease, this.#k, this.handler, this.job.event, wait).then(() => 'deferred' as const, (err: unknown) => (lease.context.storeFailed(err), 'failed' as const));
   }
 
   async #deadLetter(reason: DeadLetterRecord['reason'], error: DispatchError, durationMs: number): Promise<RunEnd> {

@@ -53,12 +53,6 @@ export interface ModelOptions {
   batchHandlers: ReadonlySet<string>;
   /** Check the order per (handler, subject) (`Observed.stream` needed): one process, no kill. */
   order?: boolean;
-  /**
-   * A failed probe of an open breaker spends no attempt (a store that defers runs; not in a batch
-   * call): a run that failed in an outage may leave its event's attempt as it was; the next run then
-   * has the same `ctx.attempt`.
-   */
-  probesUncounted?: boolean;
 }
 
 export interface Observed {
@@ -89,15 +83,10 @@ function checkKey(key: string, runs: readonly RunLine[], dead: readonly DeadLett
   const handler = key.slice(0, key.indexOf(':'));
   const counted = runs.filter((_, i) => i !== ghost);
   let failures = 0;
-  const probes = new Set<RunLine>();
   let ended: 'ok' | 'permanent' | 'max-attempts' | undefined;
   let oks = 0;
   for (const [i, run] of counted.entries()) {
     const index = runs.indexOf(run);
-    const next = counted[i + 1];
-    // A probe that failed in an outage: not counted, so the next run has its attempt (or, as the last run, no dead letter followed).
-    const probe = options.probesUncounted === true && !options.batchHandlers.has(handler) && run.outcome === 'threw' && run.cause === 'outage' && (next === undefined ? dead.length === 0 : next.attempt === run.attempt);
-    if (probe) probes.add(run);
     if (ended !== undefined) add('run-after-end', `run ${i + 1} (${run.outcome}, ctx.attempt ${run.attempt}) after it ended (${ended})`);
     if (!options.batchHandlers.has(handler)) {
       const want = failures + 1;
@@ -120,7 +109,7 @@ function checkKey(key: string, runs: readonly RunLine[], dead: readonly DeadLett
     if (run.outcome === 'ok') {
       oks++;
       ended ??= 'ok';
-    } else if (!probe) {
+    } else {
       failures++;
       if (run.outcome === 'permanent') ended ??= 'permanent';
       else if (failures >= options.maxAttempts) ended ??= 'max-attempts';
@@ -139,7 +128,7 @@ function checkKey(key: string, runs: readonly RunLine[], dead: readonly DeadLett
       add('dead-letter-without-cause', `dead-lettered (${dead.map((d) => d.reason).join(', ')}) but ${why}`);
     }
     for (const record of dead) {
-      const found = recordViolations(record, counted.filter((r) => !probes.has(r)), ended, ghost !== undefined);
+      const found = recordViolations(record, counted, ended, ghost !== undefined);
       // A record the set-aside run wrote itself, before the kill lost its done mark: it tells the
       // failures up to that run, so it is read against those.
       const upToGhost = ghost === undefined ? [] : runs.slice(0, ghost + 1);

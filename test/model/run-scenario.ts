@@ -98,7 +98,6 @@ export async function runScenario(emulator: RunningEmulator, scenario: Scenario,
     retryBackoffMaxMs: RETRY_BACKOFF_MAX_MS,
     batchHandlers: BATCH_HANDLERS,
     order: true,
-    probesUncounted: scenario.store === 'sqlite' && scenario.breaker,
   };
   return { observed, appendedAtMs, options, violations: checkInvariant(observed, options), stats: `${runStats(observed.runs, observed.deadLetters)}; files in ${dir}` };
 }

@@ -178,7 +178,7 @@ async function killAndRestart(scenario: Scenario, storeUrl: string): Promise<voi
   const state = consumerState(emulator, destination);
   const violations = checkInvariant(
     { expected, runs, deadLetters, cursor: { committed: state.committed, head: state.head }, tolerated: { pid: killedPid, keys: tolerated } },
-    { maxAttempts: scenario.maxAttempts, retryBackoffMinMs: RETRY_BACKOFF_MIN_MS, retryBackoffMaxMs: RETRY_BACKOFF_MAX_MS, batchHandlers: BATCH_HANDLERS, probesUncounted: scenario.breaker },
+    { maxAttempts: scenario.maxAttempts, retryBackoffMinMs: RETRY_BACKOFF_MIN_MS, retryBackoffMaxMs: RETRY_BACKOFF_MAX_MS, batchHandlers: BATCH_HANDLERS },
   );
   // The scenario exercised what it is about: failed runs of one process continued by another.
   const byKey = new Map<string, typeof runs>();
