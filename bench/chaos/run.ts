@@ -7,6 +7,8 @@ import pino from 'pino';
 import { createClient } from '../../src/client/index.js';
 import { mulberry32 } from '../../src/emulator/faults/injector.js';
 import { startEmulator, type ConsumerStateSummary, type FaultOptions, type RunningEmulator } from '../../src/emulator/index.js';
+import { deferredRunsOf } from '../../src/idempotency/deferred.js';
+import { createIdempotencyStore } from '../../src/idempotency/index.js';
 import { redactUrl } from '../../src/runtime/redact-url.js';
 import { checkRun, type ChaosVerdict } from './check.js';
 import { planEvents, type EventKind } from './plan.js';
@@ -115,6 +117,17 @@ function consumerOf(emulator: RunningEmulator): ConsumerStateSummary {
   return consumer;
 }
 
+/** Runs deferred to the store (a failed run's retry) go on after the cursor reached the head: waits for them too. */
+async function untilNoDeferredRuns(store: string, prefix: string, deadline: number): Promise<void> {
+  const probe = await createIdempotencyStore(store, { prefix, doneTtlMs: 600_000 });
+  try {
+    const deferred = deferredRunsOf(probe);
+    while (deferred !== undefined && (await deferred.nextDueAtMs()) !== undefined && Date.now() < deadline) await sleep(100);
+  } finally {
+    await probe.close();
+  }
+}
+
 function caughtUp(c: ConsumerStateSummary): boolean {
   return c.head !== null && c.committed === c.head && c.leased === 0 && c.pendingRedelivery === 0;
 }
@@ -131,6 +144,7 @@ export async function runChaos(options: Partial<ChaosOptions> = {}, progress: (l
   const dir = mkdtempSync(join(tmpdir(), `dw-chaos-${o.seed}-`));
   mkdirSync(join(dir, 'logs'));
   const store = chooseStore(o.store, dir);
+  const prefix = `chaos-${o.seed}-${randomBytes(4).toString('hex')}`;
   const emulatorLog = join(dir, 'logs', 'emulator.log');
   // A fresh secret per run: it never appears in argv of a log line (the children get it by env).
   const clientSecret = randomBytes(18).toString('base64url');
@@ -164,7 +178,7 @@ export async function runChaos(options: Partial<ChaosOptions> = {}, progress: (l
       '--concurrency', String(o.concurrency),
       '--max-attempts', String(o.maxAttempts),
       '--idempotency', store,
-      '--idempotency-prefix', `chaos-${o.seed}-${randomBytes(4).toString('hex')}`,
+      '--idempotency-prefix', prefix,
       '--metrics-port', '0',
       '--metrics-host', '127.0.0.1',
       '--isolation', o.isolation,
@@ -253,6 +267,7 @@ export async function runChaos(options: Partial<ChaosOptions> = {}, progress: (l
     const drainStarted = Date.now();
     const deadline = drainStarted + o.drainTimeoutSeconds * 1_000;
     while (!caughtUp(consumerOf(emulator)) && Date.now() < deadline) await sleep(100);
+    await untilNoDeferredRuns(store, prefix, deadline);
     const drainMs = Date.now() - drainStarted;
     const drained: boolean[] = [];
     await Promise.all(slots.map((slot) => slot.waitUntilStarted(30_000)));

@@ -164,12 +164,6 @@ export class Breakers {
     return this.#byHandler.get(handler)?.state ?? 'closed';
   }
 
-  /** Half-open with its probe on its way: the next run of `handler` to end is the probe. */
-  isProbing(handler: string): boolean {
-    const breaker = this.#byHandler.get(handler);
-    return breaker?.state === 'half-open' && breaker.probing;
-  }
-
   /** When an open breaker lets a probe start (0 when it is not open). */
   openUntilMs(handler: string): number {
     const breaker = this.#byHandler.get(handler);

@@ -39,10 +39,45 @@ export async function deferRun(lease: LeaseView, k: number, handler: string, eve
   const nowMs = Date.now();
   const chain = chainOf(handler, event.subject);
   const run: DeferredRun = { key: lease.keys[k] as string, handler, chain, sequence: event.sequence, event, retryAtMs: wait.retryAtMs, deferredAtMs: nowMs, reason: wait.reason };
-  await deferred.defer([run], lease.claimOwner);
+  await deferInTurn(deferred, run, lease.claimOwner);
   context.recentChains?.add(chain, nowMs);
   lease.deferredKeys?.add(run.key);
   context.events.emit('run:deferred', { workerId: lease.workerId, event, handler, reason: wait.reason, retryAtMs: wait.retryAtMs });
   context.runDeferredAt?.(wait.retryAtMs);
 }
 
+
+interface PendingDefers {
+  runs: DeferredRun[];
+  settle: Array<[resolve: () => void, reject: (err: unknown) => void]>;
+}
+
+/** Per store, per claim owner: the runs deferred in this turn of the event loop, not yet written. */
+const pending = new WeakMap<DeferredRuns, Map<string, PendingDefers>>();
+
+/**
+ * Defers `run` together with the others deferred in the same turn for the same owner: one store call
+ * (one transaction, one round trip) for a lease whose events' runs are deferred as it starts them,
+ * rather than one each, which held the main thread with SQLite once deferred runs piled up (a 60 s
+ * outage of a handler on every event). Each caller hears the batch's outcome.
+ */
+function deferInTurn(deferred: DeferredRuns, run: DeferredRun, owner: string): Promise<void> {
+  let byOwner = pending.get(deferred);
+  if (byOwner === undefined) pending.set(deferred, (byOwner = new Map()));
+  let batch = byOwner.get(owner);
+  if (batch === undefined) {
+    const created: PendingDefers = { runs: [], settle: [] };
+    const owners = byOwner;
+    byOwner.set(owner, (batch = created));
+    queueMicrotask(() => {
+      owners.delete(owner);
+      deferred.defer(created.runs, owner).then(
+        () => created.settle.forEach(([resolve]) => resolve()),
+        (err: unknown) => created.settle.forEach(([, reject]) => reject(err)),
+      );
+    });
+  }
+  batch.runs.push(run);
+  const joined = batch;
+  return new Promise((resolve, reject) => joined.settle.push([resolve, reject]));
+}

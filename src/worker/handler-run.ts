@@ -34,14 +34,14 @@ export class HandlerRun implements DispatchRun {
   readonly #key: string;
   /** A retry within the lease: its key is claimed again before it runs. */
   readonly #retry: boolean;
-  /** Its process span (a no-op with tracing off); the job carries its context to the handler. */
+  /** Its process span (no-op with tracing off); the job carries its context to the handler. */
   readonly #trace: RunTrace;
   /** The key's failures before this run, as claimed. */
   #history: FailureHistory | undefined;
   #startedMs = 0;
   /** Handed to the dispatcher (its claim was new). */
   #dispatched = false;
-  /** A chained run taken back before it started: whatever the dispatcher still reports is stale. */
+  /** A chained run taken back before it started: what the dispatcher still reports is stale. */
   #withdrawn = false;
   /** Failed, and counted: when its next run may start. */
   #retryAtMs: number | undefined = undefined;
@@ -205,10 +205,8 @@ export class HandlerRun implements DispatchRun {
       breakers.record(this.handler, 'none');
       return this.#deadLetter('permanent', error, durationMs);
     }
-    const probe = breakers.isProbing(this.handler);
     // A RetryLaterError is the handler pacing itself, and an event's repeated failure was weighed at its first.
     breakers.record(this.handler, error.code === ErrorCodes.RETRY_LATER ? 'none' : this.attempt > 1 ? 'failed-again' : 'failed');
-    if (probe && lease.context.deferred !== undefined && error.code !== ErrorCodes.RETRY_LATER) return this.#deferProbe(error, durationMs);
     if (this.attempt >= lease.context.maxAttempts) return this.#deadLetter('max-attempts', error, durationMs);
     return this.#countFailure(error, durationMs);
   }
@@ -255,19 +253,6 @@ export class HandlerRun implements DispatchRun {
     );
     this.#emit('failed', durationMs, error);
     return deferred ? 'deferred' : 'failed';
-  }
-
-  /** A failed probe: the dependency is still down, the event not at fault. Deferred to the next probe (another run: the store serves due runs by retry time), no attempt spent. */
-  async #deferProbe(error: DispatchError, durationMs: number): Promise<RunEnd> {
-    const lease = this.#event.lease;
-    this.#emit('failed', durationMs, error);
-    try {
-      await deferRun(lease, this.#k, this.handler, this.job.event, { reason: 'breaker', retryAtMs: lease.context.breakers.openUntilMs(this.handler) });
-      return 'deferred';
-    } catch (err) {
-      lease.context.storeFailed(err);
-      return 'failed';
-    }
   }
 
   async #deadLetter(reason: DeadLetterRecord['reason'], error: DispatchError, durationMs: number): Promise<RunEnd> {
