@@ -46,8 +46,10 @@ describe.skipIf(DATABASE_URL === undefined)('transactional benchmark (bench/tran
       // Every variant writes its done marks through the idempotency store's pool.
       expect(r.maxConnectionsByName['durable-worker idempotency'], text).toBeGreaterThan(0);
     }
-    // Only the transactional handlers open transactions of their own.
-    for (const r of results) expect(r.maxConnectionsByName['durable-worker transactional handler'] !== undefined, text).toBe(r.variant.startsWith('tx'));
+    // Only the transactional handlers open transactions of their own. A batch of them is over in a few
+    // round trips, shorter than the connection sampler's period, so only the per-event one is sure to be seen.
+    for (const r of results) if (!r.variant.startsWith('tx')) expect(r.maxConnectionsByName['durable-worker transactional handler'], text).toBeUndefined();
+    expect(results.find((r) => r.variant === 'tx')?.maxConnectionsByName['durable-worker transactional handler'], text).toBeGreaterThan(0);
     // The tables and done marks of the runs are gone.
     const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM durable_worker_idempotency WHERE prefix LIKE 'bench-tx-smoke\\_%'`);
     expect(rows[0]!.n).toBe(0);
