@@ -11,6 +11,7 @@ import { chainOf, deferredRunsOf } from '../../src/idempotency/deferred.js';
 import { createIdempotencyStore } from '../../src/idempotency/index.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { tempDir } from '../worker/harness.js';
+import { consoleOptions } from './console-options.js';
 
 const PREFIX = 'dev-tenant:dev-consumer';
 let emulator: RunningEmulator;
@@ -28,21 +29,7 @@ async function startConsole(idempotencyUrl: string): Promise<string> {
   const devConsole = new DevConsole({ maxEvents: 10 });
   consoles.push(devConsole);
   const dir = tempDir('console-deferred');
-  return devConsole.start({
-    host: '127.0.0.1',
-    port: 0,
-    portIsDefault: false,
-    emulatorUrl: emulator.url,
-    tenant: 'dev-tenant',
-    clientId: 'dev-client',
-    clientSecret: 'dev-secret',
-    destination: 'dev-consumer',
-    deadLetterUrl: `file:${join(dir, 'dead-letter.jsonl')}`,
-    idempotencyPrefix: PREFIX,
-    cwd: dir,
-    replay: { handlersDir: join(import.meta.dirname, '../fixtures/console-handlers'), idempotencyUrl },
-    logger: pino({ level: 'silent' }),
-  });
+  return devConsole.start(consoleOptions(emulator.url, `file:${join(dir, 'dead-letter.jsonl')}`, { cwd: dir, replay: { handlersDir: join(import.meta.dirname, '../fixtures/console-handlers'), idempotencyUrl } }));
 }
 
 async function getJson(url: string): Promise<{ status: number; body: any }> {

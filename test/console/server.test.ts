@@ -13,6 +13,7 @@ import { openDeadLetterStore } from '../../src/dead-letter/index.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { deadLetter } from '../dead-letter/contract.js';
 import { capturingLogger, tempDir, waitFor } from '../worker/harness.js';
+import { consoleOptions, type ConsoleStartOptions } from './console-options.js';
 
 const PREFIX = 'dev-tenant:dev-consumer';
 let emulator: RunningEmulator;
@@ -20,23 +21,8 @@ let devConsole: DevConsole;
 let url: string;
 let sinkUrl: string;
 
-function startOptions(overrides: Partial<Parameters<DevConsole['start']>[0]> = {}): Parameters<DevConsole['start']>[0] {
-  return {
-    host: '127.0.0.1',
-    port: 0,
-    portIsDefault: false,
-    emulatorUrl: emulator.url,
-    tenant: 'dev-tenant',
-    clientId: 'dev-client',
-    clientSecret: 'dev-secret',
-    destination: 'dev-consumer',
-    deadLetterUrl: sinkUrl,
-    idempotencyPrefix: PREFIX,
-    cwd: tempDir('console-cwd'),
-    replay: { handlersDir: join(import.meta.dirname, '../fixtures/console-handlers'), idempotencyUrl: 'memory' },
-    logger: pino({ level: 'silent' }),
-    ...overrides,
-  };
+function startOptions(overrides: Partial<ConsoleStartOptions> = {}): ConsoleStartOptions {
+  return consoleOptions(emulator.url, sinkUrl, { idempotencyPrefix: PREFIX, ...overrides });
 }
 
 beforeAll(async () => {
