@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../runtime/clock.js';
 import type { Blocked } from './breakers.js';
 import type { BreakerChange } from '../observability/worker-events.js';
 import type { HeldLease } from './held-lease.js';
@@ -18,13 +19,15 @@ interface Parked {
  */
 export class ParkedEvents {
   readonly #wake: (events: LeaseEvent[]) => void;
+  readonly #clock: Clock;
   #parked: Parked[] = [];
-  #timer: NodeJS.Timeout | undefined = undefined;
+  #timer: unknown = undefined;
   #timerAtMs = Number.POSITIVE_INFINITY;
   #stopped = false;
 
-  constructor(wake: (events: LeaseEvent[]) => void) {
+  constructor(wake: (events: LeaseEvent[]) => void, clock: Clock = systemClock) {
     this.#wake = wake;
+    this.#clock = clock;
   }
 
   /** Parked events that never started (a retry in the lease is counted apart). */
@@ -71,21 +74,21 @@ export class ParkedEvents {
   /** A drain: no timer any more (the leases drop what they hold). */
   stop(): void {
     this.#stopped = true;
-    clearTimeout(this.#timer);
+    this.#clock.clearTimeout(this.#timer);
     this.#timerAtMs = Number.POSITIVE_INFINITY;
   }
 
   #arm(atMs: number): void {
-    clearTimeout(this.#timer);
+    this.#clock.clearTimeout(this.#timer);
     this.#timerAtMs = atMs;
-    this.#timer = setTimeout(() => this.#wakeDue(), Math.max(0, atMs - Date.now()));
+    this.#timer = this.#clock.setTimeout(() => this.#wakeDue(), Math.max(0, atMs - this.#clock.now()));
   }
 
   /** Retry times that came: those events may start (if their breakers let them). */
   #wakeDue(): void {
     this.#timer = undefined;
     this.#timerAtMs = Number.POSITIVE_INFINITY;
-    const now = Date.now();
+    const now = this.#clock.now();
     let next = Number.POSITIVE_INFINITY;
     const woken: LeaseEvent[] = [];
     const kept: Parked[] = [];
