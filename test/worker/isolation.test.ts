@@ -18,7 +18,8 @@ const HANDLERS = fileURLToPath(new URL('../fixtures/isolation-handlers', import.
 
 function runsOf(file: string): RunRecord[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as RunRecord);
+  // Complete lines only: a handler thread may be appending the last one while this reads.
+  return readFileSync(file, 'utf8').split('\n').slice(0, -1).filter(Boolean).map((line) => JSON.parse(line) as RunRecord);
 }
 
 /** The ok runs of `handler`, by event id. */
