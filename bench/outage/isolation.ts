@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { DependencyCall } from './dependency.js';
 import { REPO_ROOT } from './processes.js';
-import { produceSteadily, runOnce, type RunRecord } from './run.js';
+import { outageBetween, produceSteadily, runOnce, type RunRecord } from './run.js';
 
 /**
  * Failures stay where they happen, measured: two handlers, one stream; the dependency of one of
@@ -112,12 +111,7 @@ export async function runIsolation(options: Partial<IsolationOptions> = {}): Pro
       ...(o.keepDir === true ? { keepDir: true } : {}),
     },
     async ({ platform, dependency, startedAtMs }) => {
-      const outage = (async () => {
-        await sleep(Math.max(0, startedAtMs + downMs - Date.now()));
-        dependency.down = true;
-        await sleep(Math.max(0, startedAtMs + upMs - Date.now()));
-        dependency.down = false;
-      })();
+      const outage = outageBetween(dependency, startedAtMs, downMs, upMs);
       const type = (i: number) => (o.sharedType ? 'iso.ab' : i % 2 === 0 ? 'iso.a' : 'iso.b');
       await produceSteadily(platform, startedAtMs, count, o.produceSeconds, (i) => `${type(i)}|s-${i % o.subjects}`);
       await outage;

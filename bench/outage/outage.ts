@@ -1,5 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { effectsPerSecond, produceSteadily, runOnce, sampleAt, tally, type RunRecord } from './run.js';
+import { effectsPerSecond, outageBetween, produceSteadily, runOnce, sampleAt, tally, type RunRecord } from './run.js';
 
 export interface OutageOptions {
   events: number;
@@ -73,12 +72,7 @@ export async function runOutage(options: Partial<OutageOptions> = {}): Promise<O
   const record = await runOnce(
     { workerArgs: [...(o.breaker ? [] : ['--no-breaker']), ...(o.workerArgs ?? [])], latencyMs: o.latencyMs, delayMs: o.delayMs, drainTimeoutSeconds: o.drainTimeoutSeconds, ...(o.keepDir ? { keepDir: true } : {}) },
     async ({ platform, dependency, startedAtMs }) => {
-      const outage = (async () => {
-        await sleep(Math.max(0, startedAtMs + downMs - Date.now()));
-        dependency.down = true;
-        await sleep(Math.max(0, startedAtMs + upMs - Date.now()));
-        dependency.down = false;
-      })();
+      const outage = outageBetween(dependency, startedAtMs, downMs, upMs);
       await produceSteadily(platform, startedAtMs, o.events, o.produceSeconds, (i) => `entry-${i % o.subjects}`);
       await outage;
     },

@@ -169,3 +169,11 @@ export async function produceSteadily(platform: PlatformProcess, startedAtMs: nu
     await sleep(Math.max(0, startedAtMs + tick * 100 - Date.now()));
   }
 }
+
+/** Takes the dependency down from `downMs` to `upMs` after `startedAtMs` (a scheduled outage, not a synchronisation). */
+export async function outageBetween(dependency: Dependency, startedAtMs: number, downMs: number, upMs: number): Promise<void> {
+  await sleep(Math.max(0, startedAtMs + downMs - Date.now()));
+  dependency.down = true;
+  await sleep(Math.max(0, startedAtMs + upMs - Date.now()));
+  dependency.down = false;
+}
