@@ -31,14 +31,13 @@ export interface Blocked {
 
 /**
  * How a run that a breaker counted ended: `none` for one that says nothing of the dependency (never
- * ran, a probe given back, a `RetryLaterError`, a `PermanentError`); `failed-again` for an event's
- * repeated failure. Both failures weigh the same: while a dependency is down, a handler's later
- * events of a subject wait behind its first failure (its chain), so retries are most of what still
- * runs; a breaker deaf to them opened only once the runs before the outage left its window (16 s
- * into an outage, after the events' own attempts ran out). A few poison events still cannot open it:
- * the window is time (at least `window` runs in `windowMs`), and healthy runs in it outweigh them.
+ * ran, a probe given back, a `RetryLaterError`, a `PermanentError`). An event's repeated failure
+ * weighs as its first: while a dependency is down, a handler's later events of a subject wait behind
+ * its first failure (its chain), so retries are most of what still runs. A few poison events still
+ * cannot open it: the window is time (at least `window` runs in `windowMs`), and healthy runs in it
+ * outweigh them.
  */
-export type RunVerdict = 'ok' | 'failed' | 'failed-again' | 'none';
+export type RunVerdict = 'ok' | 'failed' | 'none';
 
 /** Buckets a time window is cut into: runs leave it a tenth of the window at a time. */
 const BUCKETS = 10;
@@ -201,7 +200,7 @@ export class Breakers {
       this.#notClosed--;
       this.#logger.info({ handler }, `circuit breaker of handler ${handler} closed: a probe run succeeded`);
       this.#onChange({ handler, state: 'closed', failureRatio: 0 });
-    } else if (verdict === 'failed' || verdict === 'failed-again') this.#open(handler, breaker, nowMs, 'probe failed', 0);
+    } else if (verdict === 'failed') this.#open(handler, breaker, nowMs, 'probe failed', 0);
     // Given back unrun, or an end that says nothing of the dependency: still half-open, another run may probe.
     else this.#onChange({ handler, state: 'half-open', failureRatio: breaker.failureRatio });
   }

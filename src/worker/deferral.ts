@@ -49,35 +49,32 @@ export async function deferRun(lease: LeaseView, k: number, handler: string, eve
 
 interface PendingDefers {
   runs: DeferredRun[];
-  settle: Array<[resolve: () => void, reject: (err: unknown) => void]>;
+  /** The one store call for `runs`, made once this turn is over. */
+  written: Promise<void>;
 }
 
 /** Per store, per claim owner: the runs deferred in this turn of the event loop, not yet written. */
 const pending = new WeakMap<DeferredRuns, Map<string, PendingDefers>>();
 
 /**
- * Defers `run` together with the others deferred in the same turn for the same owner: one store call
- * (one transaction, one round trip) for a lease whose events' runs are deferred as it starts them,
- * rather than one each, which held the main thread with SQLite once deferred runs piled up (a 60 s
- * outage of a handler on every event). Each caller hears the batch's outcome.
+ * Defers `run` together with the others deferred in the same turn for the same owner: a lease that
+ * defers several of its runs as it starts them writes them in one store call (one transaction, one
+ * round trip), not one each, which would hold SQLite's synchronous driver on the main thread per run.
+ * Each caller hears the call's outcome.
  */
 function deferInTurn(deferred: DeferredRuns, run: DeferredRun, owner: string): Promise<void> {
   let byOwner = pending.get(deferred);
   if (byOwner === undefined) pending.set(deferred, (byOwner = new Map()));
   let batch = byOwner.get(owner);
   if (batch === undefined) {
-    const created: PendingDefers = { runs: [], settle: [] };
     const owners = byOwner;
-    byOwner.set(owner, (batch = created));
-    queueMicrotask(() => {
+    const runs: DeferredRun[] = [];
+    const written = Promise.resolve().then(() => {
       owners.delete(owner);
-      deferred.defer(created.runs, owner).then(
-        () => created.settle.forEach(([resolve]) => resolve()),
-        (err: unknown) => created.settle.forEach(([, reject]) => reject(err)),
-      );
+      return deferred.defer(runs, owner);
     });
+    byOwner.set(owner, (batch = { runs, written }));
   }
   batch.runs.push(run);
-  const joined = batch;
-  return new Promise((resolve, reject) => joined.settle.push([resolve, reject]));
+  return batch.written;
 }

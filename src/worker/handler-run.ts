@@ -205,8 +205,8 @@ export class HandlerRun implements DispatchRun {
       breakers.record(this.handler, 'none');
       return this.#deadLetter('permanent', error, durationMs);
     }
-    // A RetryLaterError is the handler pacing itself, and an event's repeated failure was weighed at its first.
-    breakers.record(this.handler, error.code === ErrorCodes.RETRY_LATER ? 'none' : this.attempt > 1 ? 'failed-again' : 'failed');
+    // A RetryLaterError is the handler pacing itself: it says nothing of the dependency.
+    breakers.record(this.handler, error.code === ErrorCodes.RETRY_LATER ? 'none' : 'failed');
     if (this.attempt >= lease.context.maxAttempts) return this.#deadLetter('max-attempts', error, durationMs);
     return this.#countFailure(error, durationMs);
   }
