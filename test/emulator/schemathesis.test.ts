@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { underCi } from '../fixtures/ci.js';
+import { waitFor } from '../fixtures/wait-for.js';
 import { tempDir } from '../worker/harness.js';
 import { call } from './helpers.js';
 
@@ -85,11 +86,7 @@ if (!existsSync(ST) && !underCi()) {
       const headers = { 'x-api-key': 'dev-api-key' };
       const seeded = await call('POST', `${em.url}/sources/products`, { headers, json: { entries: [{ id: 'product-1', properties: [{ id: 'price', value: 9.5 }] }] } });
       expect(seeded.status, seeded.text).toBe(202);
-      const deadline = Date.now() + 10_000;
-      while ((await call('GET', `${em.url}/v1/sources/products/entries/product-1`, { headers })).status !== 200) {
-        if (Date.now() > deadline) throw new Error('the seeded entry never became readable');
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await waitFor('the seeded entry readable', async () => (await call('GET', `${em.url}/v1/sources/products/entries/product-1`, { headers })).status === 200, 10_000, 50);
     }, 30_000);
     afterAll(async () => {
       await em?.close();
