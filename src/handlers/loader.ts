@@ -1,6 +1,6 @@
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { extname, join, relative, resolve, sep } from 'node:path';
-import { DurableWorkerError, ErrorCodes } from '../errors.js';
+import { HandlerLoadError } from '../errors.js';
 import { validatePattern } from '../runtime/type-pattern.js';
 import { HANDLER_BRAND, transactionalProblem, type HandlerContext, type LifeCycleContext, type TeardownContext } from './define.js';
 import { describeLoadError } from './load-error.js';
@@ -31,17 +31,7 @@ export interface LoadedHandler {
   transactional?: true;
 }
 
-/** Raised at start-up for a handlers folder or module that cannot be used (the CLI exits 2). */
-export class HandlerLoadError extends DurableWorkerError {
-  /** The file (or folder) at fault. */
-  readonly file: string;
-
-  constructor(file: string, message: string, options?: { cause?: unknown }) {
-    super(ErrorCodes.HANDLER_LOAD, message, options);
-    this.name = 'HandlerLoadError';
-    this.file = file;
-  }
-}
+export { HandlerLoadError } from '../errors.js';
 
 const HANDLER_EXTENSIONS = new Set(['.js', '.mjs', '.ts', '.mts']);
 

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { LeaseDispatch } from '../dispatch/types.js';
-import { ErrorCodes } from '../errors.js';
+import { AbortedError } from '../errors.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import type { ClaimState, FailureHistory } from '../idempotency/store.js';
 import { atDeadline, whenAborted, type Watch } from '../runtime/abort-fanout.js';
@@ -181,7 +181,7 @@ export class HeldLease implements LeaseView {
       // timer of its own, one could fire first, and the next event started in that moment failed at
       // once, 'no time left', counting as a failed attempt instead of staying unstarted).
       atDeadline(this.context.clock, this.deadlineMs, () => this.stop(leaseDeadline())),
-      whenAborted(this.context.forceSignal, () => this.stop(Object.assign(new Error('forced shutdown'), { code: ErrorCodes.ABORTED }))),
+      whenAborted(this.context.forceSignal, () => this.stop(new AbortedError('forced shutdown'))),
       // Runs end by the deadline on their own; this bounds the wait for one that cannot report.
       whenAborted(this.#abort.signal, () => (this.#stragglerTimer = this.context.clock.setTimeout(() => this.#abandonRunning(), STRAGGLER_GRACE_MS))),
     );

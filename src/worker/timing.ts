@@ -1,4 +1,4 @@
-import { ErrorCodes } from '../errors.js';
+import { HandlerTimeoutError } from '../errors.js';
 
 /**
  * Safety margin between the batch deadline and the lease expiry: time to abort handlers, write done
@@ -12,7 +12,7 @@ export function safetyMarginMs(visibilityMs: number): number {
 
 /** Why a lease stopped at its deadline: runs cut by it fail as too slow (run-handler.ts). */
 export function leaseDeadline(): Error {
-  return Object.assign(new Error('lease deadline'), { code: ErrorCodes.HANDLER_TIMEOUT });
+  return new HandlerTimeoutError('lease deadline');
 }
 
 /** How long after its deadline a lease still waits for its runs to report before acking failed. */
