@@ -47,7 +47,7 @@ const ACKING = 2;
 const DONE = 3;
 
 /**
- * One leased batch from its pull to its ack (docs/architecture.md, "One lease's life"): its events
+ * One leased batch from its pull to its ack (docs/architecture.md, "One lease, from pull to ack"): its events
  * and their `<handler>:<event id>` keys, claimed in one store call; its deadline (the lease expiry
  * minus a safety margin: unfinished work is aborted and acked `failed` while the lease is still
  * valid, spec: an expired lease is redelivered with a higher generation); its done marks and claim
