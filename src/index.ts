@@ -27,5 +27,5 @@ export type { CloudEvent, PropertyDataType, PropertyItem, PropertyValue, SourceE
 export * from './entries/worker.js';
 export * from './entries/client.js';
 export * from './entries/emulator.js';
-// A custom idempotency store's interface, beside StartWorkerOptions.store.
+// The idempotency store's interface, as before; its room is durable-worker/testing, with its contract.
 export type { ClaimResult, ClaimState, FailureEntry, FailureHistory, IdempotencyStore } from './idempotency/store.js';

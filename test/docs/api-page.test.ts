@@ -19,12 +19,12 @@ const ENTRIES: Record<string, string> = {
   'durable-worker/testing': 'src/testing/index.ts',
 };
 
-/** The page's lists for `entry`: the backticked names after "Values:" and "Types:" in its section. */
+/** The page's lists for `entry`: the backticked names after "Values:", and after "Types:" and "Aliases:" (types), in its section. */
 function listed(entry: string): { values: string[]; types: string[] } {
   const from = page.indexOf(`## \`${entry}\`\n`);
   const section = page.slice(from, page.indexOf('\n## ', from + 1) === -1 ? undefined : page.indexOf('\n## ', from + 1));
   const list = (label: string) => [...(section.match(new RegExp(`^${label}: ([\\s\\S]+?)\\.$`, 'm'))?.[1] ?? '').matchAll(/`(\w+)`/g)].map((m) => m[1] as string).sort();
-  return { values: list('Values'), types: list('Types') };
+  return { values: list('Values'), types: [...list('Types'), ...list('Aliases')].sort() };
 }
 
 /** The names an entry declares with `export { ... }` and `export type { ... }` (not `export *`). */
