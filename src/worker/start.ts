@@ -5,7 +5,7 @@ import type { RunningWorker, StartWorkerOptions, WorkerEnd } from './running-wor
 import { openDeadLetterStore } from '../dead-letter/index.js';
 import type { DeadLetterSink } from '../dead-letter/sink.js';
 import type { DeadLetterStore } from '../dead-letter/store.js';
-import { createDispatcher } from '../dispatch/index.js';
+import { startDispatcher } from '../dispatch/index.js';
 import { CONSUMER_WINDOW_EVENTS, flowLimitsOf } from '../config/flow-defaults.js';
 import { BREAKER_DEFAULTS, RETRY_DEFAULTS } from '../config/failure-defaults.js';
 import type { Dispatcher } from '../dispatch/types.js';
@@ -58,6 +58,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
   let store: IdempotencyStore;
   let deadLetter: DeadLetterSink;
   let dispatcher: Dispatcher;
+  let warmedUp: Promise<void>;
   let router: Router<LoadedHandler>;
   let metricsUrl: string | undefined;
   // `--otel`: before the handlers load, so their own instrumentation finds the SDK. Closed last:
@@ -104,7 +105,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     cleanups.push({ name: 'dead-letter sink', run: () => sink.close() });
     deadLetter = sink;
 
-    dispatcher = await createDispatcher({
+    ({ dispatcher, warmedUp } = startDispatcher({
       isolation: config.isolation,
       handlers,
       handlersDir: config.handlersDir,
@@ -115,8 +116,9 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
       defaultTimeoutMs: config.handlerTimeoutMs,
       otel: tracing.tracer.enabled,
       transactions: transactionsOf(config, handlers, maxInProgress),
-    });
+    }));
     cleanups.push({ name: 'dispatcher', run: () => dispatcher.close() });
+    client.ensureCredential().catch(() => {});
 
     // One view of the stream's position, read by the metrics and the summary line alike.
     const { observeStreamPosition } = await import('../observability/stream-position.js');
@@ -142,6 +144,9 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     const { startSummary } = await import('../observability/summary.js');
     const summary = startSummary({ events, position, logger, maxInProgress, ...(options.summaryIntervalMs === undefined ? {} : { intervalMs: options.summaryIntervalMs }) });
     cleanups.push({ name: 'summary', run: () => summary.stop() });
+    // What precedes overlapped the handler threads' start, with the credential and the HTTP client
+    // for the first pull (errors are the pull's to report): docs/benchmarks.md#cold-start.
+    await warmedUp;
   } catch (err) {
     await runCleanups(cleanups, logger);
     throw err;
