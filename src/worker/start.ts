@@ -144,8 +144,8 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     const { startSummary } = await import('../observability/summary.js');
     const summary = startSummary({ events, position, logger, maxInProgress, ...(options.summaryIntervalMs === undefined ? {} : { intervalMs: options.summaryIntervalMs }) });
     cleanups.push({ name: 'summary', run: () => summary.stop() });
-    // What precedes overlapped the handler threads' start, with the credential and the HTTP client
-    // for the first pull (errors are the pull's to report): docs/benchmarks.md#cold-start.
+    // What precedes overlapped the handler threads' start (docs/benchmarks.md#cold-start), with the
+    // credential and the HTTP client for the first pull (errors are the pull's to report).
     await warmedUp;
   } catch (err) {
     await runCleanups(cleanups, logger);
