@@ -81,7 +81,8 @@ try {
         results.push(r);
         const names = Object.entries(r.maxConnectionsByName).map(([n, c]) => `${n}: ${c}`).join(', ');
         console.log(
-          `${isolation} round ${round} ${variant.padEnd(11)} ${r.seconds.toFixed(2)} s = ${Math.round(r.eventsPerSecond)} events/s, ${r.cpuUsPerEvent.toFixed(1)} µs CPU/event, ` +
+          `${isolation} round ${round} ${variant.padEnd(11)} ${r.seconds.toFixed(2)} s = ${Math.round(r.eventsPerSecond)} events/s, ${r.cpuUsPerEvent.toFixed(1)} µs CPU/event, server ${r.serverCpuUsPerEvent.toFixed(1)} µs, ` +
+            `syscalls/event ${r.writesPerEvent.toFixed(2)} w ${r.readsPerEvent.toFixed(2)} r, ` +
             `connections ${r.maxConnections} (${names}), rows ${r.rows}, writes ${r.writes}`,
         );
       }
