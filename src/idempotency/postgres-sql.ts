@@ -178,10 +178,14 @@ ON CONFLICT (prefix, key) DO UPDATE SET state = 'done', owner = NULL, expires_at
 
 /**
  * The keys of `keys` (a text[] expression, or one text expression with `oneKey`) whose done mark
- * counts (as CLAIM reads `done`); `prefix` an expression.
+ * counts (as CLAIM reads `done`); `prefix` an expression. Several keys are looked up one by one
+ * in the primary key (LIMIT keeps the planner from turning the lookups into a join): with
+ * `key = ANY(...)` a prefix the statistics think small (a new deployment's) was scanned whole,
+ * each key a filter, at a cost that grew with every event done under it.
  */
 export function readDoneSql(prefix: string, keys: string, oneKey = false): string {
-  return `SELECT t.key FROM ${TABLE} AS t WHERE t.prefix = ${prefix} AND t.key = ${oneKey ? keys : `ANY(${keys})`} AND ${DONE_LIVE}`;
+  if (oneKey) return `SELECT t.key FROM ${TABLE} AS t WHERE t.prefix = ${prefix} AND t.key = ${keys} AND ${DONE_LIVE}`;
+  return `SELECT k.key FROM unnest(${keys}) AS k(key), LATERAL (SELECT 1 FROM ${TABLE} AS t WHERE t.prefix = ${prefix} AND t.key = k.key AND ${DONE_LIVE} LIMIT 1) AS done`;
 }
 
 /**
