@@ -27,3 +27,19 @@ export function formatResults(results: readonly RunResult[]): string {
   }
   return lines.join('\n');
 }
+
+/** Each transactional variant's events/s over its plain variant's of the same round and isolation: median (range). */
+export function formatRatios(results: readonly RunResult[]): string {
+  const lines: string[] = [];
+  for (const [tx, plain] of [['tx', 'plain'], ['tx-batch', 'plain-batch']] as const) {
+    for (const isolation of [...new Set(results.map((r) => r.isolation))]) {
+      const ratios: number[] = [];
+      for (const run of results.filter((r) => r.variant === tx && r.isolation === isolation)) {
+        const other = results.find((r) => r.variant === plain && r.isolation === isolation && r.round === run.round);
+        if (other !== undefined) ratios.push(run.eventsPerSecond / other.eventsPerSecond);
+      }
+      if (ratios.length > 0) lines.push(`${isolation} ${tx} / ${plain}: ${median(ratios).toFixed(2)}x${spread(ratios, 2)} over ${ratios.length} round(s)`);
+    }
+  }
+  return lines.join('\n');
+}

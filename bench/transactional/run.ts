@@ -46,6 +46,8 @@ export interface RunOptions {
 
 export interface RunResult {
   variant: Variant;
+  /** Its round (main.ts): the ratios pair runs of one round. */
+  round?: number;
   isolation: Isolation;
   events: number;
   seconds: number;
