@@ -12,7 +12,9 @@
  *     [--calls 3000] [--connections 1] [--rounds 3]
  *
  * Per shape: calls/s, and CPU µs per call of this process (client) and of the backends serving it
- * (server, /proc/<pid>/stat of pg_stat_activity's pids in this database: run it alone there).
+ * (server, /proc/<pid>/stat of pg_stat_activity's pids in this database: run it alone there), each
+ * as user + system time: system time is where round trips cost (socket writes and reads, wake-ups),
+ * user time where statements and their results do.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -31,11 +33,18 @@ const calls = Number(values.calls);
 const connections = Number(values.connections);
 const rounds = Number(values.rounds);
 
-const cpuUs = (pid: number): number => {
+interface Cpu {
+  user: number;
+  system: number;
+}
+
+/** utime and stime of a process in µs (/proc/<pid>/stat fields 14 and 15, 100 ticks a second). */
+const cpuUs = (pid: number): Cpu => {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  return { user: Number(fields[11]) * 10_000, system: Number(fields[12]) * 10_000 };
 };
+const minus = (a: Cpu, b: Cpu | undefined): Cpu => ({ user: a.user - (b?.user ?? 0), system: a.system - (b?.system ?? 0) });
 
 const prefix = `bench-bound-${randomUUID()}`;
 const table = `bench_bound_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
@@ -47,9 +56,9 @@ const transactions = await EffectTransactions.open({ url, prefix, doneTtlMs: 3_6
 await probe.query(`CREATE TABLE ${table} (event_id text PRIMARY KEY, n int NOT NULL)`);
 
 /** CPU of the backends of this database but the probe's, by pid. */
-async function serverCpu(): Promise<Map<number, number>> {
+async function serverCpu(): Promise<Map<number, Cpu>> {
   const { rows: backends } = await probe.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
-  const cpu = new Map<number, number>();
+  const cpu = new Map<number, Cpu>();
   for (const { pid } of backends) {
     try {
       cpu.set(pid, cpuUs(pid));
@@ -83,7 +92,7 @@ const shapes: Record<string, Shape> = {
   },
 };
 
-const results = new Map<string, { rate: number; client: number; server: number }[]>();
+const results = new Map<string, { rate: number; client: Cpu; server: Cpu }[]>();
 let run = 0;
 for (let round = 0; round < rounds; round++) {
   const names = Object.keys(shapes);
@@ -99,12 +108,16 @@ for (let round = 0; round < rounds; round++) {
       }),
     );
     const seconds = (performance.now() - startedAt) / 1_000;
-    const client = cpuUs(process.pid) - clientBefore;
-    const after = await serverCpu();
-    let server = 0;
-    for (const [pid, cpu] of after) server += cpu - (before.get(pid) ?? 0);
+    const client = minus(cpuUs(process.pid), clientBefore);
+    const server = { user: 0, system: 0 };
+    for (const [pid, cpu] of await serverCpu()) {
+      const used = minus(cpu, before.get(pid));
+      server.user += used.user;
+      server.system += used.system;
+    }
+    const perCall = (cpu: Cpu): Cpu => ({ user: cpu.user / calls, system: cpu.system / calls });
     const list = results.get(name) ?? [];
-    list.push({ rate: calls / seconds, client: client / calls, server: server / calls });
+    list.push({ rate: calls / seconds, client: perCall(client), server: perCall(server) });
     results.set(name, list);
   }
 }
@@ -112,13 +125,14 @@ for (let round = 0; round < rounds; round++) {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const range = (xs: number[]) => `${Math.round(Math.min(...xs))}–${Math.round(Math.max(...xs))}`;
 console.log(`bench/transactional/bound: ${calls} calls, ${connections} connection(s), ${rounds} rounds alternating, node ${process.version}`);
-console.log('| shape | calls/s | client CPU µs/call | server CPU µs/call | client + server |');
+console.log('| shape | calls/s | client CPU µs/call: user + system | server CPU µs/call: user + system | client + server |');
 console.log('|---|---|---|---|---|');
+const cell = (xs: number[]) => `${Math.round(median(xs))} (${range(xs)})`;
 for (const [name, list] of results) {
-  const client = list.map((r) => r.client);
-  const server = list.map((r) => r.server);
-  const total = list.map((r) => r.client + r.server);
-  console.log(`| ${name} | ${Math.round(median(list.map((r) => r.rate)))} (${range(list.map((r) => r.rate))}) | ${Math.round(median(client))} (${range(client)}) | ${Math.round(median(server))} (${range(server)}) | ${Math.round(median(total))} (${range(total)}) |`);
+  const client = `${cell(list.map((r) => r.client.user))} + ${cell(list.map((r) => r.client.system))}`;
+  const server = `${cell(list.map((r) => r.server.user))} + ${cell(list.map((r) => r.server.system))}`;
+  const total = list.map((r) => r.client.user + r.client.system + r.server.user + r.server.system);
+  console.log(`| ${name} | ${cell(list.map((r) => r.rate))} | ${client} | ${server} | ${cell(total)} |`);
 }
 await probe.query(`DROP TABLE ${table}`);
 await probe.query('DELETE FROM durable_worker_idempotency WHERE prefix = $1', [prefix]);
