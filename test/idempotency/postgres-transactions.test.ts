@@ -289,6 +289,21 @@ describe.skipIf(DATABASE_URL === undefined)('postgres effect transactions', () =
     expect((await store.claim(['h:1'], 'main', 60_000)).states).toEqual(['done']);
   });
 
+  it("holds no more than a reader's lock on the done marks until its commit, on a new connection and a reused one", async () => {
+    // Each connection prepares the worker's statements once, outside any transaction: preparing the
+    // marks' INSERT inside one would hold ROW EXCLUSIVE from its start, and a starting worker's
+    // CREATE INDEX IF NOT EXISTS would wait for every open transaction.
+    const { transactions } = await open({ poolSize: 1 });
+    for (const key of ['h:1', 'h:2']) {
+      const tx = await transactions.begin([key], LEASE);
+      const { rows } = await tx.client.query<{ mode: string }>(
+        `SELECT mode FROM pg_locks WHERE pid = pg_backend_pid() AND relation = 'durable_worker_idempotency'::regclass`,
+      );
+      expect(rows.map((row) => row.mode)).not.toContain('RowExclusiveLock');
+      await tx.commit([key]);
+    }
+  });
+
   it("reads a batch's done marks one primary-key probe per key, under a prefix the statistics do not know too", async () => {
     // Many rows under another prefix, analyzed: any other prefix then looks rare to the planner,
     // which used to take the prefix alone as the index condition and filter all its rows by key.
