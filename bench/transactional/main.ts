@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { EmulatorChild } from '../worker/emulator.js';
-import { formatResults } from './report.js';
+import { formatRatios, formatResults } from './report.js';
 import { runOnce, VARIANTS, type Isolation, type RunResult, type Variant } from './run.js';
 
 const { values } = parseArgs({
@@ -78,16 +78,17 @@ try {
           scratch,
           ...(values['worker-root'] ? { workerRoot: values['worker-root'] } : {}),
         });
-        results.push(r);
+        results.push({ ...r, round });
         const names = Object.entries(r.maxConnectionsByName).map(([n, c]) => `${n}: ${c}`).join(', ');
         console.log(
-          `${isolation} round ${round} ${variant.padEnd(11)} ${r.seconds.toFixed(2)} s = ${Math.round(r.eventsPerSecond)} events/s, ${r.cpuUsPerEvent.toFixed(1)} µs CPU/event, ` +
+          `${isolation} round ${round} ${variant.padEnd(11)} ${r.seconds.toFixed(2)} s = ${Math.round(r.eventsPerSecond)} events/s, ${r.cpuUsPerEvent.toFixed(1)} µs CPU/event, server ${r.serverCpuUsPerEvent.toFixed(1)} µs, ` +
+            `syscalls/event ${r.writesPerEvent.toFixed(2)} w ${r.readsPerEvent.toFixed(2)} r, ` +
             `connections ${r.maxConnections} (${names}), rows ${r.rows}, writes ${r.writes}`,
         );
       }
     }
   }
-  console.log(`\n${formatResults(results)}\nload ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(`\n${formatResults(results)}\n\n${formatRatios(results)}\nload ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 } finally {
   await db.end();
   await em.stop();

@@ -5,7 +5,9 @@
  * the head. Measured from the worker's 'worker started' log line to the drain: events/s, and the CPU
  * the worker process spent meanwhile (all its threads: /proc/<pid>/stat) per event. Sampled every
  * 100 ms meanwhile: the PostgreSQL connections the worker process holds (its TCP sockets to the
- * server, named by pg_stat_activity's application_name).
+ * server, named by pg_stat_activity's application_name), and the CPU of the server processes
+ * (backends) behind them: on a shared machine the database's work is part of the cost. The worker's
+ * write and read system calls per event count its round trips (each one writes its request once).
  *
  * Then the correctness check: one row per event (count = N) and each written once (sum(writes) = N).
  * A run that lost or doubled an event throws: its figures would mean nothing.
@@ -44,11 +46,18 @@ export interface RunOptions {
 
 export interface RunResult {
   variant: Variant;
+  /** Its round (main.ts): the ratios pair runs of one round. */
+  round?: number;
   isolation: Isolation;
   events: number;
   seconds: number;
   eventsPerSecond: number;
   cpuUsPerEvent: number;
+  /** CPU of the PostgreSQL backends serving the worker's connections, per event, in µs. */
+  serverCpuUsPerEvent: number;
+  /** write(v) and read system calls of the worker process per event (/proc/<pid>/io): its round trips and HTTP. */
+  writesPerEvent: number;
+  readsPerEvent: number;
   /** Most PostgreSQL connections the worker process held at once, in total and by application_name. */
   maxConnections: number;
   maxConnectionsByName: Record<string, number>;
@@ -63,6 +72,12 @@ function processCpuUs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / CLOCK_TICKS_PER_SECOND;
+}
+
+/** write and read system calls of a process so far (/proc/<pid>/io syscw, syscr). */
+function processSyscalls(pid: number): { writes: number; reads: number } {
+  const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+  return { writes: Number(/syscw: (\d+)/.exec(io)?.[1] ?? 0), reads: Number(/syscr: (\d+)/.exec(io)?.[1] ?? 0) };
 }
 
 /** Local ports of the process's TCP connections to `serverPort` (its socket inodes in /proc/net/tcp*). */
@@ -121,12 +136,17 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
   let output = '';
   let startedAt: number | undefined;
   let cpuAtStart = 0;
+  let syscallsAtStart = { writes: 0, reads: 0 };
+  // Backend pid -> its CPU when the run started (0 for a backend that connected later) and when last seen.
+  const backends = new Map<number, { start: number; last: number }>();
   const exited = once(child, 'exit');
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     if (startedAt === undefined && (output + chunk).includes('"msg":"worker started"')) {
       startedAt = performance.now();
       cpuAtStart = processCpuUs(child.pid!);
+      syscallsAtStart = processSyscalls(child.pid!);
+      for (const backend of backends.values()) backend.start = backend.last;
     }
     // Only the tail is kept for an error message: info lines are many.
     output = (output + chunk).slice(-20_000);
@@ -134,21 +154,32 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
   const maxConnectionsByName: Record<string, number> = {};
   let maxConnections = 0;
   let sampling = true;
+  const sample = async () => {
+    try {
+      const ports = clientPorts(child.pid!, serverPort);
+      maxConnections = Math.max(maxConnections, ports.length);
+      if (ports.length === 0) return;
+      const { rows } = await db.query<{ name: string; pid: number }>(`SELECT application_name AS name, pid FROM pg_stat_activity WHERE client_port = ANY($1::int[])`, [ports]);
+      const byName: Record<string, number> = {};
+      for (const row of rows) {
+        byName[row.name] = (byName[row.name] ?? 0) + 1;
+        try {
+          const cpu = processCpuUs(row.pid);
+          const backend = backends.get(row.pid);
+          if (backend === undefined) backends.set(row.pid, { start: startedAt === undefined ? cpu : 0, last: cpu });
+          else backend.last = cpu;
+        } catch {
+          // that connection closed meanwhile
+        }
+      }
+      for (const [name, n] of Object.entries(byName)) maxConnectionsByName[name] = Math.max(maxConnectionsByName[name] ?? 0, n);
+    } catch {
+      // the process ended between two reads
+    }
+  };
   const sampler = (async () => {
     while (sampling) {
-      try {
-        const ports = clientPorts(child.pid!, serverPort);
-        maxConnections = Math.max(maxConnections, ports.length);
-        if (ports.length > 0) {
-          const { rows } = await db.query<{ name: string; n: number }>(
-            `SELECT application_name AS name, count(*)::int AS n FROM pg_stat_activity WHERE client_port = ANY($1::int[]) GROUP BY 1`,
-            [ports],
-          );
-          for (const row of rows) maxConnectionsByName[row.name] = Math.max(maxConnectionsByName[row.name] ?? 0, row.n);
-        }
-      } catch {
-        // the process ended between two reads
-      }
+      await sample();
       await sleep(100);
     }
   })();
@@ -156,12 +187,15 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
     const deadline = Date.now() + 600_000;
     let endedAt: number;
     let cpuAtEnd: number;
+    let syscallsAtEnd = { writes: 0, reads: 0 };
     for (;;) {
       if (child.exitCode !== null) throw new Error(`${variant} worker exited ${child.exitCode}:\n${output}`);
       const c = await em.consumer();
       if (c.committed >= head + events && c.leased === 0) {
         endedAt = performance.now();
         cpuAtEnd = processCpuUs(child.pid!);
+        syscallsAtEnd = processSyscalls(child.pid!);
+        await sample();
         break;
       }
       if (Date.now() > deadline) throw new Error(`${variant}: not drained after 600 s: ${JSON.stringify(c)}\n${output}`);
@@ -179,6 +213,9 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
       seconds: (endedAt - startedAt) / 1_000,
       eventsPerSecond: events / ((endedAt - startedAt) / 1_000),
       cpuUsPerEvent: (cpuAtEnd - cpuAtStart) / events,
+      serverCpuUsPerEvent: [...backends.values()].reduce((sum, b) => sum + b.last - b.start, 0) / events,
+      writesPerEvent: (syscallsAtEnd.writes - syscallsAtStart.writes) / events,
+      readsPerEvent: (syscallsAtEnd.reads - syscallsAtStart.reads) / events,
       maxConnections,
       maxConnectionsByName,
       rows: Number(rows[0]!.rows),

@@ -40,6 +40,14 @@ function textArray(values: readonly string[]): string {
 }
 
 /**
+ * `keys` as SQL: one key as a plain literal (most calls are one event's: its statements then
+ * compare one value, with no array to unnest, sort or search), several as a text[].
+ */
+function keysSql(keys: readonly string[]): { keys: string; oneKey: boolean } {
+  return keys.length === 1 ? { keys: literal(keys[0] as string), oneKey: true } : { keys: textArray(keys), oneKey: false };
+}
+
+/**
  * Opens the transaction, in one round trip. The server bounds how long it may sit idle or run one
  * statement, so a frozen or partitioned worker cannot hold the keys' locks (or the handler's row
  * locks) for ever; those bounds are transaction-local, never startup parameters (a pooler refuses
@@ -49,14 +57,23 @@ function textArray(values: readonly string[]): string {
  * snapshot taken when it starts, so it sees the done mark of the transaction that held a lock before
  * this one got it. Results: the locks' `held` (in `locks` order), then the `key` of each done key.
  */
-export function beginEffects(locks: readonly (readonly [number, number])[], serverTimeoutMs: number, marker: string, prefix: string, keys: readonly string[]): string {
+export function beginEffects(
+  locks: readonly (readonly [number, number])[],
+  serverTimeoutMs: number,
+  marker: string,
+  prefix: string,
+  keys: readonly string[],
+  prepared = false,
+): string {
   const ms = Math.max(1, Math.ceil(serverTimeoutMs));
   // set_config(..., true) is SET LOCAL as a function: the settings and the locks in one statement,
   // parsed and planned once (every statement of a simple query is, and these texts are never reused).
   const settings = `set_config('idle_in_transaction_session_timeout', '${ms}', true), set_config('statement_timeout', '${ms}', true), set_config('${MARKER}', ${literal(marker)}, true)`;
   if (locks.length === 0) return `BEGIN; SELECT ${settings}`;
   const calls = locks.map(([a, b]) => `pg_try_advisory_xact_lock(${a | 0}, ${b | 0})`);
-  return `BEGIN; SELECT ${settings}, ARRAY[${calls.join(', ')}] AS held; ${readDoneSql(literal(prefix), textArray(keys))}`;
+  const read = keysSql(keys);
+  const readDone = prepared ? `EXECUTE ${read.oneKey ? 'dw_tx_read1' : 'dw_tx_read'}(${literal(prefix)}, ${read.keys})` : readDoneSql(literal(prefix), read.keys, read.oneKey);
+  return `BEGIN; SELECT ${settings}, ARRAY[${calls.join(', ')}] AS held; ${readDone}`;
 }
 
 /**
@@ -71,10 +88,52 @@ export const NOT_OURS = '22012';
  * comment or another statement, END, ABORT, COMMIT AND CHAIN, PREPARE TRANSACTION...) left no
  * marker (the setting is empty, or absent on another pooled server connection), and the check fails
  * ({@link NOT_OURS}) before any mark is written; the statements after it then do not run (an error
- * ends a multi-statement query, and rolls back its implicit transaction).
+ * ends a multi-statement query, and rolls back its implicit transaction). The check is the marks'
+ * own condition, evaluated once before their first row: one statement fewer to parse and run.
  */
-export function commitEffects(marker: string, prefix: string, keys: readonly string[], doneTtlMs: number): string {
-  const check = `SELECT 1 / (coalesce(current_setting('${MARKER}', true), '') = ${literal(marker)})::int AS worker_transaction`;
-  const marks = keys.length === 0 ? '' : `; ${markDoneSql(literal(prefix), textArray(keys), String(Number(doneTtlMs)))}`;
-  return `${check}${marks}; COMMIT`;
+export function commitEffects(marker: string, prefix: string, keys: readonly string[], doneTtlMs: number, prepared = false): string {
+  if (keys.length === 0) return `SELECT ${ours(literal(marker))} AS worker_transaction; COMMIT`;
+  const marked = keysSql(keys);
+  const ttlMs = String(Number(doneTtlMs));
+  if (prepared) return `EXECUTE ${marked.oneKey ? 'dw_tx_mark1' : 'dw_tx_mark'}(${literal(prefix)}, ${marked.keys}, ${ttlMs}, ${literal(marker)}); COMMIT`;
+  return `${markDoneSql(literal(prefix), marked.keys, ttlMs, { oneKey: marked.oneKey, guard: ours(literal(marker)) })}; COMMIT`;
+}
+
+/** The check that the transaction is the worker's: divides by zero ({@link NOT_OURS}) when `marker` (SQL) is not its setting. */
+function ours(marker: string): string {
+  return `1 / (coalesce(current_setting('${MARKER}', true), '') = ${marker})::int = 1`;
+}
+
+/**
+ * The done-mark read and the done marks of one key and of several, prepared (SQL PREPARE) by each
+ * connection once: parsed and analyzed once per connection, and after a few runs planned once too,
+ * where inline they cost PostgreSQL most of a transaction's own CPU. A session's, so never behind a
+ * transaction pooler. Sent on its own, outside any transaction: preparing the marks' INSERT takes
+ * the table's ROW EXCLUSIVE lock, which the transaction would then hold from its start (and a
+ * starting worker's CREATE INDEX IF NOT EXISTS would wait for it).
+ */
+const PREPARE_EFFECTS = [
+  `PREPARE dw_tx_read1 (text, text) AS ${readDoneSql('$1', '$2', true)}`,
+  `PREPARE dw_tx_read (text, text[]) AS ${readDoneSql('$1', '$2')}`,
+  `PREPARE dw_tx_mark1 (text, text, float8, text) AS ${markDoneSql('$1', '$2', '$3', { oneKey: true, guard: ours('$4') })}`,
+  `PREPARE dw_tx_mark (text, text[], float8, text) AS ${markDoneSql('$1', '$2', '$3', { guard: ours('$4') })}`,
+].join('; ');
+
+/** Connections that prepared {@link PREPARE_EFFECTS}: pg's client objects, one per server connection. */
+const preparedConnections = new WeakSet<object>();
+
+/**
+ * What `connection` must run before its first transaction when `keepsSessions` (no transaction
+ * pooler): the PREPAREs, once; undefined after, or behind a pooler. Counted as done once asked: a
+ * connection whose PREPARE failed is closed by its caller.
+ */
+export function prepareEffects(connection: object, keepsSessions: boolean): string | undefined {
+  if (!keepsSessions || preparedConnections.has(connection)) return undefined;
+  preparedConnections.add(connection);
+  return PREPARE_EFFECTS;
+}
+
+/** Whether `connection` runs the prepared statements (it prepared them) or the inline texts. */
+export function preparedOn(connection: object): boolean {
+  return preparedConnections.has(connection);
 }

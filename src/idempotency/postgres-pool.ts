@@ -47,10 +47,15 @@ export function poolTarget(url: string): { url: string; transactionPooled: boole
   return { url: parsed.toString(), transactionPooled: mode === 'transaction' };
 }
 
+/** Whether what a connection keeps for its session (prepared statements) stays with it: not behind a transaction pooler. */
+export function keepsSessions(pool: Pool): boolean {
+  return !transactionPooled.has(pool);
+}
+
 /** `name` for a statement on `pool`, or none (unnamed) behind a transaction pooler. */
 export function statementName(pool: Pool, name: string): string {
   // pg reads an empty name as an unnamed statement.
-  return transactionPooled.has(pool) ? '' : name;
+  return keepsSessions(pool) ? name : '';
 }
 
 /**

@@ -134,14 +134,17 @@ RETURNING key, CASE WHEN state = 'done' THEN 0 ELSE failures END AS failures
 /**
  * A done mark of each key: it replaces any claim and failure history. `prefix`, `keys` (a text[]
  * expression, distinct keys) and `ttlMs` are SQL expressions: parameters for the store, literals in
- * a transaction's one-round-trip commit (postgres-effects-sql.ts).
+ * a transaction's one-round-trip commit (postgres-effects-sql.ts), where `keys` may be one text
+ * expression instead (`oneKey`: no unnest and no sort to plan) and `guard` a condition checked
+ * once before any mark is written.
  */
-export function markDoneSql(prefix: string, keys: string, ttlMs: string): string {
+export function markDoneSql(prefix: string, keys: string, ttlMs: string, options: { oneKey?: boolean; guard?: string } = {}): string {
+  const from = options.oneKey === true ? '' : `\nFROM unnest(${keys}) AS k`;
+  const where = options.guard === undefined ? '' : `\nWHERE ${options.guard}`;
+  const order = options.oneKey === true ? '' : `\nORDER BY k COLLATE "C"`;
   return `
 INSERT INTO ${TABLE} AS t (prefix, key, state, owner, expires_at)
-SELECT ${prefix}, k, 'done', NULL, now() + ${ttlMs}::float8 * interval '1 millisecond'
-FROM unnest(${keys}) AS k
-ORDER BY k COLLATE "C"
+SELECT ${prefix}, ${options.oneKey === true ? keys : 'k'}, 'done', NULL, now() + ${ttlMs}::float8 * interval '1 millisecond'${from}${where}${order}
 ON CONFLICT (prefix, key) DO UPDATE SET state = 'done', owner = NULL, expires_at = EXCLUDED.expires_at, failures = 0
 `;
 }
@@ -173,9 +176,16 @@ ORDER BY $4 || m.key COLLATE "C"
 ON CONFLICT (prefix, key) DO UPDATE SET state = 'done', owner = NULL, expires_at = EXCLUDED.expires_at, failures = 0
 `;
 
-/** The keys of `keys` (a text[] expression) whose done mark counts (as CLAIM reads `done`); `prefix` an expression. */
-export function readDoneSql(prefix: string, keys: string): string {
-  return `SELECT t.key FROM ${TABLE} AS t WHERE t.prefix = ${prefix} AND t.key = ANY(${keys}) AND ${DONE_LIVE}`;
+/**
+ * The keys of `keys` (a text[] expression, or one text expression with `oneKey`) whose done mark
+ * counts (as CLAIM reads `done`); `prefix` an expression. Several keys are looked up one by one
+ * in the primary key (LIMIT keeps the planner from turning the lookups into a join): with
+ * `key = ANY(...)` a prefix the statistics think small (a new deployment's) was scanned whole,
+ * each key a filter, at a cost that grew with every event done under it.
+ */
+export function readDoneSql(prefix: string, keys: string, oneKey = false): string {
+  if (oneKey) return `SELECT t.key FROM ${TABLE} AS t WHERE t.prefix = ${prefix} AND t.key = ${keys} AND ${DONE_LIVE}`;
+  return `SELECT k.key FROM unnest(${keys}) AS k(key), LATERAL (SELECT 1 FROM ${TABLE} AS t WHERE t.prefix = ${prefix} AND t.key = k.key AND ${DONE_LIVE} LIMIT 1) AS done`;
 }
 
 /**

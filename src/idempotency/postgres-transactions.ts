@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Pool, PoolClient, QueryConfig, QueryResult } from 'pg';
 import { TransactionError } from '../errors.js';
 import { TransactionView, type TransactionClient, type TransactionQuery } from '../handlers/transaction-client.js';
-import { openPool } from './postgres-pool.js';
-import { beginEffects, commitEffects, effectLockKey, NOT_OURS } from './postgres-effects-sql.js';
+import { keepsSessions, openPool } from './postgres-pool.js';
+import { beginEffects, commitEffects, effectLockKey, NOT_OURS, prepareEffects, preparedOn } from './postgres-effects-sql.js';
 import type { ClaimState } from './store.js';
 import { closedError, distinctKeys, storeError } from './store-error.js';
 
@@ -93,7 +93,9 @@ export class EffectTransactions {
     const marker = `${this.#markerBase}${(this.#opened++).toString(36)}`;
     const transaction = new EffectTransaction(connection, settings, marker);
     try {
-      const sql = beginEffects(unique.map((key) => effectLockKey(prefix, key)), options.serverTimeoutMs, marker, prefix, unique);
+      const prepare = prepareEffects(connection, keepsSessions(this.#pool));
+      if (prepare !== undefined) await statement(connection, settings, { text: prepare });
+      const sql = beginEffects(unique.map((key) => effectLockKey(prefix, key)), options.serverTimeoutMs, marker, prefix, unique, preparedOn(connection));
       // Several statements in one text: pg answers with one result per statement, the done keys' last.
       const results = (await statement(connection, settings, { text: sql })) as unknown as QueryResult[];
       const held: boolean[] = unique.length === 0 ? [] : (results.at(-2)?.rows[0] as { held: boolean[] }).held;
@@ -232,7 +234,7 @@ export class EffectTransaction {
     if (this.#broken !== undefined) throw this.#broken;
     const { prefix, doneTtlMs } = this.#settings;
     // PostgresIdempotencyStore.markDone's done marks, in this transaction, checked to be the worker's, and COMMIT: one round trip.
-    const results = (await statement(this.#connection, this.#settings, { text: commitEffects(this.#marker, prefix, distinctKeys(doneKeys), doneTtlMs) })) as unknown as QueryResult[];
+    const results = (await statement(this.#connection, this.#settings, { text: commitEffects(this.#marker, prefix, distinctKeys(doneKeys), doneTtlMs, preparedOn(this.#connection)) })) as unknown as QueryResult[];
     // COMMIT of a transaction a failed statement aborted answers ROLLBACK, without an error.
     if (results.at(-1)?.command !== 'COMMIT') throw new Error('the transaction was rolled back: a statement in it failed (the handler caught a query error?)');
   }

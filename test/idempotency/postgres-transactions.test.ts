@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../../src/errors.js';
 import { PostgresIdempotencyStore } from '../../src/idempotency/postgres.js';
 import { effectLockKey, EffectTransactions, type EffectTransaction } from '../../src/idempotency/postgres-transactions.js';
+import { readDoneSql } from '../../src/idempotency/postgres-sql.js';
 import { underCi } from '../fixtures/ci.js';
 import { waitFor } from '../fixtures/wait-for.js';
 
@@ -286,6 +287,39 @@ describe.skipIf(DATABASE_URL === undefined)('postgres effect transactions', () =
     expect(answer.states).toEqual(['new']);
     expect(await effectRows('thread')).toContain('h:1');
     expect((await store.claim(['h:1'], 'main', 60_000)).states).toEqual(['done']);
+  });
+
+  it("holds no more than a reader's lock on the done marks until its commit, on a new connection and a reused one", async () => {
+    // Each connection prepares the worker's statements once, outside any transaction: preparing the
+    // marks' INSERT inside one would hold ROW EXCLUSIVE from its start, and a starting worker's
+    // CREATE INDEX IF NOT EXISTS would wait for every open transaction.
+    const { transactions } = await open({ poolSize: 1 });
+    for (const key of ['h:1', 'h:2']) {
+      const tx = await transactions.begin([key], LEASE);
+      const { rows } = await tx.client.query<{ mode: string }>(
+        `SELECT mode FROM pg_locks WHERE pid = pg_backend_pid() AND relation = 'durable_worker_idempotency'::regclass`,
+      );
+      expect(rows.map((row) => row.mode)).not.toContain('RowExclusiveLock');
+      await tx.commit([key]);
+    }
+  });
+
+  it("reads a batch's done marks one primary-key probe per key, under a prefix the statistics do not know too", async () => {
+    // Many rows under another prefix, analyzed: any other prefix then looks rare to the planner,
+    // which used to take the prefix alone as the index condition and filter all its rows by key.
+    const { store } = await open();
+    await store.claim(Array.from({ length: 5_000 }, (_, i) => `h:${i}`), 'worker-a', 60_000);
+    await probe.query('ANALYZE durable_worker_idempotency');
+    const keys = Array.from({ length: 100 }, (_, i) => `h:${i}`);
+    const { rows } = await probe.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${readDoneSql('$1', '$2::text[]')}`, [`test-${randomUUID()}`, keys]);
+    const scans: { 'Index Cond'?: string }[] = [];
+    const walk = (node: Record<string, unknown>): void => {
+      if (node['Relation Name'] === 'durable_worker_idempotency') scans.push(node);
+      for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+    };
+    walk((rows[0]!['QUERY PLAN'] as { Plan: Record<string, unknown> }[])[0]!.Plan);
+    expect(scans.length).toBeGreaterThan(0);
+    for (const scan of scans) expect(scan['Index Cond']).toMatch(/\bkey = /);
   });
 
   it('rejects begin after close', async () => {
