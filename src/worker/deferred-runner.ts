@@ -68,8 +68,12 @@ export class DeferredRunner {
     this.#wakeAt(this.#o.clock.now());
   }
 
-  /** A run was deferred until `atMs` (by this process): wake by then. */
+  /**
+   * A run was deferred until `atMs` (by this process): the store holds one now (the process is not
+   * idle, whatever the last look found), and the runner wakes by then.
+   */
   runAt(atMs: number): void {
+    this.#pending = true;
     this.#wakeAt(atMs);
   }
 
