@@ -3,7 +3,7 @@ import { isAbsolute, resolve } from 'node:path';
 import * as z from 'zod';
 import { DEAD_LETTER_URL_HELP, isSharedSink, parseDeadLetterUrl } from '../dead-letter/index.js';
 import { ALLOWED_HOSTS_HELP, splitAllowedHosts } from '../runtime/loopback-guard.js';
-import { parseDurationMs } from './duration.js';
+import { parseDurationMs } from '../runtime/duration.js';
 import { BREAKER_DEFAULTS, RETRY_DEFAULTS } from './failure-defaults.js';
 import { flowLimitsOf } from './flow-defaults.js';
 import type { WorkerConfig } from './types.js';
