@@ -12,8 +12,8 @@ export class MemoryPermits implements PermitStore {
   readonly #clock: Clock;
   /** Per rate id: the start times in the window, oldest first (a sliding window log). */
   readonly #starts = new Map<string, number[]>();
-  /** Per concurrency id: token -> [expiresAtMs, count]. */
-  readonly #held = new Map<string, Map<string, [number, number]>>();
+  /** Per concurrency id: token -> expiresAtMs. */
+  readonly #held = new Map<string, Map<string, number>>();
 
   constructor(clock: Clock = systemClock) {
     this.#clock = clock;
@@ -31,53 +31,49 @@ export class MemoryPermits implements PermitStore {
   #takeOne(ask: PermitAsk): PermitAnswer {
     const nowMs = this.#clock.now();
     for (const check of ask.checks) {
-      const waitMs = check.kind === 'rate' ? this.#rateWait(check.id, check.max, check.perMs, ask.count, nowMs) : this.#concurrencyWait(check.id, check.max, ask.count, nowMs);
+      const waitMs = check.kind === 'rate' ? this.#rateWait(check.id, check.max, check.perMs, nowMs) : this.#concurrencyWait(check.id, check.max, nowMs);
       if (waitMs !== undefined) return { granted: false, waitMs, refusedBy: check.kind };
     }
     const token = randomUUID();
     for (const check of ask.checks) {
       if (check.kind === 'rate') {
         const starts = this.#starts.get(check.id) ?? [];
-        for (let i = 0; i < ask.count; i++) starts.push(nowMs);
+        starts.push(nowMs);
         this.#starts.set(check.id, starts);
       } else {
-        const held = this.#held.get(check.id) ?? new Map<string, [number, number]>();
-        held.set(token, [nowMs + ask.ttlMs, ask.count]);
+        const held = this.#held.get(check.id) ?? new Map<string, number>();
+        held.set(token, nowMs + ask.ttlMs);
         this.#held.set(check.id, held);
       }
     }
     return { granted: true, token };
   }
 
-  /** Undefined when `count` more starts fit the window ending now; else how long until they do. */
-  #rateWait(id: string, max: number, perMs: number, count: number, nowMs: number): number | undefined {
+  /** Undefined when one more start fits the window ending now; else how long until it does. */
+  #rateWait(id: string, max: number, perMs: number, nowMs: number): number | undefined {
     const starts = this.#starts.get(id);
-    if (starts === undefined) return count <= max ? undefined : perMs;
+    if (starts === undefined) return undefined;
     let old = 0;
     while (old < starts.length && (starts[old] as number) <= nowMs - perMs) old++;
     if (old > 0) starts.splice(0, old);
     if (starts.length === 0) this.#starts.delete(id);
-    const over = starts.length + count - max;
+    const over = starts.length + 1 - max;
     if (over <= 0) return undefined;
-    // The window frees a place when its oldest start leaves it; `over` of them must leave.
-    const freedBy = starts[Math.min(over, starts.length) - 1];
-    return freedBy === undefined ? perMs : Math.max(1, freedBy + perMs - nowMs);
+    // The window frees a place when its oldest start leaves it; `over` of them must leave (more than
+    // one when an adaptive max came down).
+    return Math.max(1, (starts[over - 1] as number) + perMs - nowMs);
   }
 
-  #concurrencyWait(id: string, max: number, count: number, nowMs: number): number | undefined {
+  #concurrencyWait(id: string, max: number, nowMs: number): number | undefined {
     const held = this.#held.get(id);
-    if (held === undefined) return count <= max ? undefined : CONCURRENCY_RETRY_MS;
-    let inUse = 0;
+    if (held === undefined) return undefined;
     let firstExpiryMs = Infinity;
-    for (const [token, [expiresAtMs, n]] of held) {
+    for (const [token, expiresAtMs] of held) {
       if (expiresAtMs <= nowMs) held.delete(token);
-      else {
-        inUse += n;
-        firstExpiryMs = Math.min(firstExpiryMs, expiresAtMs);
-      }
+      else firstExpiryMs = Math.min(firstExpiryMs, expiresAtMs);
     }
     if (held.size === 0) this.#held.delete(id);
-    if (inUse + count <= max) return undefined;
+    if (held.size < max) return undefined;
     return Math.max(1, Math.min(CONCURRENCY_RETRY_MS, firstExpiryMs - nowMs));
   }
 }

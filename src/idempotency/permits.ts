@@ -23,10 +23,9 @@ export interface ConcurrencyCheck {
 
 export type LimitCheck = RateCheck | ConcurrencyCheck;
 
-/** The permits of one run start (`count` 1, or a call's number of events). */
+/** The permits of one run's start (a batch call asks once per event). */
 export interface PermitAsk {
   checks: readonly LimitCheck[];
-  count: number;
   /** A concurrency permit expires this long after it is granted (its run cannot outlive its lease). */
   ttlMs: number;
 }

@@ -134,7 +134,7 @@ export class Limiter {
     const limits = this.#handlers.get(handler);
     if (limits === undefined) throw new Error(`no limits for handler ${handler}`);
     const asked = events.map((event) => limits.checksOf(event));
-    const answers = await this.#permits.take(asked.map(({ checks }) => ({ checks, count: 1, ttlMs: Math.max(1, ttlMs) })));
+    const answers = await this.#permits.take(asked.map(({ checks }) => ({ checks, ttlMs: Math.max(1, ttlMs) })));
     return answers.map((answer, i) => {
       const { checks, rates } = asked[i] as { checks: LimitCheck[]; rates: AdaptiveRate[] };
       if (answer.granted) return { granted: true, permit: { handler, token: answer.token, checks } };
