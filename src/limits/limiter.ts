@@ -126,15 +126,15 @@ export class Limiter {
   }
 
   /**
-   * Permits for `events`' runs of `handler`, one per event (a batch call counts as its number of
-   * events: the events granted may start, the others wait), in one store call. `ttlMs`: how long the
-   * runs may last at most (their lease's deadline), after which their concurrency permits expire.
+   * Permits for runs of `handler`, one per event (a batch call counts as its number of events: the
+   * events granted may start, the others wait), in one store call. `ttlMs`: how long each run may
+   * last at most (its lease's deadline), after which its concurrency permits expire.
    */
-  async take(handler: string, events: readonly CloudEvent[], ttlMs: number): Promise<PermitResult[]> {
+  async take(handler: string, runs: readonly { event: CloudEvent; ttlMs: number }[]): Promise<PermitResult[]> {
     const limits = this.#handlers.get(handler);
     if (limits === undefined) throw new Error(`no limits for handler ${handler}`);
-    const asked = events.map((event) => limits.checksOf(event));
-    const answers = await this.#permits.take(asked.map(({ checks }) => ({ checks, ttlMs: Math.max(1, ttlMs) })));
+    const asked = runs.map((run) => limits.checksOf(run.event));
+    const answers = await this.#permits.take(asked.map(({ checks }, i) => ({ checks, ttlMs: Math.max(1, (runs[i] as { ttlMs: number }).ttlMs) })));
     return answers.map((answer, i) => {
       const { checks, rates } = asked[i] as { checks: LimitCheck[]; rates: AdaptiveRate[] };
       if (answer.granted) return { granted: true, permit: { handler, token: answer.token, checks } };

@@ -5,6 +5,7 @@ import { Limiter } from '../../src/limits/limiter.js';
 import { createFakeClock } from '../../src/testing/clock.js';
 import type { CloudEvent } from '../../src/types.js';
 
+const runs = (events: CloudEvent[], ttlMs: number) => events.map((e) => ({ event: e, ttlMs }));
 const event = { id: 'e', subject: 's', type: 't' } as CloudEvent;
 
 describe('AdaptiveRate', () => {
@@ -42,7 +43,7 @@ async function simulate(limiter: Limiter, clock: ReturnType<typeof createFakeClo
   const calls: { atMs: number; throttled: boolean }[] = [];
   const endMs = clock.now() + seconds * 1_000;
   while (clock.now() < endMs) {
-    const [answer] = await limiter.take('h', [event], 60_000);
+    const [answer] = await limiter.take('h', runs([event], 60_000));
     if (answer?.granted !== true) {
       await clock.advance(answer?.waitMs ?? 1);
       continue;

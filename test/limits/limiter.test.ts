@@ -5,6 +5,7 @@ import { Limiter, type PermitResult } from '../../src/limits/limiter.js';
 import { createFakeClock, type FakeClock } from '../../src/testing/clock.js';
 import type { CloudEvent } from '../../src/types.js';
 
+const runs = (events: CloudEvent[], ttlMs: number) => events.map((e) => ({ event: e, ttlMs }));
 const event = (subject: string, n = 0): CloudEvent => ({ id: `e${n}`, subject, type: 't', source: 's', specversion: '1.0', sequence: String(n), time: '', data: {} }) as CloudEvent;
 
 function limiterWith(limits: ResolvedLimits, clock: FakeClock = createFakeClock()): { limiter: Limiter; clock: FakeClock } {
@@ -24,7 +25,7 @@ async function drive(limiter: Limiter, clock: FakeClock, events: CloudEvent[], h
   let pending = events.map((e) => ({ e }));
   const t0 = clock.now();
   while (pending.length > 0) {
-    const answers: PermitResult[] = await limiter.take('h', pending.map((p) => p.e), 60_000);
+    const answers: PermitResult[] = await limiter.take('h', pending.map((p) => ({ event: p.e, ttlMs: 60_000 })));
     const next: typeof pending = [];
     let soonestMs = Infinity;
     answers.forEach((answer, i) => {
@@ -78,35 +79,35 @@ describe('Limiter with the memory permits, on a fake clock', () => {
     const clock = createFakeClock();
     const limiter = new Limiter(new MemoryPermits(clock), clock);
     limiter.add('h', { adaptive: false, concurrency: 1 });
-    const [first] = await limiter.take('h', [event('a')], 1_000);
+    const [first] = await limiter.take('h', runs([event('a')], 1_000));
     expect(first?.granted).toBe(true);
-    const [refused] = await limiter.take('h', [event('b')], 1_000);
+    const [refused] = await limiter.take('h', runs([event('b')], 1_000));
     expect(refused).toMatchObject({ granted: false });
     await clock.advance(1_000);
-    const [after] = await limiter.take('h', [event('b')], 1_000);
+    const [after] = await limiter.take('h', runs([event('b')], 1_000));
     expect(after?.granted).toBe(true);
   });
 
   it('perKey: each key its own rate; the handler rate over them all', async () => {
     const { limiter, clock } = limiterWith({ adaptive: false, rate: { max: 10, perMs: 1_000 }, perKey: { key: (e) => e.subject, rate: { max: 2, perMs: 1_000 } } });
-    const answers = await limiter.take('h', [event('a', 1), event('a', 2), event('a', 3), event('b', 4), event('b', 5)], 60_000);
+    const answers = await limiter.take('h', runs([event('a', 1), event('a', 2), event('a', 3), event('b', 4), event('b', 5)], 60_000));
     expect(answers.map((a) => a.granted)).toEqual([true, true, false, true, true]);
-    const more = await limiter.take('h', Array.from({ length: 10 }, (_, i) => event(`k${i}`, i)), 60_000);
+    const more = await limiter.take('h', runs(Array.from({ length: 10 }, (_, i) => event(`k${i}`, i)), 60_000));
     expect(more.filter((a) => a.granted)).toHaveLength(6);
     await clock.advance(1_000);
-    expect((await limiter.take('h', [event('a', 3)], 60_000))[0]?.granted).toBe(true);
+    expect((await limiter.take('h', runs([event('a', 3)], 60_000)))[0]?.granted).toBe(true);
   });
 
   it('a batch counts as its number of events: the events beyond the window wait', async () => {
     const { limiter } = limiterWith({ adaptive: false, rate: { max: 4, perMs: 1_000 } });
-    const answers = await limiter.take('h', Array.from({ length: 6 }, (_, i) => event(`s${i}`, i)), 60_000);
+    const answers = await limiter.take('h', runs(Array.from({ length: 6 }, (_, i) => event(`s${i}`, i)), 60_000));
     expect(answers.map((a) => a.granted)).toEqual([true, true, true, true, false, false]);
     expect(answers[4]).toEqual({ granted: false, waitMs: 1_000 });
   });
 
   it('a wait ends early when a run of the handler releases its permit here', async () => {
     const { limiter, clock } = limiterWith({ adaptive: false, concurrency: 1 });
-    const [held] = await limiter.take('h', [event('a')], 60_000);
+    const [held] = await limiter.take('h', runs([event('a')], 60_000));
     let woken = false;
     const waiting = limiter.wait('h', 10_000).then(() => (woken = true));
     expect(limiter.view('h')?.waiting).toBe(1);
