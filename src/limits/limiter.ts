@@ -12,7 +12,7 @@ export interface RunPermit {
 }
 
 /** One event's answer: its permit, or how long to wait before asking again. */
-export type PermitResult = { granted: true; permit: RunPermit } | { granted: false; waitMs: number };
+export type PermitResult = { granted: true; permit: RunPermit } | { granted: false; waitMs: number; /** the limit's gap between starts at its pace (0: a concurrency limit) */ paceMs: number };
 
 /** What the metrics read per handler. */
 export interface LimitsView {
@@ -22,6 +22,13 @@ export interface LimitsView {
   waiting: number;
   /** Throttles heard (RetryLaterError, a 429/503 to the forwarding handler). */
   throttles: number;
+}
+
+/** The gap between starts of the slowest rate among `checks` (per / max), in ms. */
+function paceOf(checks: readonly LimitCheck[]): number {
+  let gapMs = 0;
+  for (const check of checks) if (check.kind === 'rate') gapMs = Math.max(gapMs, check.perMs / check.max);
+  return gapMs;
 }
 
 /** Adaptive rates kept per key at most; the oldest key's is forgotten (it starts afresh). */
@@ -139,8 +146,14 @@ export class Limiter {
       const { checks, rates } = asked[i] as { checks: LimitCheck[]; rates: AdaptiveRate[] };
       if (answer.granted) return { granted: true, permit: { handler, token: answer.token, checks } };
       if (answer.refusedBy === 'rate') for (const rate of rates) rate.limited();
-      return { granted: false, waitMs: answer.waitMs };
+      return { granted: false, waitMs: answer.waitMs, paceMs: answer.refusedBy === 'rate' ? paceOf(checks) : 0 };
     });
+  }
+
+  /** The id of the innermost limit of `event`'s run: its key's with `perKey`, else its handler's. */
+  limitIdOf(handler: string, event: CloudEvent): string {
+    const key = this.#handlers.get(handler)?.keyOf(event);
+    return key === undefined ? handler : JSON.stringify([handler, key]);
   }
 
   /** Gives a run's concurrency permits back and wakes this process's runs waiting for one. */

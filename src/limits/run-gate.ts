@@ -27,6 +27,34 @@ export interface RunGateOptions {
    * the time); a longer one is `later`. The worker gives a quarter of `--visibility`, as for retries.
    */
   holdBackMs: number;
+  /**
+   * The longest wait spent in the lease when the store can hold the run instead (a run waiting in its
+   * lease keeps its place in the budget, which other handlers' runs could use): longer ones are
+   * `later`. Default: no bound but the lease's (the memory store, where `later` means a redelivery).
+   */
+  maxInLeaseWaitMs?: number;
+}
+
+/** Paces kept at most (one per limit with refused runs lately); the oldest is forgotten. */
+const MAX_PACES = 10_000;
+
+/**
+ * When the refused runs of one limit ask again. Every run refused now hears the same wait (until the
+ * oldest start leaves the window), so without a pace they would all come back together and all but
+ * one be refused again (and, deferred, cycle through the store each window). Instead each takes the
+ * next free turn at the limit's pace (`per / max`), as a queue would: the first one at the wait, the
+ * next one gap later, and so on. Per process: two replicas each book the same turns, and the runs
+ * refused again take the next ones.
+ */
+class Pace {
+  gapMs = 0;
+  #lastMs = -Infinity;
+
+  next(earliestMs: number): number {
+    const atMs = Math.max(earliestMs, this.#lastMs + this.gapMs);
+    this.#lastMs = atMs;
+    return atMs;
+  }
 }
 
 interface Pending {
@@ -43,12 +71,15 @@ export class RunGate {
   readonly #limiter: Limiter;
   readonly #clock: Clock;
   readonly #holdBackMs: number;
+  readonly #maxInLeaseWaitMs: number;
   readonly #pending = new Map<string, Pending>();
+  readonly #paces = new Map<string, Pace>();
 
   constructor(limiter: Limiter, options: RunGateOptions) {
     this.#limiter = limiter;
     this.#clock = options.clock ?? systemClock;
     this.#holdBackMs = options.holdBackMs;
+    this.#maxInLeaseWaitMs = options.maxInLeaseWaitMs ?? Infinity;
   }
 
   /** Whether `handler` declares limits (the others never pass the gate). */
@@ -74,8 +105,9 @@ export class RunGate {
         return { kind: 'start', permit: answer.permit };
       }
       const nowMs = this.#clock.now();
-      if (nowMs + answer.waitMs > run.deadlineMs - this.#holdBackMs) return { kind: 'later', retryAtMs: nowMs + answer.waitMs };
-      await this.#limiter.wait(run.handler, answer.waitMs, run.signal);
+      const atMs = this.#paceOf(run, answer.paceMs).next(nowMs + answer.waitMs);
+      if (atMs - nowMs > this.#maxInLeaseWaitMs || atMs > run.deadlineMs - this.#holdBackMs) return { kind: 'later', retryAtMs: atMs };
+      await this.#limiter.wait(run.handler, atMs - nowMs, run.signal);
     }
   }
 
@@ -86,6 +118,18 @@ export class RunGate {
   ended(permit: RunPermit, event: CloudEvent, error?: { code?: string; retryAfterMs?: number }): void {
     if (error?.code === ErrorCodes.RETRY_LATER) this.#limiter.throttled(permit.handler, event, error.retryAfterMs ?? 0);
     this.#limiter.release(permit).catch(() => {});
+  }
+
+  /** The pace of the runs refused by the run's innermost limit (its key's, else its handler's). */
+  #paceOf(run: GatedRun, paceMs: number): Pace {
+    const id = this.#limiter.limitIdOf(run.handler, run.event);
+    let pace = this.#paces.get(id);
+    if (pace === undefined) {
+      if (this.#paces.size >= MAX_PACES) this.#paces.delete(this.#paces.keys().next().value as string);
+      this.#paces.set(id, (pace = new Pace()));
+    }
+    pace.gapMs = paceMs;
+    return pace;
   }
 
   /** One store call for the runs of `handler` asking in this turn. */

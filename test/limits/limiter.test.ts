@@ -102,7 +102,7 @@ describe('Limiter with the memory permits, on a fake clock', () => {
     const { limiter } = limiterWith({ adaptive: false, rate: { max: 4, perMs: 1_000 } });
     const answers = await limiter.take('h', runs(Array.from({ length: 6 }, (_, i) => event(`s${i}`, i)), 60_000));
     expect(answers.map((a) => a.granted)).toEqual([true, true, true, true, false, false]);
-    expect(answers[4]).toEqual({ granted: false, waitMs: 1_000 });
+    expect(answers[4]).toEqual({ granted: false, waitMs: 1_000, paceMs: 250 });
   });
 
   it('a wait ends early when a run of the handler releases its permit here', async () => {

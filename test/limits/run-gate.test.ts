@@ -9,14 +9,14 @@ import type { CloudEvent } from '../../src/types.js';
 
 const event = (n: number) => ({ id: `e${n}`, subject: `s${n}`, type: 't' }) as CloudEvent;
 
-function gateWith(limits: ResolvedLimits) {
+function gateWith(limits: ResolvedLimits, maxInLeaseWaitMs?: number) {
   const clock = createFakeClock();
   const memory = new MemoryPermits(clock);
   const calls: number[] = [];
   const counting: PermitStore = { scope: 'process', take: (asks) => (calls.push(asks.length), memory.take(asks)), release: (t, c) => memory.release(t, c) };
   const limiter = new Limiter(counting, clock);
   limiter.add('h', limits);
-  return { gate: new RunGate(limiter, { clock, holdBackMs: 2_500 }), clock, calls, limiter };
+  return { gate: new RunGate(limiter, { clock, holdBackMs: 2_500, ...(maxInLeaseWaitMs === undefined ? {} : { maxInLeaseWaitMs }) }), clock, calls, limiter };
 }
 
 describe('RunGate', () => {
@@ -65,5 +65,13 @@ describe('RunGate', () => {
     await clock.advance(0);
     expect(second?.kind).toBe('start');
     expect(limiter.view('h')).toMatchObject({ allowedPerSecond: 35, throttles: 1, waiting: 0 });
+  });
+
+  it('runs refused together come back one by one at the limit pace, not all at the same wait', async () => {
+    const { gate, clock } = gateWith({ adaptive: false, rate: { max: 2, perMs: 1_000 } }, 0);
+    const signal = new AbortController().signal;
+    const t0 = clock.now();
+    const admissions = await Promise.all([0, 1, 2, 3, 4, 5].map((n) => gate.admit({ handler: 'h', event: event(n), deadlineMs: t0 + 60_000, signal })));
+    expect(admissions.map((a) => (a.kind === 'later' ? a.retryAtMs - t0 : a.kind))).toEqual(['start', 'start', 1_000, 1_500, 2_000, 2_500]);
   });
 });
