@@ -25,7 +25,7 @@ if (only !== undefined && !['rate', 'perkey', 'concurrency', 'adaptive'].include
   process.stderr.write(`bench:limits: --only must be rate, perkey, concurrency or adaptive (got ${only})\n`);
   process.exit(2);
 }
-const stores = [values.redis ?? process.env.REDIS_URL, values.postgres ?? process.env.DATABASE_URL].filter((s): s is string => s !== undefined);
+const stores = [values.redis ?? process.env.REDIS_URL, values.postgres ?? process.env.DATABASE_URL].filter((s): s is string => s !== undefined && s !== '');
 if (stores.length === 0) {
   process.stderr.write('bench:limits: give --redis or --postgres (or REDIS_URL, DATABASE_URL)\n');
   process.exit(2);

@@ -52,7 +52,7 @@ export async function runReplicas(setup: ScenarioSetup): Promise<ReplicaRun & { 
       '--handlers', join(REPO_ROOT, 'bench/limits/handlers'),
       '--idempotency', setup.store, '--idempotency-prefix', `bench-limits-${Date.now()}`,
       '--dead-letter', `file:${join(dir, 'dead-letter.jsonl')}`,
-      '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--exit-when-idle', '--log-level', 'warn',
+      '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--exit-when-idle',
       ...(setup.extraArgs ?? []),
     ];
     const env = { DURABLE_WORKER_CLIENT_SECRET: 'dev-secret', BENCH_SCENARIO: setup.scenario, BENCH_RECORD: record, ...setup.env };

@@ -6,7 +6,7 @@
  */
 const STARTS = 'durable_worker_limit_starts';
 const PERMITS = 'durable_worker_limit_permits';
-const TAKE_FUNCTION = 'durable_worker_take_permits_v1';
+const TAKE_FUNCTION = 'durable_worker_take_permits_v2';
 
 /**
  * One function call takes every ask of a batch (one round trip, one transaction). It first locks
@@ -37,7 +37,7 @@ CREATE TABLE IF NOT EXISTS ${PERMITS} (
 CREATE OR REPLACE FUNCTION ${TAKE_FUNCTION}(p_prefix text, p_retry_ms bigint, p_asks jsonb) RETURNS jsonb
 LANGUAGE plpgsql AS $fn$
 DECLARE
-  now_ms  bigint := floor(extract(epoch FROM clock_timestamp()) * 1000);
+  now_ms  bigint;
   lock_id text;
   ask     jsonb;
   chk     jsonb;
@@ -50,6 +50,9 @@ BEGIN
   FOR lock_id IN SELECT DISTINCT (c ->> 0) || ':' || (c ->> 1) FROM jsonb_array_elements(p_asks) a, jsonb_array_elements(a -> 'c') c ORDER BY 1 LOOP
     PERFORM pg_advisory_xact_lock(hashtextextended(p_prefix || ':' || lock_id, 1685546860));
   END LOOP;
+  -- Read after the locks: a call that waited for another's must not log its starts at the time it
+  -- began waiting (they would leave the window early).
+  now_ms := floor(extract(epoch FROM clock_timestamp()) * 1000);
   FOR ask IN SELECT value FROM jsonb_array_elements(p_asks) LOOP
     refused := -1;
     wait_ms := 0;

@@ -31,6 +31,16 @@ function paceOf(checks: readonly LimitCheck[]): number {
   return gapMs;
 }
 
+/**
+ * A rate's window as the store keeps it: `per` and a margin (5 %, at most 100 ms). A start is logged
+ * when its permit is granted, and reaches its handler a little later (a round trip, a thread's
+ * queue): without the margin, a start delayed at the end of one window lands in the next one's
+ * first moments, and the handler sees max + 1 starts in a window of `per`.
+ */
+export function storedWindowMs(perMs: number): number {
+  return perMs + Math.min(100, perMs * 0.05);
+}
+
 /** Adaptive rates kept per key at most; the oldest key's is forgotten (it starts afresh). */
 const MAX_ADAPTIVE_KEYS = 10_000;
 
@@ -81,7 +91,7 @@ class HandlerLimits {
     const { rate, concurrency, perKey } = this.limits;
     if (rate !== undefined && this.rate !== undefined) {
       const max = (this.limits.adaptive && !this.adaptsPerKey) || rate.max === undefined ? this.rate.max : rate.max;
-      checks.push({ kind: 'rate', id: this.name, max, perMs: rate.perMs });
+      checks.push({ kind: 'rate', id: this.name, max, perMs: storedWindowMs(rate.perMs) });
       rates.push(this.rate);
     }
     if (concurrency !== undefined) checks.push({ kind: 'concurrency', id: this.name, max: concurrency });
@@ -90,7 +100,7 @@ class HandlerLimits {
       const id = JSON.stringify([this.name, key]);
       if (perKey.rate !== undefined) {
         const adaptive = this.adaptsPerKey ? this.keyRate(key, perKey.rate) : undefined;
-        checks.push({ kind: 'rate', id, max: adaptive?.max ?? (perKey.rate.max as number), perMs: perKey.rate.perMs });
+        checks.push({ kind: 'rate', id, max: adaptive?.max ?? (perKey.rate.max as number), perMs: storedWindowMs(perKey.rate.perMs) });
         if (adaptive !== undefined) rates.push(adaptive);
       }
       if (perKey.concurrency !== undefined) checks.push({ kind: 'concurrency', id, max: perKey.concurrency });

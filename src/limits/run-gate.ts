@@ -1,7 +1,7 @@
 import { ErrorCodes } from '../errors.js';
 import { systemClock, type Clock } from '../runtime/clock.js';
 import type { CloudEvent } from '../types.js';
-import type { Limiter, PermitResult, RunPermit } from './limiter.js';
+import type { Limiter, LimitsView, PermitResult, RunPermit } from './limiter.js';
 
 /** What the gate needs of a run about to start (the worker's HandlerRun). */
 export interface GatedRun {
@@ -89,6 +89,11 @@ export class RunGate {
 
   get limiter(): Limiter {
     return this.#limiter;
+  }
+
+  /** What the metrics read (limit-gauges.ts). */
+  get metrics(): { handlers: readonly string[]; view: (handler: string) => LimitsView | undefined } {
+    return { handlers: this.#limiter.handlers, view: (handler) => this.#limiter.view(handler) };
   }
 
   /** Asks for the run's permit, waiting in its lease while the wait fits there. Rejects when the store fails. */

@@ -63,7 +63,7 @@ export interface CreateMetricsOptions {
   /** The deferred runs' gauges (deferred-gauges.ts); without a store that holds them, no series. */
   deferred?: DeferredGaugeOptions;
   /** The handlers' limits (limit-gauges.ts); without handlers that declare limits, no series. */
-  limits?: LimitGaugeOptions;
+  limits?: LimitGaugeOptions | undefined;
 }
 
 /** `durable_worker_breaker_state` values: ordered by how much is held back. */

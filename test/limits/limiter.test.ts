@@ -64,7 +64,8 @@ describe('Limiter with the memory permits, on a fake clock', () => {
     const { starts } = await drive(limiter, clock, Array.from({ length: 400 }, (_, i) => event(`s${i}`, i)));
     expect(starts).toHaveLength(400);
     expect(busiestWindow(starts, 1_000)).toBe(40);
-    expect(starts.at(-1)).toBeLessThanOrEqual(9_000 + 1);
+    // The store keeps each window 5 % longer (storedWindowMs): starts reach their handler a little late.
+    expect(starts.at(-1)).toBeLessThanOrEqual(9 * 1_050 + 1);
   });
 
   it('concurrency: never more than N runs hold permits, and the others start when one ends', async () => {
@@ -94,7 +95,7 @@ describe('Limiter with the memory permits, on a fake clock', () => {
     expect(answers.map((a) => a.granted)).toEqual([true, true, false, true, true]);
     const more = await limiter.take('h', runs(Array.from({ length: 10 }, (_, i) => event(`k${i}`, i)), 60_000));
     expect(more.filter((a) => a.granted)).toHaveLength(6);
-    await clock.advance(1_000);
+    await clock.advance(1_050);
     expect((await limiter.take('h', runs([event('a', 3)], 60_000)))[0]?.granted).toBe(true);
   });
 
@@ -102,7 +103,7 @@ describe('Limiter with the memory permits, on a fake clock', () => {
     const { limiter } = limiterWith({ adaptive: false, rate: { max: 4, perMs: 1_000 } });
     const answers = await limiter.take('h', runs(Array.from({ length: 6 }, (_, i) => event(`s${i}`, i)), 60_000));
     expect(answers.map((a) => a.granted)).toEqual([true, true, true, true, false, false]);
-    expect(answers[4]).toEqual({ granted: false, waitMs: 1_000, paceMs: 250 });
+    expect(answers[4]).toEqual({ granted: false, waitMs: 1_050, paceMs: 262.5 });
   });
 
   it('a wait ends early when a run of the handler releases its permit here', async () => {

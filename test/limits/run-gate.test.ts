@@ -34,10 +34,10 @@ describe('RunGate', () => {
     await clock.advance(0);
     expect(calls).toEqual([3]);
     expect(started).toHaveLength(2);
-    await clock.advance(1_000);
+    await clock.advance(1_050);
     const all = await Promise.all(admissions);
     expect(all.map((a) => a.kind)).toEqual(['start', 'start', 'start']);
-    expect(started[2]! - started[0]!).toBe(1_000);
+    expect(started[2]! - started[0]!).toBe(1_050);
   });
 
   it('a wait longer than the lease can hold comes back as later, with its time; a stopped lease as stopped', async () => {
@@ -46,7 +46,7 @@ describe('RunGate', () => {
     const first = await gate.admit({ handler: 'h', event: event(0), deadlineMs: clock.now() + 10_000, signal: controller.signal });
     expect(first.kind).toBe('start');
     const second = await gate.admit({ handler: 'h', event: event(1), deadlineMs: clock.now() + 10_000, signal: controller.signal });
-    expect(second).toEqual({ kind: 'later', retryAtMs: clock.now() + 60_000 });
+    expect(second).toEqual({ kind: 'later', retryAtMs: clock.now() + 60_100 });
     controller.abort();
     expect(await gate.admit({ handler: 'h', event: event(2), deadlineMs: clock.now() + 10_000, signal: controller.signal })).toEqual({ kind: 'stopped' });
   });
@@ -72,6 +72,6 @@ describe('RunGate', () => {
     const signal = new AbortController().signal;
     const t0 = clock.now();
     const admissions = await Promise.all([0, 1, 2, 3, 4, 5].map((n) => gate.admit({ handler: 'h', event: event(n), deadlineMs: t0 + 60_000, signal })));
-    expect(admissions.map((a) => (a.kind === 'later' ? a.retryAtMs - t0 : a.kind))).toEqual(['start', 'start', 1_000, 1_500, 2_000, 2_500]);
+    expect(admissions.map((a) => (a.kind === 'later' ? a.retryAtMs - t0 : a.kind))).toEqual(['start', 'start', 1_050, 1_575, 2_100, 2_625]);
   });
 });
