@@ -3,7 +3,7 @@ import type { Clock } from '../runtime/clock.js';
 /** Starts per window of a rate found adaptively, before the downstream said anything. */
 export const FOUND_RATE_START = 10;
 /** A throttle keeps this share of the allowed rate (multiplicative decrease). */
-export const DECREASE_FACTOR = 0.7;
+export const DECREASE_FACTOR = 0.8;
 /** Each window in which the limit was reached adds this share of the rate at the last decrease. */
 export const INCREASE_SHARE = 0.05;
 /** Rates found without a declared `max` stop growing here (starts per window). */
@@ -11,7 +11,7 @@ const FOUND_RATE_CEILING = 1_000_000;
 
 /**
  * The allowed rate of one limit under AIMD (additive increase, multiplicative decrease), as TCP's
- * congestion window: a throttle (RetryLaterError, a 429/503) keeps 70 % of the rate, at most once per
+ * congestion window: a throttle (RetryLaterError, a 429/503) keeps 80 % of the rate, at most once per
  * window or `Retry-After` (the throttles that follow come from starts made before the cut); each
  * window in which runs had to wait for this rate adds 5 % of the rate at the last cut (at least 1),
  * up to the declared `max`. Without a `max` it starts at 10 per window and doubles each window

@@ -138,6 +138,11 @@ export class Limiter {
     return this.#handlers.has(handler);
   }
 
+  /** Whether `handler`'s rate is adaptive (AIMD). */
+  isAdaptive(handler: string): boolean {
+    return this.#handlers.get(handler)?.limits.adaptive === true;
+  }
+
   get handlers(): string[] {
     return [...this.#handlers.keys()];
   }

@@ -111,7 +111,10 @@ export class RunGate {
       }
       const nowMs = this.#clock.now();
       const atMs = this.#paceOf(run, answer.paceMs).next(nowMs + answer.waitMs);
-      if (atMs - nowMs > this.#maxInLeaseWaitMs || atMs > run.deadlineMs - this.#holdBackMs) return { kind: 'later', retryAtMs: atMs };
+      // An adaptive rate moves with the downstream's answers: a run deferred to a later turn would keep
+      // the pace it was booked at, so its waits stay in the lease, asking again at each turn.
+      const inLeaseMs = this.#limiter.isAdaptive(run.handler) ? Infinity : this.#maxInLeaseWaitMs;
+      if (atMs - nowMs > inLeaseMs || atMs > run.deadlineMs - this.#holdBackMs) return { kind: 'later', retryAtMs: atMs };
       await this.#limiter.wait(run.handler, atMs - nowMs, run.signal);
     }
   }

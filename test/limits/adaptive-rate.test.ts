@@ -9,7 +9,7 @@ const runs = (events: CloudEvent[], ttlMs: number) => events.map((e) => ({ event
 const event = { id: 'e', subject: 's', type: 't' } as CloudEvent;
 
 describe('AdaptiveRate', () => {
-  it('without a max: slow start, then a cut to 70 % at the first throttle, then additive growth', async () => {
+  it('without a max: slow start, then a cut to 80 % at the first throttle, then additive growth', async () => {
     const clock = createFakeClock();
     const rate = new AdaptiveRate(undefined, 1_000, clock);
     const seen: number[] = [];
@@ -20,10 +20,10 @@ describe('AdaptiveRate', () => {
     }
     expect(seen).toEqual([10, 20, 40, 80]);
     rate.throttled();
-    expect(rate.max).toBe(112); // 160 * 0.7
+    expect(rate.max).toBe(128); // 160 * 0.8
     rate.limited();
     await clock.advance(1_000);
-    expect(rate.max).toBe(120); // + 5 % of 160
+    expect(rate.max).toBe(136); // + 5 % of 160
   });
 
   it('does not grow in windows where nothing waited for it (demand below the rate)', async () => {

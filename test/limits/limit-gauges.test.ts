@@ -24,7 +24,7 @@ describe('limit metrics', () => {
       limiter.throttled('crm', { id: 'e', subject: 's' } as CloudEvent, 1_000);
       void limiter.wait('db', 1_000);
       text = await metrics.registry.metrics();
-      expect(sample(text, METRIC_NAMES.limitAllowedRate, 'crm')).toBe(28);
+      expect(sample(text, METRIC_NAMES.limitAllowedRate, 'crm')).toBe(32);
       expect(sample(text, METRIC_NAMES.limitThrottles, 'crm')).toBe(1);
       expect(sample(text, METRIC_NAMES.limitWaitingRuns, 'db')).toBe(1);
       await clock.advance(1_000);

@@ -124,7 +124,7 @@ describe('Limiter with the memory permits, on a fake clock', () => {
     expect(limiter.view('h')?.allowedPerSecond).toBe(100);
     limiter.throttled('h', event('a'), 1_000);
     limiter.throttled('h', event('a'), 1_000); // the same overshoot: not cut twice
-    expect(limiter.view('h')).toMatchObject({ allowedPerSecond: 70, throttles: 2 });
+    expect(limiter.view('h')).toMatchObject({ allowedPerSecond: 80, throttles: 2 });
     const { starts } = await drive(limiter, clock, Array.from({ length: 1_000 }, (_, i) => event(`s${i}`, i)));
     expect(starts).toHaveLength(1_000);
     expect(limiter.view('h')?.allowedPerSecond).toBe(100);

@@ -64,7 +64,7 @@ describe('RunGate', () => {
     gate.ended(first.permit, event(0), { code: 'DW_ERR_RETRY_LATER', retryAfterMs: 1_000 });
     await clock.advance(0);
     expect(second?.kind).toBe('start');
-    expect(limiter.view('h')).toMatchObject({ allowedPerSecond: 35, throttles: 1, waiting: 0 });
+    expect(limiter.view('h')).toMatchObject({ allowedPerSecond: 40, throttles: 1, waiting: 0 });
   });
 
   it('runs refused together come back one by one at the limit pace, not all at the same wait', async () => {
