@@ -40,6 +40,10 @@ export const ErrorCodes = {
    * same event after a lease moved): the run waits and is tried again, not counted as an attempt.
    */
   KEY_BUSY: 'DW_ERR_KEY_BUSY',
+  /** A dead-letter sink failed (write, read or redrive). */
+  DEAD_LETTER: 'DW_ERR_DEAD_LETTER',
+  /** The forwarding handler's app answered "not now" (408, 429, 3xx, 5xx): the event is retried. */
+  FORWARD: 'DW_ERR_FORWARD',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
@@ -96,6 +100,58 @@ export function parseRetryAfterMs(value: string | null | undefined, nowMs: numbe
   if (/^\d+$/.test(text)) return Number(text) * 1_000;
   const at = Date.parse(text);
   return Number.isFinite(at) ? Math.max(0, at - nowMs) : undefined;
+}
+
+/** Raised at start-up for a handlers folder or module that cannot be used (the CLI exits 2). */
+export class HandlerLoadError extends DurableWorkerError {
+  /** The file (or folder) at fault. */
+  readonly file: string;
+
+  constructor(file: string, message: string, options?: { cause?: unknown }) {
+    super(ErrorCodes.HANDLER_LOAD, message, options);
+    this.name = 'HandlerLoadError';
+    this.file = file;
+  }
+}
+
+/** A handler ran past its own timeout or its lease's deadline (`DW_ERR_HANDLER_TIMEOUT`). */
+export class HandlerTimeoutError extends DurableWorkerError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(ErrorCodes.HANDLER_TIMEOUT, message, options);
+    this.name = 'HandlerTimeoutError';
+  }
+}
+
+/** Work stopped through its AbortSignal: a forced shutdown, or a stopped replay (`DW_ERR_ABORTED`). */
+export class AbortedError extends DurableWorkerError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(ErrorCodes.ABORTED, message, options);
+    this.name = 'AbortedError';
+  }
+}
+
+/** The idempotency store failed or was closed (`DW_ERR_STORE`): affected events run again later. */
+export class StoreError extends DurableWorkerError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(ErrorCodes.STORE, message, options);
+    this.name = 'StoreError';
+  }
+}
+
+/** A dead-letter sink failed or was closed (`DW_ERR_DEAD_LETTER`): the event stays retried. */
+export class DeadLetterError extends DurableWorkerError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(ErrorCodes.DEAD_LETTER, message, options);
+    this.name = 'DeadLetterError';
+  }
+}
+
+/** `ctx.tx` used after its call settled, or to end the worker's transaction (`DW_ERR_TRANSACTION`). */
+export class TransactionError extends DurableWorkerError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(ErrorCodes.TRANSACTION, message, options);
+    this.name = 'TransactionError';
+  }
 }
 
 /** Bad configuration: the CLI prints the message on one line and exits 2. */

@@ -10,6 +10,10 @@ export type { HandlerLifeCycle, LifeCycleContext, TeardownContext } from './hand
 export type { TransactionalContext } from './handlers/define.js';
 export type { TransactionClient, TransactionField, TransactionQueryConfig, TransactionQueryResult, TransactionRow } from './handlers/transaction-client.js';
 export { PermanentError, RetryLaterError, DurableWorkerError, ConfigError, ErrorCodes, hasCode } from './errors.js';
+// The errors the worker and its tools raise, one class per code (docs/errors.md).
+export { AbortedError, DeadLetterError, HandlerLoadError, HandlerTimeoutError, StoreError, TransactionError } from './errors.js';
+export type { ErrorCode } from './errors.js';
+export type { BreakerChange } from './observability/worker-events.js';
 export type {
   AckRequest,
   AckResponse,

@@ -10,7 +10,8 @@ import type { DispatchError, Dispatcher, DispatchJob, DispatchResult } from '../
 import { ErrorCodes } from '../errors.js';
 import { deadLetteredKey, idempotencyKey } from '../idempotency/key.js';
 import type { ClaimState, IdempotencyStore } from '../idempotency/store.js';
-import { safetyMarginMs, sleep } from '../worker/timing.js';
+import { sleep, systemClock } from '../runtime/clock.js';
+import { safetyMarginMs } from '../worker/timing.js';
 
 /**
  * Replaying a record runs the current handler once more on the recorded event, "through the
@@ -202,7 +203,7 @@ export class ReplayRun {
       }
       if (!states.includes('busy')) return handlerState === 'done' && deadState === 'new' ? 'resolved' : 'new';
       if (this.#resources.signal?.aborted === true || Date.now() + waitMs >= deadlineMs) return 'busy';
-      await sleep(waitMs, this.#resources.signal);
+      await sleep(systemClock, waitMs, this.#resources.signal);
       waitMs = Math.min(WAIT_MAX_MS, waitMs * 2);
     }
   }

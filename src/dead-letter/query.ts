@@ -1,4 +1,4 @@
-import { ErrorCodes, DurableWorkerError } from '../errors.js';
+import { ConfigError } from '../errors.js';
 import { matchesPattern } from '../runtime/type-pattern.js';
 import { deadLetteredAtMs } from './record.js';
 import type { DeadLetterReason, DeadLetterState, StoredDeadLetter } from './sink.js';
@@ -51,7 +51,7 @@ export function decodeCursor(cursor: string): PageKey {
   } catch {
     // reported below
   }
-  throw new DurableWorkerError(ErrorCodes.CONFIG, `not a page cursor: ${JSON.stringify(cursor.slice(0, 80))} (use the one a previous page printed)`);
+  throw new ConfigError(`not a page cursor: ${JSON.stringify(cursor.slice(0, 80))} (use the one a previous page printed)`);
 }
 
 /** -1, 0 or 1: the listing order. Plain code-unit comparison, the same order everywhere in JS. */

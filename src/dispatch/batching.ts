@@ -74,7 +74,6 @@ class BatchingLease implements LeaseDispatch {
 class BatchRun implements DispatchRun {
   readonly job: DispatchJob;
   readonly #runs: DispatchRun[];
-  dispatcherRecord: unknown = undefined;
 
   constructor(handler: string, runs: DispatchRun[]) {
     const first = (runs[0] as DispatchRun).job;

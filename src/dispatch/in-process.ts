@@ -3,7 +3,7 @@ import { setUpHandlers, tearDownHandlers } from '../handlers/life-cycle.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import type { EffectTransactionsOptions } from '../idempotency/postgres-transactions.js';
 import { transactionsOnFirstUse } from './call-transaction.js';
-import { startHandlerCall, type RunHandlerOptions } from './run-handler.js';
+import { startHandlerCall, type Clock, type RunHandlerOptions } from './run-handler.js';
 import type { Dispatcher, DispatchRun, LeaseDispatch } from './types.js';
 
 export interface InProcessDispatcherOptions {
@@ -13,6 +13,8 @@ export interface InProcessDispatcherOptions {
   defaultTimeoutMs?: number | undefined;
   /** Transactional handlers: the pool to the store's database (call-transaction.ts). */
   transactions?: EffectTransactionsOptions | undefined;
+  /** What handlers' deadlines and timeouts run on (the worker's clock); default: the system clock. */
+  clock?: Clock | undefined;
 }
 
 /**
@@ -27,7 +29,7 @@ export function createInProcessDispatcher(options: InProcessDispatcherOptions): 
   return {
     open(signal: AbortSignal): LeaseDispatch {
       // One options object per lease, shared by its runs.
-      const runOptions: RunHandlerOptions = { signal, logger: childLogger, defaultTimeoutMs: options.defaultTimeoutMs, transactions: transactions?.open };
+      const runOptions: RunHandlerOptions = { signal, logger: childLogger, defaultTimeoutMs: options.defaultTimeoutMs, transactions: transactions?.open, clock: options.clock };
       return {
         start(run: DispatchRun): void {
           // As the thread pool does (thread-runs.ts): a lease aborted before the run started never

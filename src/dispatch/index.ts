@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { HandlerLoadError, type LoadedHandler } from '../handlers/loader.js';
 import type { EffectTransactionsOptions } from '../idempotency/postgres-transactions.js';
+import type { Clock } from '../runtime/clock.js';
 import { withBatchHandlers } from './batching.js';
 import { createInProcessDispatcher } from './in-process.js';
 import { handlerThreadResourceLimits } from './thread-heap.js';
@@ -29,12 +30,17 @@ export interface CreateDispatcherOptions {
    * runs, and a thread runs about `maxInProgress / threads` calls at once).
    */
   transactions?: EffectTransactionsOptions | undefined;
+  /**
+   * The worker's clock, for in-process handlers' deadlines and timeouts (default: the system clock).
+   * Handlers in threads time out on the system clock in their thread.
+   */
+  clock?: Clock | undefined;
 }
 
 /** Chooses the dispatcher at the edge, once; a thread pool proves it can load the handlers first. */
 export async function createDispatcher(options: CreateDispatcherOptions): Promise<Dispatcher> {
   if (options.isolation === 'none') {
-    return withBatchHandlers(createInProcessDispatcher({ handlers: options.handlers, logger: options.logger, defaultTimeoutMs: options.defaultTimeoutMs, transactions: options.transactions }), options.handlers);
+    return withBatchHandlers(createInProcessDispatcher({ handlers: options.handlers, logger: options.logger, defaultTimeoutMs: options.defaultTimeoutMs, transactions: options.transactions, clock: options.clock }), options.handlers);
   }
   const threads = poolSize(options.maxInProgress);
   // The young generation bounded on a big host (src/dispatch/thread-heap.ts).
@@ -54,5 +60,5 @@ export async function createDispatcher(options: CreateDispatcherOptions): Promis
 /** One run on its own, as a promise: for a caller outside a lease (a dead-letter replay). */
 export function dispatchOnce(dispatcher: Dispatcher, job: DispatchJob, signal: AbortSignal): Promise<DispatchResult> {
   const runs = dispatcher.open(signal);
-  return new Promise<DispatchResult>((resolve) => runs.start({ job, end: resolve, dispatcherRecord: undefined })).finally(() => runs.close());
+  return new Promise<DispatchResult>((resolve) => runs.start({ job, end: resolve })).finally(() => runs.close());
 }

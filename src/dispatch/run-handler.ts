@@ -1,4 +1,4 @@
-import { ErrorCodes, hasCode } from '../errors.js';
+import { AbortedError, ErrorCodes, HandlerTimeoutError, hasCode } from '../errors.js';
 import type { HandlerContext, HandlerLogger } from '../handlers/define.js';
 import type { TransactionClient } from '../handlers/transaction-client.js';
 import type { LoadedHandler } from '../handlers/loader.js';
@@ -60,7 +60,7 @@ function abortedOutcome(handler: LoadedHandler, cause: AbortCause): { outcome: C
     message = `handler ${handler.name} did not finish before the lease deadline`;
     code = ErrorCodes.HANDLER_TIMEOUT;
   }
-  return { outcome: { status: 'failed', error: { message, code } }, reason: Object.assign(new Error(message), { code }) };
+  return { outcome: { status: 'failed', error: { message, code } }, reason: code === ErrorCodes.HANDLER_TIMEOUT ? new HandlerTimeoutError(message) : new AbortedError(message) };
 }
 
 /**

@@ -170,6 +170,9 @@ export class PooledRun {
  * grace for all its runs, and one listener on its signal that aborts all its running runs in one
  * message, then gives up on those that still do not answer within the grace.
  */
+/** Each run's record, kept by the pool it was started on: where `startAfter` finds the run a follower follows, and `withdraw` its run. */
+const pooledRuns = new WeakMap<DispatchRun, PooledRun>();
+
 export class PooledLease implements LeaseDispatch {
   readonly #pool: RunPool;
   readonly #signal: AbortSignal;
@@ -207,8 +210,8 @@ export class PooledLease implements LeaseDispatch {
 
   /** The pool's record of a run it was given (any of its leases): where a follower finds the run it follows. */
   #recordOf(run: DispatchRun): PooledRun | undefined {
-    const record = run.dispatcherRecord;
-    return record instanceof PooledRun && record.lease.#pool === this.#pool ? record : undefined;
+    const record = pooledRuns.get(run);
+    return record !== undefined && record.lease.#pool === this.#pool ? record : undefined;
   }
 
   #start(run: DispatchRun, after: PooledRun | undefined): void {
@@ -222,7 +225,7 @@ export class PooledLease implements LeaseDispatch {
       this.#signalWatch = whenAborted(this.#signal, (reason) => this.#aborted(reason));
     }
     const pooled = new PooledRun(run, this, handler, pool, after);
-    run.dispatcherRecord = pooled;
+    pooledRuns.set(run, pooled);
     this.#runs.push(pooled);
     this.#unsettled++;
     pool.send(pooled);

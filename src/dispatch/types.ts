@@ -55,13 +55,6 @@ export interface DispatchRun {
   readonly job: DispatchJob;
   /** Called once with how the run ended, possibly before `start` returned. Must not throw. */
   end(result: DispatchResult): void;
-  /**
-   * The dispatcher's own record of the run, kept here by the dispatcher it was started on (the
-   * thread pool's, where `startAfter` and `withdraw` find it). Undefined until then; nothing else
-   * reads or writes it. A field rather than a WeakMap in the dispatcher: no map entry per run on the
-   * main thread.
-   */
-  dispatcherRecord: unknown;
 }
 
 /** The runs of one lease (Dispatcher.open). */

@@ -8,7 +8,7 @@
  */
 import { Agent, request, type Dispatcher } from 'undici';
 import { defineHandler, type Handler, type HandlerContext } from '../handlers/define.js';
-import { ConfigError, DurableWorkerError, ErrorCodes, PermanentError, RetryLaterError } from '../errors.js';
+import { AbortedError, ConfigError, DurableWorkerError, ErrorCodes, HandlerTimeoutError, PermanentError, RetryLaterError } from '../errors.js';
 import { handlerScope } from '../tracing/handler-scope.js';
 import type { CloudEvent } from '../types.js';
 import { toForwardRequest, type ForwardMode } from './cloudevents-http.js';
@@ -18,7 +18,7 @@ import { forwardLimits } from './forward-limits.js';
 export const FORWARD_HANDLER_NAME = '@forward';
 
 /** Code of a retryable forwarding failure (the app answered 408/429/3xx/5xx). */
-export const FORWARD_ERROR_CODE = 'DW_ERR_FORWARD';
+export const FORWARD_ERROR_CODE = ErrorCodes.FORWARD;
 
 export interface ForwardingHandlerOptions {
   /** Target URL, http or https, without credentials (e.g. `http://127.0.0.1:8080/events`). */
@@ -112,9 +112,9 @@ function requestSignal(ctx: HandlerContext): { signal: AbortSignal; dispose(): v
 function failureOf(err: unknown, target: string, ctx: HandlerContext, signal: AbortSignal): Error {
   if (signal.aborted) {
     if (Date.now() >= ctx.deadlineMs) {
-      return new DurableWorkerError(ErrorCodes.HANDLER_TIMEOUT, `forward to ${target} did not answer before the lease deadline`, { cause: err });
+      return new HandlerTimeoutError(`forward to ${target} did not answer before the lease deadline`, { cause: err });
     }
-    return new DurableWorkerError(ErrorCodes.ABORTED, `forward to ${target} was aborted`, { cause: err });
+    return new AbortedError(`forward to ${target} was aborted`, { cause: err });
   }
   const code = (err as { code?: unknown } | null)?.code;
   const detail = typeof code === 'string' ? code : err instanceof Error ? err.message : String(err);

@@ -1,5 +1,5 @@
 /**
- * What `handleBatch` resolves with (docs/handlers.md, "Batch handlers"): nothing, when every event of
+ * What `handleBatch` resolves with (docs/handlers.md, "Many events at a time"): nothing, when every event of
  * the call is ok, or an array aligned with `events`, one entry per event: `undefined` (or `null`) =
  * ok, an `Error` = that event failed (retried), a `PermanentError` = that event is dead-lettered at
  * once. A throw fails every event of the call (a thrown PermanentError dead-letters them all).

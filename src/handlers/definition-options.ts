@@ -5,19 +5,9 @@
  * (define.ts, loader.ts), whose messages name the option; `limits` is validated here.
  */
 import { z } from 'zod';
-import { DurableWorkerError } from '../errors.js';
+import { HandlerLoadError } from '../errors.js';
 import { didYouMean } from '../runtime/did-you-mean.js';
 import { limitsSchema, resolveLimits, type ResolvedLimits } from './limits-options.js';
-
-/** Code of a handler definition with an unknown key or a bad `limits` (the loader names the file). */
-export const HANDLER_OPTIONS_CODE = 'DW_ERR_HANDLER_OPTIONS';
-
-export class HandlerOptionsError extends DurableWorkerError {
-  constructor(message: string) {
-    super(HANDLER_OPTIONS_CODE, message);
-    this.name = 'HandlerOptionsError';
-  }
-}
 
 const COMMON_KEYS = ['type', 'schema', 'timeoutMs', 'transactional', 'setup', 'teardown', 'limits'] as const;
 const KEYS = { defineHandler: [...COMMON_KEYS, 'handle'], defineBatchHandler: [...COMMON_KEYS, 'handleBatch', 'maxBatchSize'] } as const;
@@ -51,12 +41,13 @@ function describeIssue(caller: DefineCaller, issue: z.core.$ZodIssue): string {
 }
 
 /**
- * Refuses unknown keys and a bad `limits` with a {@link HandlerOptionsError} naming the key; returns
- * the limits in the limiter's units (undefined without `limits`).
+ * Refuses unknown keys and a bad `limits` with a {@link HandlerLoadError} naming the key (its `file`
+ * empty: `defineHandler` runs inside the module, the loader that imported it names the file);
+ * returns the limits in the limiter's units (undefined without `limits`).
  */
 export function checkDefinitionOptions(caller: DefineCaller, definition: object): ResolvedLimits | undefined {
   const result = schemas[caller].safeParse(definition);
-  if (!result.success) throw new HandlerOptionsError(describeIssue(caller, result.error.issues[0] as z.core.$ZodIssue));
+  if (!result.success) throw new HandlerLoadError('', describeIssue(caller, result.error.issues[0] as z.core.$ZodIssue));
   const limits = (result.data as { limits?: z.output<typeof limitsSchema> }).limits;
   return limits === undefined ? undefined : resolveLimits(limits);
 }

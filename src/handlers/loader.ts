@@ -1,9 +1,9 @@
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { extname, join, relative, resolve, sep } from 'node:path';
-import { DurableWorkerError, ErrorCodes, hasCode } from '../errors.js';
+import { ErrorCodes, hasCode, HandlerLoadError } from '../errors.js';
 import { validatePattern } from '../runtime/type-pattern.js';
 import { HANDLER_BRAND, transactionalProblem, type HandlerContext, type LifeCycleContext, type TeardownContext } from './define.js';
-import { checkDefinitionOptions, HANDLER_OPTIONS_CODE } from './definition-options.js';
+import { checkDefinitionOptions } from './definition-options.js';
 import type { ResolvedLimits } from './limits-options.js';
 import { describeLoadError } from './load-error.js';
 import { handlerModuleUrl } from './module-url.js';
@@ -35,17 +35,7 @@ export interface LoadedHandler {
   limits?: ResolvedLimits;
 }
 
-/** Raised at start-up for a handlers folder or module that cannot be used (the CLI exits 2). */
-export class HandlerLoadError extends DurableWorkerError {
-  /** The file (or folder) at fault. */
-  readonly file: string;
-
-  constructor(file: string, message: string, options?: { cause?: unknown }) {
-    super(ErrorCodes.HANDLER_LOAD, message, options);
-    this.name = 'HandlerLoadError';
-    this.file = file;
-  }
-}
+export { HandlerLoadError } from '../errors.js';
 
 const HANDLER_EXTENSIONS = new Set(['.js', '.mjs', '.ts', '.mts']);
 
@@ -202,7 +192,7 @@ export async function loadHandlers(dir: string, options: LoadHandlersOptions = {
       module = await importModule(file);
     } catch (err) {
       // A definition refused by defineHandler itself: the message names the key; the file is where.
-      const message = hasCode(err, HANDLER_OPTIONS_CODE) ? `${file}: ${(err as Error).message}` : await describeLoadError(file, err);
+      const message = hasCode(err, ErrorCodes.HANDLER_LOAD) ? `${file}: ${(err as Error).message}` : await describeLoadError(file, err);
       throw new HandlerLoadError(file, message, { cause: err });
     }
     handlers.push(toLoadedHandler(handlerName(root, file), file, defaultExport(module)));

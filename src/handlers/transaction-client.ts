@@ -5,7 +5,7 @@
  * `pg.PoolClient` fits it as it is.
  */
 
-import { DurableWorkerError, ErrorCodes } from '../errors.js';
+import { TransactionError } from '../errors.js';
 
 /** A row as pg returns it: column name to value (pg's `QueryResultRow`). */
 export interface TransactionRow {
@@ -79,11 +79,11 @@ export class TransactionView implements TransactionClient {
   query<R extends TransactionRow = any>(config: TransactionQueryConfig): Promise<TransactionQueryResult<R>>;
   query(textOrConfig: string | TransactionQueryConfig, values?: readonly unknown[]): Promise<TransactionQueryResult> {
     const query = this.#query;
-    if (query === undefined) return Promise.reject(new DurableWorkerError(ErrorCodes.TRANSACTION, `ctx.tx cannot be used after its handler call settled (${this.#closedBecause})`));
+    if (query === undefined) return Promise.reject(new TransactionError(`ctx.tx cannot be used after its handler call settled (${this.#closedBecause})`));
     const text = typeof textOrConfig === 'string' ? textOrConfig : textOrConfig?.text;
     if (typeof text === 'string' && ENDS_TRANSACTION.test(text)) {
       return Promise.reject(
-        new DurableWorkerError(ErrorCodes.TRANSACTION, `ctx.tx: the worker commits or rolls back the handler's transaction itself (it writes the done mark in it); got ${JSON.stringify(text.trim().slice(0, 40))}. Use SAVEPOINT / ROLLBACK TO SAVEPOINT for a partial undo`),
+        new TransactionError(`ctx.tx: the worker commits or rolls back the handler's transaction itself (it writes the done mark in it); got ${JSON.stringify(text.trim().slice(0, 40))}. Use SAVEPOINT / ROLLBACK TO SAVEPOINT for a partial undo`),
       );
     }
     return query(textOrConfig, values);

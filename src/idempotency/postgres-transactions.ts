@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Pool, PoolClient, QueryConfig, QueryResult } from 'pg';
-import { DurableWorkerError, ErrorCodes } from '../errors.js';
+import { TransactionError } from '../errors.js';
 import { TransactionView, type TransactionClient, type TransactionQuery } from '../handlers/transaction-client.js';
 import { openPool } from './postgres-pool.js';
 import { beginEffects, commitEffects, effectLockKey, NOT_OURS } from './postgres-effects-sql.js';
@@ -197,7 +197,7 @@ export class EffectTransaction {
    * `destroy`): either way a next run finds the marks if the commit happened, and is then a duplicate.
    */
   async commit(doneKeys: readonly string[]): Promise<void> {
-    if (this.#ended !== undefined) throw new DurableWorkerError(ErrorCodes.TRANSACTION, `commit of a transaction that was already ${this.#ended}: nothing committed`);
+    if (this.#ended !== undefined) throw new TransactionError(`commit of a transaction that was already ${this.#ended}: nothing committed`);
     const notLocked = doneKeys.find((key) => !this.#locked.has(key));
     if (notLocked !== undefined) throw new TypeError(`commit: a done key that begin did not lock (${JSON.stringify(notLocked)})`);
     this.#end('committed');
@@ -215,7 +215,7 @@ export class EffectTransaction {
       this.#release(err instanceof Error ? err : new Error(String(err)));
       // The handler ended the worker's transaction through ctx.tx: its fault, not the store's.
       if ((err as { code?: unknown }).code === NOT_OURS) {
-        throw new DurableWorkerError(ErrorCodes.TRANSACTION, "the transaction is no longer the worker's: its handler ended it through ctx.tx, and nothing was marked done (the worker commits or rolls back itself)", { cause: err });
+        throw new TransactionError("the transaction is no longer the worker's: its handler ended it through ctx.tx, and nothing was marked done (the worker commits or rolls back itself)", { cause: err });
       }
       throw storeError('postgres', 'commit', err);
     }

@@ -1,21 +1,19 @@
-import { DurableWorkerError, ErrorCodes } from '../errors.js';
+import { StoreError } from '../errors.js';
 
 /**
  * Wraps a driver failure as `DW_ERR_STORE`: the worker fails the affected events and retries them
  * later, and never marks an event done without its effect. The driver's message is kept (it names
  * the cause: ECONNREFUSED, terminated connection...) but never the URL, which may hold a password.
  */
-export function storeError(backend: string, operation: string, cause: unknown): DurableWorkerError {
-  if (cause instanceof DurableWorkerError && cause.code === ErrorCodes.STORE) return cause;
+export function storeError(backend: string, operation: string, cause: unknown): StoreError {
+  if (cause instanceof StoreError) return cause;
   const detail = cause instanceof Error ? cause.message : String(cause);
-  return new DurableWorkerError(ErrorCodes.STORE, `${backend} idempotency store: ${operation} failed: ${scrubCredentials(detail)}`, {
-    cause,
-  });
+  return new StoreError(`${backend} idempotency store: ${operation} failed: ${scrubCredentials(detail)}`, { cause });
 }
 
 /** Error raised by an operation on a store that was closed. */
-export function closedError(backend: string, operation: string): DurableWorkerError {
-  return new DurableWorkerError(ErrorCodes.STORE, `${backend} idempotency store: ${operation} after close()`);
+export function closedError(backend: string, operation: string): StoreError {
+  return new StoreError(`${backend} idempotency store: ${operation} after close()`);
 }
 
 /** Drivers sometimes echo a connection string; hide any `user:password@` that slips into a message. */

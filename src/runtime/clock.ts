@@ -10,3 +10,17 @@ export const systemClock: Clock = {
   setTimeout: (callback, ms) => setTimeout(callback, ms),
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
+
+/** Waits `ms` on `clock`, or less when `signal` aborts; never throws. */
+export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
+  if (ms <= 0 || signal?.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clock.clearTimeout(handle);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const handle = clock.setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}

@@ -36,7 +36,7 @@ export function runWait(lease: LeaseView, k: number, handler: LoadedHandler, sub
 export async function deferRun(lease: LeaseView, k: number, handler: string, event: CloudEvent, wait: RunWait): Promise<void> {
   const context = lease.context;
   const deferred = context.deferred as DeferredRuns;
-  const nowMs = Date.now();
+  const nowMs = context.clock.now();
   const chain = chainOf(handler, event.subject);
   const run: DeferredRun = { key: lease.keys[k] as string, handler, chain, sequence: event.sequence, event, retryAtMs: wait.retryAtMs, deferredAtMs: nowMs, reason: wait.reason };
   await deferInTurn(deferred, run, lease.claimOwner);

@@ -47,7 +47,7 @@ class GuardedEventBus extends EventEmitter {
     const event = String(name);
     // This emit is guarded too; a failing `listener:error` listener is only logged.
     if (event !== 'listener:error') this.emit('listener:error', { event, error: err });
-    if (!this.#logLimiter.allow(event)) {
+    if (!this.#logLimiter.allow(event, Date.now())) {
       this.#unlogged.set(event, (this.#unlogged.get(event) ?? 0) + 1);
       return;
     }

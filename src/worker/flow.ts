@@ -1,3 +1,4 @@
+import type { Clock } from '../runtime/clock.js';
 import { FlowModel, type FlowLimits } from './flow-model.js';
 import type { HeldLease } from './held-lease.js';
 import type { LeaseContext } from './lease-view.js';
@@ -26,13 +27,15 @@ export class WorkerFlow implements SchedulerListener {
   readonly scheduler: Scheduler;
   readonly controller: PullController;
   readonly #gauge: LeaseGauge;
+  readonly #clock: Clock;
 
   constructor(options: WorkerFlowOptions) {
     const events = options.leaseContext.events;
+    this.#clock = options.clock;
     this.ids = new WorkerIdPool(options.workerIdPrefix, options.limits.maxLeases);
     this.model = new FlowModel(options.limits);
     this.#gauge = new LeaseGauge(events);
-    this.scheduler = new Scheduler({ maxInProgress: options.limits.maxInProgress, inFlight: options.inFlight, listener: this });
+    this.scheduler = new Scheduler({ maxInProgress: options.limits.maxInProgress, inFlight: options.inFlight, listener: this, clock: options.clock });
     this.controller = new PullController({ ...options, events, ids: this.ids, model: this.model, scheduler: this.scheduler });
   }
 
@@ -42,7 +45,7 @@ export class WorkerFlow implements SchedulerListener {
   }
 
   eventsStarted(count: number): void {
-    this.model.eventsStarted(count, Date.now());
+    this.model.eventsStarted(count, this.#clock.now());
     this.#report();
     this.controller.maybePull();
   }

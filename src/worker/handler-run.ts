@@ -45,7 +45,6 @@ export class HandlerRun implements DispatchRun {
   #withdrawn = false;
   /** Failed, and counted: when its next run may start. */
   #retryAtMs: number | undefined = undefined;
-  dispatcherRecord: unknown = undefined;
 
   constructor(event: RunOwner, handler: LoadedHandler, k: number, retry = false) {
     this.#event = event;
@@ -222,7 +221,7 @@ export class HandlerRun implements DispatchRun {
     if (error.code === ErrorCodes.STORE) {
       lease.context.storeFailed(error);
       lease.release([this.#key]);
-    } else this.#retryAtMs = Date.now() + (error.code === ErrorCodes.KEY_BUSY ? KEY_BUSY_RETRY_MS : 0);
+    } else this.#retryAtMs = lease.context.clock.now() + (error.code === ErrorCodes.KEY_BUSY ? KEY_BUSY_RETRY_MS : 0);
     this.#emit('failed', durationMs, error);
     return 'failed';
   }
@@ -230,7 +229,7 @@ export class HandlerRun implements DispatchRun {
   /** Stores the failure with the key (its count, when to run next), then reports it. */
   async #countFailure(error: DispatchError, durationMs: number): Promise<RunEnd> {
     const lease = this.#event.lease;
-    const failedAtMs = Date.now();
+    const failedAtMs = lease.context.clock.now();
     const attempt = this.attempt;
     const retryAtMs = failedAtMs + retryDelayMs(attempt, error, lease.context.retryBackoff);
     let deferred = false;

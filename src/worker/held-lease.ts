@@ -1,22 +1,21 @@
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { LeaseDispatch } from '../dispatch/types.js';
-import { ErrorCodes } from '../errors.js';
+import { AbortedError } from '../errors.js';
 import type { LoadedHandler } from '../handlers/loader.js';
-import { idempotencyKey } from '../idempotency/key.js';
 import type { ClaimState, FailureHistory } from '../idempotency/store.js';
 import { atDeadline, whenAborted, type Watch } from '../runtime/abort-fanout.js';
-import { systemClock } from '../runtime/clock.js';
+import { Fifo } from '../runtime/fifo.js';
 import { waitUntil } from '../runtime/wait-until.js';
 import { NOOP_TRACER, type LeaseTrace } from '../tracing/run-tracer.js';
 import type { AckResponse, AckStatus, JobContext, LeaseBatch } from '../types.js';
 import { DoneMarkWriter } from './done-marks.js';
-import { chainOf } from '../idempotency/deferred.js';
 import { acknowledgeLease } from './lease-ack.js';
 import { warnNearDeadline } from './lease-warnings.js';
 import { LeaseEvent } from './lease-event.js';
+import { chainsOf, layOutKeys, newKeysOf } from './lease-keys.js';
 import type { EventEnd, EventPlace, LeaseContext, LeaseView } from './lease-view.js';
-import { safetyMarginMs } from './timing.js';
+import { leaseDeadline, safetyMarginMs, STRAGGLER_GRACE_MS } from './timing.js';
 import type { WorkerSlot } from './worker-ids.js';
 
 /** Where a held lease reports to: the scheduler. An event's end takes one path: LeaseEvent -> its HeldLease -> this owner. */
@@ -42,21 +41,13 @@ export interface HeldLeaseOptions {
   ack(lease: HeldLease, sent: AckStatus): Promise<AckResponse | undefined>;
 }
 
-/** Why a lease stopped at its deadline: runs cut by it fail as too slow (run-handler.ts). */
-export function leaseDeadline(): Error {
-  return Object.assign(new Error('lease deadline'), { code: ErrorCodes.HANDLER_TIMEOUT });
-}
-
-/** How long after its deadline a lease still waits for its runs to report before acking failed. */
-const STRAGGLER_GRACE_MS = 250;
-
 const RUNNING = 0;
 const ENDING = 1;
 const ACKING = 2;
 const DONE = 3;
 
 /**
- * One leased batch from its pull to its ack (docs/architecture.md, "One lease's life"): its events
+ * One leased batch from its pull to its ack (docs/architecture.md, "One lease, from pull to ack"): its events
  * and their `<handler>:<event id>` keys, claimed in one store call; its deadline (the lease expiry
  * minus a safety margin: unfinished work is aborted and acked `failed` while the lease is still
  * valid, spec: an expired lease is redelivered with a higher generation); its done marks and claim
@@ -76,34 +67,32 @@ export class HeldLease implements LeaseView {
   readonly claimOwner: string;
   readonly log: Logger;
   readonly events: LeaseEvent[];
-  readonly keys: string[] = [];
+  readonly keys: string[];
   readonly keyStart: Int32Array;
   readonly routes: (readonly LoadedHandler[])[];
-  claims: readonly ClaimState[] = [];
-  failures: readonly (FailureHistory | undefined)[] | undefined = undefined;
   readonly jobContext: JobContext;
   readonly doneMarks: DoneMarkWriter;
   readonly dispatch: LeaseDispatch;
   /** Its spans: the receive span (made now, the pull answered), then process and settle. */
   readonly trace: LeaseTrace;
-  /** Events that may start (the first of their subject), in the order they became so; `readyHead` is the next. */
-  readonly ready: LeaseEvent[] = [];
-  readyHead = 0;
-  /** Its claims are stored: its events may start. */
-  claimed = false;
-  deferredChains: ReadonlySet<string> | undefined = undefined;
   /** A batch of the deferred runner: its events are chain heads, it is not in the platform's window. */
   readonly runsChainHeads: boolean;
   readonly deferredKeys: Set<string> | undefined;
   readonly #ack: HeldLeaseOptions['ack'];
-  stopped = false;
+  /** Events that may start (the first of their subject), in the order they became so. */
+  readonly #ready = new Fifo<LeaseEvent>();
+  #claims: readonly ClaimState[] = [];
+  #failures: readonly (FailureHistory | undefined)[] | undefined = undefined;
+  #claimed = false;
+  #deferredChains: ReadonlySet<string> | undefined = undefined;
+  #stopped = false;
   #abort = new AbortController();
   #claiming: Promise<void> = Promise.resolve();
   #pendingWrites: Promise<unknown>[] = [];
   #phase = RUNNING;
   #ended = 0;
   #settled = 0;
-  #stragglerTimer: NodeJS.Timeout | undefined;
+  #stragglerTimer: unknown = undefined;
   #watches: Watch[] = [];
 
   constructor(context: LeaseContext, owner: LeaseOwner, batch: LeaseBatch, slot: WorkerSlot, pulledAtMs: number, options?: HeldLeaseOptions) {
@@ -129,19 +118,11 @@ export class HeldLease implements LeaseView {
     this.dispatch = context.dispatcher.open(this.#abort.signal);
     this.trace = (context.tracer ?? NOOP_TRACER).received({ workerId: slot.id, batch, pulledAtMs });
 
-    const count = batch.events.length;
-    this.events = new Array(count);
-    this.routes = new Array(count);
-    this.keyStart = new Int32Array(count + 1);
-    for (let i = 0; i < count; i++) {
-      const event = batch.events[i]!;
-      const route = options?.routes[i] ?? context.router.route(event.type);
-      this.events[i] = new LeaseEvent(this, event, i);
-      this.routes[i] = route;
-      this.keyStart[i] = this.keys.length;
-      for (const handler of route) this.keys.push(idempotencyKey(handler.name, event.id));
-    }
-    this.keyStart[count] = this.keys.length;
+    const layout = layOutKeys(batch.events, (event, i) => options?.routes[i] ?? context.router.route(event.type));
+    this.routes = layout.routes;
+    this.keys = layout.keys;
+    this.keyStart = layout.keyStart;
+    this.events = batch.events.map((event, i) => new LeaseEvent(this, event, i));
   }
 
   /** Aborts at the deadline or at forced shutdown: every run of the lease listens to it. */
@@ -151,6 +132,31 @@ export class HeldLease implements LeaseView {
 
   get settledEvents(): number {
     return this.#settled;
+  }
+
+  get claims(): readonly ClaimState[] {
+    return this.#claims;
+  }
+
+  get failures(): readonly (FailureHistory | undefined)[] | undefined {
+    return this.#failures;
+  }
+
+  get claimed(): boolean {
+    return this.#claimed;
+  }
+
+  get deferredChains(): ReadonlySet<string> | undefined {
+    return this.#deferredChains;
+  }
+
+  get stopped(): boolean {
+    return this.#stopped;
+  }
+
+  /** Some event may start: the scheduler takes them with `nextReady`. */
+  get hasReady(): boolean {
+    return this.#ready.size > 0;
   }
 
   /** A lease of the platform (not a batch of the deferred runner): its events count in the consumer's window. */
@@ -174,29 +180,29 @@ export class HeldLease implements LeaseView {
       // run's own deadline callback never fires before the lease has stopped starting events (on a
       // timer of its own, one could fire first, and the next event started in that moment failed at
       // once, 'no time left', counting as a failed attempt instead of staying unstarted).
-      atDeadline(systemClock, this.deadlineMs, () => this.stop(leaseDeadline())),
-      whenAborted(this.context.forceSignal, () => this.stop(Object.assign(new Error('forced shutdown'), { code: ErrorCodes.ABORTED }))),
+      atDeadline(this.context.clock, this.deadlineMs, () => this.stop(leaseDeadline())),
+      whenAborted(this.context.forceSignal, () => this.stop(new AbortedError('forced shutdown'))),
       // Runs end by the deadline on their own; this bounds the wait for one that cannot report.
-      whenAborted(this.#abort.signal, () => (this.#stragglerTimer = setTimeout(() => this.#abandonRunning(), STRAGGLER_GRACE_MS))),
+      whenAborted(this.#abort.signal, () => (this.#stragglerTimer = this.context.clock.setTimeout(() => this.#abandonRunning(), STRAGGLER_GRACE_MS))),
     );
     if (this.events.length === 0) {
       void this.#finish();
       return;
     }
     if (this.keys.length === 0) {
-      this.claimed = true;
+      this.#claimed = true;
       return onClaimed();
     }
     // Awaited before the ack: the claims of what did not run are released with it.
     const { store, deferred } = this.context;
     // Which of its (handler, subject) chains hold deferred runs is read beside the claim (deferral.ts).
-    const chains = deferred === undefined || this.runsChainHeads ? undefined : deferred.chainsWithRuns(this.#chains());
-    this.#claiming = this.trace.call('idempotency claim', () => Promise.all([store.claim(this.keys, this.claimOwner, Math.max(1, this.expiresAtMs - Date.now())), chains])).then(
+    const chains = deferred === undefined || this.runsChainHeads ? undefined : deferred.chainsWithRuns(chainsOf(this, this.batch.events));
+    this.#claiming = this.trace.call('idempotency claim', () => Promise.all([store.claim(this.keys, this.claimOwner, Math.max(1, this.expiresAtMs - this.context.clock.now())), chains])).then(
       ([result, deferredChains]) => {
-        this.claims = result.states;
-        this.failures = result.failures;
-        if (deferredChains !== undefined && deferredChains.size > 0) this.deferredChains = deferredChains;
-        this.claimed = true;
+        this.#claims = result.states;
+        this.#failures = result.failures;
+        if (deferredChains !== undefined && deferredChains.size > 0) this.#deferredChains = deferredChains;
+        this.#claimed = true;
         this.context.storeAnswered();
         onClaimed();
       },
@@ -215,7 +221,7 @@ export class HeldLease implements LeaseView {
    * too (the deadline, a forced shutdown); without one (a drain, a failed claim) they may finish.
    */
   stop(reason: Error | undefined): void {
-    this.stopped = true;
+    this.#stopped = true;
     if (reason !== undefined && !this.#abort.signal.aborted) this.#abort.abort(reason);
     for (const event of this.events) event.drop();
   }
@@ -237,7 +243,12 @@ export class HeldLease implements LeaseView {
   }
 
   enqueueReady(index: number): void {
-    this.ready.push(this.events[index] as LeaseEvent);
+    this.#ready.push(this.events[index] as LeaseEvent);
+  }
+
+  /** The next event that may start, in the order they became ready; undefined when none is. */
+  nextReady(): LeaseEvent | undefined {
+    return this.#ready.shift();
   }
 
   /** Claims given back with the ack (or at once when nothing else waits): a redelivery finds them free. */
@@ -254,13 +265,6 @@ export class HeldLease implements LeaseView {
     );
   }
 
-  /** Its runs' (handler, subject) chains, each once. */
-  #chains(): string[] {
-    const chains = new Set<string>();
-    for (let i = 0; i < this.events.length; i++) for (const handler of this.routes[i] ?? []) chains.add(chainOf(handler.name, this.batch.events[i]!.subject));
-    return [...chains];
-  }
-
   /** A run that cannot report past the deadline's grace counts as failed: the lease stops waiting. */
   #abandonRunning(): void {
     for (const event of this.events) event.abandon();
@@ -268,26 +272,21 @@ export class HeldLease implements LeaseView {
 
   async #finish(): Promise<void> {
     this.#phase = ENDING;
-    clearTimeout(this.#stragglerTimer);
+    if (this.#stragglerTimer !== undefined) this.context.clock.clearTimeout(this.#stragglerTimer);
     for (const watch of this.#watches) watch.cancel();
     this.dispatch.close();
     await this.#claiming;
     const allSettled = this.#settled === this.events.length;
     // Cut at its deadline, not by a forced shutdown: say which knob to turn (below).
-    const hitDeadline = !this.context.forceSignal.aborted && !allSettled && (this.#abort.signal.aborted || Date.now() >= this.deadlineMs);
+    const hitDeadline = !this.context.forceSignal.aborted && !allSettled && (this.#abort.signal.aborted || this.context.clock.now() >= this.deadlineMs);
     // Events that never started keep the claims the lease took: released with the `failed` ack, else
     // the redelivery (another owner) finds them busy until this lease would have expired.
-    const unstarted: string[] = [];
-    for (const event of this.events) {
-      if (event.end !== 'unstarted') continue;
-      for (let k = this.keyStart[event.index] as number; k < (this.keyStart[event.index + 1] as number); k++) if (this.claims[k] === 'new') unstarted.push(this.keys[k] as string);
-    }
-    this.release(unstarted);
+    this.release(this.events.filter((event) => event.end === 'unstarted').flatMap((event) => newKeysOf(this, this.#claims, event.index)));
     const sent: AckStatus = allSettled ? 'ok' : 'failed';
     const settle = this.trace.settle(sent);
     // Done marks and releases are stored before the ack: after an `ok` the events are gone.
     this.doneMarks.flushForAck();
-    await settle.call('idempotency writes', () => waitUntil(Promise.all(this.#pendingWrites), this.expiresAtMs - Date.now()));
+    await settle.call('idempotency writes', () => waitUntil(Promise.all(this.#pendingWrites), this.expiresAtMs - this.context.clock.now()));
     this.#phase = ACKING;
     this.owner.ackSending(this);
     const response = await this.#ack(this, sent);

@@ -2,7 +2,8 @@ import { isRetryable } from '../client/errors.js';
 import { whenAborted } from '../runtime/abort-fanout.js';
 import type { AckResponse, AckStatus } from '../types.js';
 import type { LeaseView } from './lease-view.js';
-import { backoffMs, sleep } from './timing.js';
+import { sleep } from '../runtime/clock.js';
+import { backoffMs } from './timing.js';
 
 const ACK_RETRY_BASE_MS = 100;
 const ACK_RETRY_MAX_MS = 2_000;
@@ -22,7 +23,7 @@ export const FORCED_ACK_GRACE_MS = 1_000;
  * effects of the events that finished stay single. Resolves with the answer, or undefined without one.
  */
 export async function acknowledgeLease(lease: LeaseView, sent: AckStatus): Promise<AckResponse | undefined> {
-  const { api, destination, events, forceSignal } = lease.context;
+  const { api, destination, events, forceSignal, clock } = lease.context;
   const { batch, slot, log } = lease;
   const lastSequence = batch.events.at(-1)?.sequence;
   const base = { workerId: slot.id, leaseId: batch.leaseId, generation: batch.generation, sent, ...(lastSequence === undefined ? {} : { lastSequence }) };
@@ -31,8 +32,8 @@ export async function acknowledgeLease(lease: LeaseView, sent: AckStatus): Promi
   let giveUpReason = 'the lease expired before the ack was answered';
   let inFlight = false;
   const forced = whenAborted(forceSignal, () => {
-    if (Date.now() + FORCED_ACK_GRACE_MS >= giveUpAtMs) return;
-    giveUpAtMs = Date.now() + FORCED_ACK_GRACE_MS;
+    if (clock.now() + FORCED_ACK_GRACE_MS >= giveUpAtMs) return;
+    giveUpAtMs = clock.now() + FORCED_ACK_GRACE_MS;
     giveUpReason = 'forced shutdown: the ack was abandoned';
     // Re-arming while the call runs moves its timeout: the call holds the same signal.
     if (inFlight) slot.ackTimeout.arm(FORCED_ACK_GRACE_MS, giveUpReason);
@@ -42,15 +43,15 @@ export async function acknowledgeLease(lease: LeaseView, sent: AckStatus): Promi
       let response: AckResponse;
       // Not AbortSignal.timeout: that one keeps its timer until it fires (a lease's worth) and costs
       // more to create, once per lease; the workerId's reusable one is armed instead.
-      const signal = slot.ackTimeout.arm(Math.max(1, giveUpAtMs - Date.now()), giveUpReason);
+      const signal = slot.ackTimeout.arm(Math.max(1, giveUpAtMs - clock.now()), giveUpReason);
       inFlight = true;
       try {
         response = await api.acknowledge(destination, { leaseId: batch.leaseId, generation: batch.generation, status: sent }, signal);
       } catch (err) {
         const waitMs = backoffMs(attempt, ACK_RETRY_BASE_MS, ACK_RETRY_MAX_MS);
-        if (isRetryable(err) && Date.now() + waitMs < giveUpAtMs) {
+        if (isRetryable(err) && clock.now() + waitMs < giveUpAtMs) {
           log.warn({ err, attempt, sent }, 'acknowledge failed: retrying before the lease expires');
-          await sleep(waitMs);
+          await sleep(clock, waitMs);
           continue;
         }
         events.emit('ack:done', { ...base, status: 'error', durationMs: performance.now() - startedMs });

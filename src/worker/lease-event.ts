@@ -5,7 +5,7 @@ import { admitEvent, failuresBefore } from './admission.js';
 import { runWait } from './deferral.js';
 import { HandlerRun } from './handler-run.js';
 import type { EventEnd, EventPlace, LeaseView, RunEnd, RunOwner } from './lease-view.js';
-import type { ChainedEvent } from './subject-order.js';
+import { SubjectLink, type ChainedEvent } from './subject-order.js';
 
 const WAITING = 0;
 const RUNNING = 1;
@@ -29,10 +29,7 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent>, RunOwner {
   readonly event: CloudEvent;
   /** Its position in the lease: its keys are the lease's keys[keyStart[index] .. keyStart[index + 1]). */
   readonly index: number;
-  prevInSubject: LeaseEvent | undefined = undefined;
-  nextInSubject: LeaseEvent | undefined = undefined;
-  /** In its subject's chain (SubjectOrder.enter said ready or waiting, and it is still there). */
-  inSubjectOrder = false;
+  readonly subjectLink = new SubjectLink<LeaseEvent>();
   #state = WAITING;
   #end: EventEnd | undefined = undefined;
   #handlersLeft = 0;
@@ -134,7 +131,7 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent>, RunOwner {
       return this.#finish('settled');
     }
     this.#handlersLeft = route.length;
-    const nowMs = lease.context.deferred === undefined ? 0 : Date.now();
+    const nowMs = lease.context.deferred === undefined ? 0 : lease.context.clock.now();
     for (let j = 0; j < route.length; j++) {
       const run = new HandlerRun(this, route[j] as LoadedHandler, first + j);
       // A run that must wait is deferred (only its own chain waits); the others run now.
@@ -160,11 +157,11 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent>, RunOwner {
     const lease = this.lease;
     const leader = previous.#soleRun;
     if (this.#state !== WAITING || (previous.#state !== RUNNING && previous.#state !== CHAINED) || leader === undefined || !leader.dispatched) return false;
-    if (!lease.claimed || lease.stopped || lease.dispatch.startAfter === undefined || lease.context.tracer?.enabled === true || Date.now() >= lease.deadlineMs) return false;
+    if (!lease.claimed || lease.stopped || lease.dispatch.startAfter === undefined || lease.context.tracer?.enabled === true || lease.context.clock.now() >= lease.deadlineMs) return false;
     const route = lease.routes[this.index] ?? [];
     const k = lease.keyStart[this.index] as number;
     if (route.length !== 1 || (route[0] as LoadedHandler).batch !== undefined || lease.claims[k] !== 'new' || lease.failures?.[k] !== undefined) return false;
-    if (!lease.context.breakers.isClosed((route[0] as LoadedHandler).name) || (lease.context.deferred !== undefined && runWait(lease, k, route[0] as LoadedHandler, this.subject, Date.now()) !== undefined)) return false;
+    if (!lease.context.breakers.isClosed((route[0] as LoadedHandler).name) || (lease.context.deferred !== undefined && runWait(lease, k, route[0] as LoadedHandler, this.subject, lease.context.clock.now()) !== undefined)) return false;
     const run = new HandlerRun(this, route[0] as LoadedHandler, k);
     this.#state = CHAINED;
     this.#soleRun = run;
@@ -278,7 +275,7 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent>, RunOwner {
 
   /** Runs chained on it would start only after it ended ok there: they go back to waiting behind it. */
   #unchainFollowers(): void {
-    for (let next = this.nextInSubject; next !== undefined && next.isChained; next = next.nextInSubject) {
+    for (let next = this.subjectLink.next; next !== undefined && next.isChained; next = next.subjectLink.next) {
       if (!next.unchain()) {
         this.lease.chainedStarted(next.index);
         break;

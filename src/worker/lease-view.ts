@@ -7,6 +7,7 @@ import type { Router } from '../handlers/router.js';
 import type { ClaimState, FailureHistory, IdempotencyStore } from '../idempotency/store.js';
 import type { LeaseTrace, RunTracer } from '../tracing/run-tracer.js';
 import type { JobContext, LeaseBatch } from '../types.js';
+import type { Clock } from '../runtime/clock.js';
 import type { Breakers } from './breakers.js';
 import type { DeferredRuns } from '../idempotency/deferred.js';
 import type { RecentChains } from './recent-chains.js';
@@ -26,6 +27,8 @@ export interface LeaseContext {
   router: Router<LoadedHandler>;
   events: WorkerEmitter;
   logger: Logger;
+  /** Every deadline, retry time and wait of a lease and its runs: the system clock, or a test's fake one. */
+  clock: Clock;
   visibilitySeconds: number;
   /** `--max-attempts`: a failure of a handler's attempt this high on an event dead-letters it. */
   maxAttempts: number;

@@ -10,10 +10,10 @@ export const NEAR_DEADLINE_FRACTION = 0.8;
 export function warnNearDeadline(lease: WarnedLease, hitDeadline: boolean): void {
   const { context } = lease;
   const visibilityMs = context.visibilitySeconds * 1_000;
-  const usedFraction = (Date.now() - lease.pulledAtMs) / visibilityMs;
+  const usedFraction = (context.clock.now() - lease.pulledAtMs) / visibilityMs;
   if (!hitDeadline && usedFraction <= NEAR_DEADLINE_FRACTION) return;
   context.events.emit('lease:near-deadline', { workerId: lease.workerId, leaseId: lease.batch.leaseId, usedFraction });
-  if (!context.nearDeadlineWarnings.allow(lease.workerId)) return;
+  if (!context.nearDeadlineWarnings.allow(lease.workerId, context.clock.now())) return;
   const total = lease.events.length;
   const what = hitDeadline ? `batch deadline reached with ${total - lease.settledEvents} of ${total} events unfinished (requeued)` : `batch used ${Math.round(usedFraction * 100)} % of its lease`;
   lease.log.warn(

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { IdempotencyStore } from '../idempotency/store.js';
+import { systemClock, type Clock } from '../runtime/clock.js';
 
 /** While claims wait to be given back, they are tried again this often. */
 const RETRY_MS = 1_000;
@@ -15,24 +16,26 @@ export class OrphanedClaims {
   readonly #store: IdempotencyStore;
   readonly #logger: Logger;
   #lost: { keys: readonly string[]; owner: string }[] = [];
-  #timer: NodeJS.Timeout | undefined = undefined;
+  readonly #clock: Clock;
+  #timer: unknown = undefined;
   #releasing = false;
   #closed = false;
 
   readonly #onAnswered: () => void;
 
   /** `onAnswered`: a release went through (the store answers: the process stops backing off). */
-  constructor(store: IdempotencyStore, logger: Logger, onAnswered: () => void = () => {}) {
+  constructor(store: IdempotencyStore, logger: Logger, onAnswered: () => void = () => {}, clock: Clock = systemClock) {
     this.#store = store;
     this.#logger = logger;
     this.#onAnswered = onAnswered;
+    this.#clock = clock;
   }
 
   /** `owner`'s claim call on `keys` failed. */
   add(keys: readonly string[], owner: string): void {
     if (this.#closed || keys.length === 0) return;
     this.#lost.push({ keys, owner });
-    this.#timer ??= setInterval(() => this.giveBack(), RETRY_MS).unref();
+    if (this.#timer === undefined) this.#arm();
   }
 
   /** Gives the lost claims back (the store answered a call). */
@@ -52,6 +55,7 @@ export class OrphanedClaims {
         this.#onAnswered();
       }
       if (this.#lost.length === 0) this.#stopTimer();
+      else if (this.#timer === undefined && !this.#closed) this.#arm();
     });
   }
 
@@ -61,8 +65,18 @@ export class OrphanedClaims {
     this.#stopTimer();
   }
 
+  /** Tries again in RETRY_MS; the timer never keeps a finished process alive. */
+  #arm(): void {
+    const timer = this.#clock.setTimeout(() => {
+      this.#timer = undefined;
+      this.giveBack();
+    }, RETRY_MS) as { unref?: () => void };
+    timer.unref?.();
+    this.#timer = timer;
+  }
+
   #stopTimer(): void {
-    clearInterval(this.#timer);
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
   }
 }

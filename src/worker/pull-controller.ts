@@ -4,7 +4,7 @@ import type { PullStatusLabel } from '../observability/worker-events.js';
 import { HeldLease } from './held-lease.js';
 import { configProblem, pullStatusLabel } from './pull-status.js';
 import { StoreProbe } from './store-probe.js';
-import { DEFAULT_STORE_BACKOFF_MAX_MS, restCrashed, type PullControllerOptions } from './pull-options.js';
+import { DEFAULT_STORE_BACKOFF_MAX_MS, type PullControllerOptions } from './pull-options.js';
 import { backoffMs, withJitter } from './timing.js';
 import type { WorkerSlot } from './worker-ids.js';
 
@@ -60,7 +60,7 @@ export class PullController {
     const { ids, model, scheduler } = this.#o;
     // Every handler's breaker is open: nothing pulled now could run (a half-open one pulls again).
     if (this.#o.leaseContext.breakers.allOpen) return;
-    const now = Date.now();
+    const now = this.#o.clock.now();
     for (;;) {
       const idle = this.#wait === 'idle';
       // Caught up: one poll at a time, after the idle wait; but the ids not pulled with yet go
@@ -134,7 +134,7 @@ export class PullController {
   /** Pull number `pull` (counted in flight already) with `slot`'s workerId, and what its answer says. */
   async #cycle(slot: WorkerSlot, pull: number): Promise<void> {
     const o = this.#o;
-    const sentAtMs = Date.now();
+    const sentAtMs = o.clock.now();
     let result: PullResult;
     try {
       await o.api.ensureCredential(o.forceSignal);
@@ -166,7 +166,7 @@ export class PullController {
 
   #take(slot: WorkerSlot, result: PullResult, sentAtMs: number, pull: number): void {
     const o = this.#o;
-    const durationMs = Date.now() - sentAtMs;
+    const durationMs = o.clock.now() - sentAtMs;
     if (result.status !== 200) o.ids.release(slot);
     const eventCount = result.status === 200 ? result.batch.events.length : 0;
     const status = String(result.status) as PullStatusLabel;
@@ -199,7 +199,7 @@ export class PullController {
       }
       case 204:
         // Caught up with nothing left to finish: every ack sent so far was answered, before this pull.
-        if (o.scheduler.held === 0 && pull > this.#workSeenAtPull) o.events.emit('caught-up', { workerId: slot.id, at: Date.now() });
+        if (o.scheduler.held === 0 && pull > this.#workSeenAtPull) o.events.emit('caught-up', { workerId: slot.id, at: o.clock.now() });
         if (this.#wait === undefined || (this.#wait === 'idle' && this.#waitTimer === undefined)) {
           if (!o.ids.allPulled) this.#waitFor('idle', 0);
           else {
@@ -232,7 +232,7 @@ export class PullController {
   /** A pull that failed: a configuration problem (slow retries), or an error (exponential back-off). */
   #failed(slot: WorkerSlot, err: unknown, sentAtMs: number): void {
     const o = this.#o;
-    o.events.emit('pull:done', { workerId: slot.id, status: pullStatusLabel(err), eventCount: 0, durationMs: Date.now() - sentAtMs });
+    o.events.emit('pull:done', { workerId: slot.id, status: pullStatusLabel(err), eventCount: 0, durationMs: o.clock.now() - sentAtMs });
     this.#workSeenAtPull = this.#pullsSent;
     o.onIdle(false);
     const problem = configProblem(err);
@@ -255,7 +255,7 @@ export class PullController {
   #crashed(slot: WorkerSlot, error: unknown): void {
     const o = this.#o;
     if (!o.scheduler.holdsLeaseOf(slot)) o.ids.release(slot);
-    const restartInMs = restCrashed(slot, Date.now());
+    const restartInMs = slot.restAfterCrash(o.clock.now());
     o.events.emit('loop:crashed', { workerId: slot.id, error, restartInMs });
     o.logger.error({ err: error, workerId: slot.id, restartInMs, crashes: slot.crashes }, `pull loop ${slot.id} crashed: restarting`);
     const timer = o.clock.setTimeout(() => this.maybePull(), restartInMs) as { unref?: () => void };

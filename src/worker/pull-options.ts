@@ -7,8 +7,7 @@ import type { FlowModel } from './flow-model.js';
 import type { LeaseContext } from './lease-view.js';
 import type { Readiness } from './readiness.js';
 import type { Scheduler } from './scheduler.js';
-import { backoffMs } from './timing.js';
-import type { WorkerIdPool, WorkerSlot } from './worker-ids.js';
+import type { WorkerIdPool } from './worker-ids.js';
 
 /** Waits of the pull controller, in ms. */
 export interface PullTimings {
@@ -39,23 +38,6 @@ export const DEFAULT_PULL_TIMINGS: PullTimings = {
  * store that comes back (a failover, a restart) should not wait for the platform's 30 s ceiling.
  */
 export const DEFAULT_STORE_BACKOFF_MAX_MS = 5_000;
-
-/** A pull cycle that crashed (a bug) rests its workerId this long at first, doubling up to the ceiling. */
-const RESTART_BASE_MS = 1_000;
-const RESTART_MAX_MS = 30_000;
-/** A workerId that pulled fine this long after its last crash starts its back-off afresh. */
-const HEALTHY_RUN_MS = 60_000;
-
-/**
- * Rests a workerId whose pull cycle crashed (a bug) and says for how long: a back-off that doubles
- * with its crashes in a row, started afresh after a healthy run.
- */
-export function restCrashed(slot: WorkerSlot, nowMs: number): number {
-  slot.crashes = nowMs - slot.restingUntilMs > HEALTHY_RUN_MS ? 1 : slot.crashes + 1;
-  const restartInMs = Math.max(RESTART_BASE_MS / 2, backoffMs(slot.crashes, RESTART_BASE_MS, RESTART_MAX_MS));
-  slot.restingUntilMs = nowMs + restartInMs;
-  return restartInMs;
-}
 
 export interface PullControllerOptions {
   api: ConsumerApi;

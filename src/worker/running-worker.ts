@@ -44,8 +44,11 @@ export interface StartWorkerOptions {
   /** The pull controller's waits (tests shorten them). */
   timings?: Partial<PullTimings>;
   /**
-   * What the pull controller's waits (after 204, 409, 429, errors) run on. Default: the system clock;
-   * tests pass a fake one (`createFakeClock` of durable-worker/testing) to count pulls without waiting.
+   * What the worker's time runs on: the pull controller's waits (after 204, 409, 429, errors), lease
+   * deadlines, retry times, breakers and deferred runs, and in-process handlers' timeouts. Default:
+   * the system clock; tests pass a fake one (`createFakeClock` of durable-worker/testing) to move
+   * time on without waiting. Handlers in threads time out on the system clock in their thread: with
+   * `--isolation thread`, start a fake clock at `Date.now()`.
    */
   clock?: Clock;
   /** Interval of the summary log line; default 60 s. */

@@ -1,10 +1,12 @@
 import type { BreakerChange } from '../observability/worker-events.js';
-import { leaseDeadline, type HeldLease, type LeaseOwner } from './held-lease.js';
+import type { Clock } from '../runtime/clock.js';
+import type { HeldLease, LeaseOwner } from './held-lease.js';
 import type { InFlightCounter } from './in-flight.js';
 import type { LeaseEvent } from './lease-event.js';
 import type { EventEnd, EventPlace } from './lease-view.js';
 import { ParkedEvents } from './parked-events.js';
 import { SubjectOrder } from './subject-order.js';
+import { leaseDeadline } from './timing.js';
 
 /** What the scheduler tells the pull controller. */
 export interface SchedulerListener {
@@ -27,6 +29,7 @@ export class Scheduler implements LeaseOwner {
   readonly #maxInProgress: number;
   readonly #inFlight: InFlightCounter;
   readonly #listener: SchedulerListener;
+  readonly #clock: Clock;
   readonly #order = new SubjectOrder<LeaseEvent>();
   /** Held leases in arrival order, until their ack is answered. */
   readonly #leases: HeldLease[] = [];
@@ -38,17 +41,19 @@ export class Scheduler implements LeaseOwner {
   /** Batches of the deferred runner among `#leases`. */
   #deferredBatches = 0;
   /** Events that may not start yet: a retry time, or an open breaker. */
-  readonly #parked = new ParkedEvents((events) => this.#unpark(events));
+  readonly #parked: ParkedEvents;
   #pumping = false;
   /** An event became ready while pumping: look again. */
   #again = false;
   #draining = false;
   #onEmpty: (() => void) | undefined;
 
-  constructor(options: { maxInProgress: number; inFlight: InFlightCounter; listener: SchedulerListener }) {
+  constructor(options: { maxInProgress: number; inFlight: InFlightCounter; listener: SchedulerListener; clock: Clock }) {
     this.#maxInProgress = options.maxInProgress;
     this.#inFlight = options.inFlight;
     this.#listener = options.listener;
+    this.#clock = options.clock;
+    this.#parked = new ParkedEvents((events) => this.#unpark(events), options.clock);
   }
 
   /** Leases held: pulled and not yet acknowledged (an ack on its way included). */
@@ -92,15 +97,12 @@ export class Scheduler implements LeaseOwner {
       if (order.fenced > 0) {
         const ids = new Set(lease.events.map((event) => event.eventId));
         const newWorkPulledAtMs = lease.batch.attempt === 1 && earlierPullsAnswered ? pullSentAtMs : undefined;
-        order.admitLease((id) => ids.has(id), newWorkPulledAtMs, Date.now() - lease.context.visibilitySeconds * 1_000);
+        order.admitLease((id) => ids.has(id), newWorkPulledAtMs, this.#clock.now() - lease.context.visibilitySeconds * 1_000);
       }
       for (const event of lease.events) {
         const entry = order.enter(event);
         if (entry === 'fenced') event.drop();
-        else {
-          event.inSubjectOrder = true;
-          if (entry === 'ready') lease.ready.push(event);
-        }
+        else if (entry === 'ready') lease.enqueueReady(event.index);
       }
     }
     this.#listener.leaseArrived();
@@ -113,7 +115,7 @@ export class Scheduler implements LeaseOwner {
     this.#deferredBatches++;
     batch.start(() => this.pump());
     if (this.#draining) batch.stop(undefined);
-    else for (const event of batch.events) batch.ready.push(event);
+    else for (const event of batch.events) batch.enqueueReady(event.index);
     this.pump();
   }
 
@@ -121,7 +123,7 @@ export class Scheduler implements LeaseOwner {
   #claimed(lease: HeldLease): void {
     if (!this.#draining && !lease.stopped) {
       for (const event of lease.events) {
-        const previous = event.prevInSubject;
+        const previous = event.subjectLink.prev;
         if (previous !== undefined && (previous.running || previous.isChained)) event.chainOn(previous);
       }
     }
@@ -155,10 +157,10 @@ export class Scheduler implements LeaseOwner {
   /** One pass over the leases, oldest first: starts what may start while the budget has room. */
   #startReady(): number {
     let started = 0;
-    const now = Date.now();
+    const now = this.#clock.now();
     for (let i = 0; i < this.#leases.length && this.#running < this.#maxInProgress; ) {
       const lease = this.#leases[i] as HeldLease;
-      if (!lease.claimed || lease.stopped || lease.readyHead === lease.ready.length) {
+      if (!lease.claimed || lease.stopped || !lease.hasReady) {
         i++;
         continue;
       }
@@ -169,11 +171,7 @@ export class Scheduler implements LeaseOwner {
         i++;
         continue;
       }
-      const event = lease.ready[lease.readyHead++] as LeaseEvent;
-      if (lease.readyHead === lease.ready.length) {
-        lease.ready.length = 0;
-        lease.readyHead = 0;
-      }
+      const event = lease.nextReady() as LeaseEvent;
       if (event.ended) continue;
       const blocked = event.admit(now);
       if (blocked !== undefined) {
@@ -196,7 +194,7 @@ export class Scheduler implements LeaseOwner {
    * (LeaseEvent.chainOn): past those chained already, up to the first that cannot be.
    */
   #chainBehind(event: LeaseEvent): void {
-    for (let previous = event, next = event.nextInSubject; next !== undefined && (next.isChained || next.chainOn(previous)); previous = next, next = next.nextInSubject);
+    for (let previous = event, next = event.subjectLink.next; next !== undefined && (next.isChained || next.chainOn(previous)); previous = next, next = next.subjectLink.next);
   }
 
   /**
@@ -240,8 +238,7 @@ export class Scheduler implements LeaseOwner {
       this.#inFlight.add(-1);
     } else if (place === 'retrying') this.#retrying--;
     else if (!event.lease.runsChainHeads) this.#unstarted--;
-    if (event.inSubjectOrder) {
-      event.inSubjectOrder = false;
+    if (event.subjectLink.linked) {
       if (end === 'settled') {
         const next = this.#order.settled(event);
         // A chained one takes the place in the budget this one frees: the budget holds.
@@ -252,10 +249,7 @@ export class Scheduler implements LeaseOwner {
       } else {
         // The events of its subject behind it must not overtake it: they end unstarted (and their
         // leases are acked failed). A drain needs no fence: nothing is pulled after it.
-        for (const dropped of this.#order.broken(event, !this.#draining)) {
-          dropped.inSubjectOrder = false;
-          dropped.drop();
-        }
+        for (const dropped of this.#order.broken(event, !this.#draining)) dropped.drop();
       }
     }
   }
@@ -272,7 +266,7 @@ export class Scheduler implements LeaseOwner {
     if (!lease.inWindow) this.#deferredBatches--;
     this.#parked.leaseDone(lease);
     // Without an answer the platform keeps the lease until it expires, then redelivers it.
-    this.#order.released(lease, answer === 'answered' ? Date.now() : lease.expiresAtMs);
+    this.#order.released(lease, answer === 'answered' ? this.#clock.now() : lease.expiresAtMs);
     if (lease.inWindow) this.#listener.leaseLeaving(lease, answer);
     if (this.#leases.length === 0) this.#onEmpty?.();
   }

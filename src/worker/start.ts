@@ -53,6 +53,8 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
   const cleanups: Cleanup[] = [];
   const forward = config.forwardUrl === undefined ? undefined : { url: config.forwardUrl, mode: config.forwardMode };
   const { maxInProgress, maxLeases } = flowLimitsOf(config);
+  // Every wait and deadline of the worker runs on it (LeaseContext.clock).
+  const clock = options.clock ?? systemClock;
 
   let client: ConsumerApi;
   let store: IdempotencyStore;
@@ -115,6 +117,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
       defaultTimeoutMs: config.handlerTimeoutMs,
       otel: tracing.tracer.enabled,
       transactions: transactionsOf(config, handlers, maxInProgress),
+      clock,
     });
     cleanups.push({ name: 'dispatcher', run: () => dispatcher.close() });
 
@@ -170,11 +173,12 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
       runner?.breakerChanged();
       flow.controller.maybePull();
     },
+    clock,
   );
   const visibilityMs = config.visibilitySeconds * 1_000;
   // Runs that must wait are deferred to the store when it holds them (docs/architecture.md, "Deferred runs").
   const deferred = deferredRunsOf(store);
-  const orphans = new OrphanedClaims(store, logger, () => flow.controller.storeAnswered());
+  const orphans = new OrphanedClaims(store, logger, () => flow.controller.storeAnswered(), clock);
   const leaseContext: LeaseContext = {
     destination: config.destination,
     api: client,
@@ -184,6 +188,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     router,
     events,
     logger,
+    clock,
     visibilitySeconds: config.visibilitySeconds,
     maxAttempts: config.maxAttempts,
     retryBackoff: { minMs: config.retryBackoffMinMs ?? RETRY_DEFAULTS.retryBackoffMinMs, maxMs: config.retryBackoffMaxMs ?? RETRY_DEFAULTS.retryBackoffMaxMs },
@@ -229,7 +234,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     readiness,
     logger,
     timings: { ...DEFAULT_PULL_TIMINGS, ...options.timings },
-    clock: options.clock ?? systemClock,
+    clock,
     forceSignal: force.signal,
     onIdle(idle) {
       controllerIdle = idle;
@@ -239,7 +244,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
   const runner =
     deferred === undefined
       ? undefined
-      : new DeferredRunner({ deferred, scheduler: flow.scheduler, context: leaseContext, breakers, handlers: new Map(router.handlers.map((h) => [h.name, h])), ownerPrefix: `${flow.ids.slots[0]?.id ?? 'worker'}:${process.pid}:${Date.now().toString(36)}`, clock: options.clock ?? systemClock, logger, onIdle: stopIfIdle });
+      : new DeferredRunner({ deferred, scheduler: flow.scheduler, context: leaseContext, breakers, handlers: new Map(router.handlers.map((h) => [h.name, h])), ownerPrefix: `${flow.ids.slots[0]?.id ?? 'worker'}:${process.pid}:${Date.now().toString(36)}`, clock, logger, onIdle: stopIfIdle });
 
   const close = (): Promise<void> => {
     closing ??= (async () => {

@@ -12,8 +12,16 @@ export interface ChainedEvent<E> {
   readonly sequence: string;
   /** What acks the event (its lease): a fence set by the event lifts after that ack. */
   readonly holder: unknown;
-  prevInSubject: E | undefined;
-  nextInSubject: E | undefined;
+  /** Its place in the chain, kept by SubjectOrder (the event only reads it). */
+  readonly subjectLink: SubjectLink<E>;
+}
+
+/** An event's place in its subject's chain: written by SubjectOrder alone, read by the event and its scheduler. */
+export class SubjectLink<E> {
+  prev: E | undefined = undefined;
+  next: E | undefined = undefined;
+  /** In its chain: entered (ready or waiting) and neither settled nor broken since. */
+  linked = false;
 }
 
 /**
@@ -98,9 +106,10 @@ export class SubjectOrder<E extends ChainedEvent<E>> {
     }
     const tail = this.#tails.get(event.subject);
     this.#tails.set(event.subject, event);
+    event.subjectLink.linked = true;
     if (tail === undefined) return 'ready';
-    tail.nextInSubject = event;
-    event.prevInSubject = tail;
+    tail.subjectLink.next = event;
+    event.subjectLink.prev = tail;
     return 'waiting';
   }
 
@@ -111,9 +120,11 @@ export class SubjectOrder<E extends ChainedEvent<E>> {
 
   /** The first event of a chain settled: returns the next one, now first (it may run). */
   settled(event: E): E | undefined {
-    const next = event.nextInSubject;
-    event.nextInSubject = undefined;
-    if (next !== undefined) next.prevInSubject = undefined;
+    const link = event.subjectLink;
+    const next = link.next;
+    link.next = undefined;
+    link.linked = false;
+    if (next !== undefined) next.subjectLink.prev = undefined;
     else if (this.#tails.get(event.subject) === event) this.#tails.delete(event.subject);
     return next;
   }
@@ -126,16 +137,20 @@ export class SubjectOrder<E extends ChainedEvent<E>> {
    */
   broken(event: E, fence: boolean): E[] {
     const dropped: E[] = [];
-    for (let next = event.nextInSubject; next !== undefined; ) {
-      const after: E | undefined = next.nextInSubject;
-      next.prevInSubject = next.nextInSubject = undefined;
+    for (let next = event.subjectLink.next; next !== undefined; ) {
+      const link = next.subjectLink;
+      const after: E | undefined = link.next;
+      link.prev = link.next = undefined;
+      link.linked = false;
       dropped.push(next);
       next = after;
     }
-    const prev = event.prevInSubject;
-    event.prevInSubject = event.nextInSubject = undefined;
+    const link = event.subjectLink;
+    const prev = link.prev;
+    link.prev = link.next = undefined;
+    link.linked = false;
     if (prev !== undefined) {
-      prev.nextInSubject = undefined;
+      prev.subjectLink.next = undefined;
       this.#tails.set(event.subject, prev);
     } else this.#tails.delete(event.subject);
     if (fence) {

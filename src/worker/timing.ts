@@ -1,4 +1,4 @@
-import { setTimeout as delay } from 'node:timers/promises';
+import { HandlerTimeoutError } from '../errors.js';
 
 /**
  * Safety margin between the batch deadline and the lease expiry: time to abort handlers, write done
@@ -10,11 +10,13 @@ export function safetyMarginMs(visibilityMs: number): number {
   return Math.min(visibilityMs / 2, Math.max(1_000, visibilityMs * 0.1));
 }
 
-/** Sleeps `ms`, or less when `signal` aborts; never throws. */
-export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  if (ms <= 0 || signal?.aborted) return;
-  await delay(ms, undefined, { signal }).catch(() => {});
+/** Why a lease stopped at its deadline: runs cut by it fail as too slow (run-handler.ts). */
+export function leaseDeadline(): Error {
+  return new HandlerTimeoutError('lease deadline');
 }
+
+/** How long after its deadline a lease still waits for its runs to report before acking failed. */
+export const STRAGGLER_GRACE_MS = 250;
 
 /** Full jitter (AWS architecture blog): uniform in [0, min(maxMs, baseMs * 2^(attempt-1))]. */
 export function backoffMs(attempt: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
@@ -37,7 +39,7 @@ export class RateLimiter {
   }
 
   /** True when the caller may act now for `key`. */
-  allow(key: string, nowMs: number = Date.now()): boolean {
+  allow(key: string, nowMs: number): boolean {
     const last = this.#last.get(key);
     if (last !== undefined && nowMs - last < this.#intervalMs) return false;
     this.#last.set(key, nowMs);

@@ -1,4 +1,11 @@
 import { ReusableTimeoutSignal } from '../runtime/reusable-timeout-signal.js';
+import { backoffMs } from './timing.js';
+
+/** A pull cycle that crashed (a bug) rests its workerId this long at first, doubling up to the ceiling. */
+const RESTART_BASE_MS = 1_000;
+const RESTART_MAX_MS = 30_000;
+/** A workerId that pulled fine this long after its last crash starts its back-off afresh. */
+const HEALTHY_RUN_MS = 60_000;
 
 /** One workerId of the process's pool: at most one lease at a time (spec: one lease per workerId). */
 export class WorkerSlot {
@@ -10,14 +17,33 @@ export class WorkerSlot {
   busy = false;
   /** Pulled with since the process started. */
   pulled = false;
-  /** After a crash of its pull cycle: not used again before this time (epoch ms). */
-  restingUntilMs = 0;
-  /** Crashes in a row (a healthy run resets it): the restart back-off grows with them. */
-  crashes = 0;
+  #restingUntilMs = 0;
+  #crashes = 0;
 
   constructor(prefix: string, index: number) {
     this.index = index;
     this.id = `${prefix}-${index}`;
+  }
+
+  /** After a crash of its pull cycle: not used again before this time (epoch ms). */
+  get restingUntilMs(): number {
+    return this.#restingUntilMs;
+  }
+
+  /** Crashes in a row (a healthy run resets it): the restart back-off grows with them. */
+  get crashes(): number {
+    return this.#crashes;
+  }
+
+  /**
+   * Its pull cycle crashed (a bug): it rests, and this says for how long: a back-off that doubles
+   * with its crashes in a row, started afresh after a healthy run.
+   */
+  restAfterCrash(nowMs: number): number {
+    this.#crashes = nowMs - this.#restingUntilMs > HEALTHY_RUN_MS ? 1 : this.#crashes + 1;
+    const restartInMs = Math.max(RESTART_BASE_MS / 2, backoffMs(this.#crashes, RESTART_BASE_MS, RESTART_MAX_MS));
+    this.#restingUntilMs = nowMs + restartInMs;
+    return restartInMs;
   }
 }
 

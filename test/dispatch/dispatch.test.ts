@@ -98,7 +98,7 @@ describe('dispatch, isolation thread: a crashing thread', () => {
     const lease = new AbortController();
     const runs = dispatcher.open(lease.signal);
     const ends: Promise<DispatchResult>[] = [];
-    const start = (j: DispatchJob) => ends.push(new Promise<DispatchResult>((end) => runs.start({ job: j, end, dispatcherRecord: undefined })));
+    const start = (j: DispatchJob) => ends.push(new Promise<DispatchResult>((end) => runs.start({ job: j, end })));
     // A neighbour running on the other thread while one thread dies.
     start(behave({ behaviour: 'sleep', sleepMs: 300 }));
     start(behave({ behaviour: 'exit' }));
@@ -125,7 +125,7 @@ describe('dispatch, isolation thread: many runs and chained runs', () => {
     const runs = dispatcher.open(new AbortController().signal);
     const behaviours = ['ok', 'fail', 'permanent', 'retry-later', 'ok', 'fail', 'ok', 'permanent'];
     const jobs = behaviours.map((behaviour) => behave({ behaviour, afterMs: 77 }));
-    const results = await Promise.all(jobs.map((j) => new Promise<DispatchResult>((end) => runs.start({ job: j, end, dispatcherRecord: undefined }))));
+    const results = await Promise.all(jobs.map((j) => new Promise<DispatchResult>((end) => runs.start({ job: j, end }))));
     runs.close();
     expect(results.map((r) => r.status)).toEqual(['ok', 'failed', 'permanent', 'failed', 'ok', 'failed', 'ok', 'permanent']);
     expect(results[1]).toMatchObject({ error: { message: `always fails (${jobs[1]!.event.id})` } });
@@ -138,10 +138,10 @@ describe('dispatch, isolation thread: many runs and chained runs', () => {
     expect(runs.startAfter).toBeDefined();
     const dir = mkdtempSync(join(tmpdir(), 'dw-dispatch-'));
     const order: string[] = [];
-    const startRun = (name: string, j: DispatchJob, after?: { job: DispatchJob; end: (r: DispatchResult) => void; dispatcherRecord: unknown }) => {
-      let dispatchRun!: { job: DispatchJob; end: (r: DispatchResult) => void; dispatcherRecord: unknown };
+    const startRun = (name: string, j: DispatchJob, after?: { job: DispatchJob; end: (r: DispatchResult) => void }) => {
+      let dispatchRun!: { job: DispatchJob; end: (r: DispatchResult) => void };
       const ended = new Promise<DispatchResult>((resolveEnd) => {
-        dispatchRun = { job: j, dispatcherRecord: undefined, end: (r) => (order.push(name), resolveEnd(r)) };
+        dispatchRun = { job: j, end: (r) => (order.push(name), resolveEnd(r)) };
       });
       if (after === undefined) runs.start(dispatchRun);
       else runs.startAfter?.(dispatchRun, after);
@@ -177,7 +177,7 @@ describe.each(['none', 'thread'] as const)('dispatch of a batch handler, isolati
       job('bulk', event('source_entry.updated', { entryId, current: { properties: [{ id: 'name', value: name }] } }));
     const jobs = [entry('a', 'fine'), entry('b', 'poison'), entry('c', 'always-fail'), entry('d', 'fine')];
     const runs = dispatcher.open(new AbortController().signal);
-    const results = await Promise.all(jobs.map((j) => new Promise<DispatchResult>((end) => runs.start({ job: j, end, dispatcherRecord: undefined }))));
+    const results = await Promise.all(jobs.map((j) => new Promise<DispatchResult>((end) => runs.start({ job: j, end }))));
     runs.close();
     expect(results.map((r) => r.status)).toEqual(['ok', 'permanent', 'failed', 'ok']);
     expect(results[2]).toMatchObject({ error: { message: expect.stringContaining('failed on attempt 1') } });

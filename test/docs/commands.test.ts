@@ -96,6 +96,8 @@ const COVERAGE: Record<string, Coverage> = {
   // docs/contributing.md: the contributor's commands.
   'npm ci': { kind: 'test', file: '.ci/suite.sh', proof: 'npm ci --no-audit --no-fund' },
   'npx vitest run test/worker': { kind: 'manual', why: 'runs one folder of the suite that npm test runs whole' },
+  'npm run lint': { kind: 'manual', why: 'npm test, which CI runs, runs it first' },
+  'npm run test:quick': { kind: 'manual', why: 'runs the files of the suite that start nothing, which npm test runs too; test/docs/quick-tests.test.ts checks the selection' },
   'npm run typecheck': { kind: 'manual', why: 'type-checks only (tsc --noEmit); CI runs npm test, whose build type-checks src/' },
   'eval "$(bash .ci/services.sh)"': { kind: 'test', file: '.ci/run', proof: 'eval "$(bash .ci/services.sh)"' },
   'npm run check:imports': { kind: 'test', file: 'test/docs/import-layers.test.ts', proof: "'check-imports.mjs'" },

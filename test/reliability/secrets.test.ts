@@ -28,14 +28,16 @@ beforeAll(async () => {
   proxy = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', async () => {
+    const relay = async () => {
       const answer = await request(`${emulator.url}${req.url ?? '/'}`, { method: 'POST', headers: { 'content-type': String(req.headers['content-type']) }, body: Buffer.concat(chunks) });
       const text = await answer.body.text();
       const token = (JSON.parse(text) as { access_token?: string }).access_token;
       if (token !== undefined) issuedTokens.push(token);
       res.writeHead(answer.statusCode, { 'content-type': String(answer.headers['content-type']) });
       res.end(text);
-    });
+    };
+    // A relay that fails answers 502: the client under test sees a failing issuer, not a hung one.
+    req.on('end', () => void relay().catch(() => res.writeHead(502).end()));
   });
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
   proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;

@@ -9,7 +9,7 @@ import { appendBehave, consumerState, createConsumer, emulatorForFile, FAST, rec
 /**
  * Chained runs over real HTTP (`--isolation thread`): a subject's next event is handed to the thread
  * running the one before it, which starts it the moment that one ends ok, without a round trip
- * through the main thread (docs/architecture.md, "Chained runs"). What must hold: it does start
+ * through the main thread (docs/architecture.md, "Processes and threads"). What must hold: it does start
  * there; it never starts after a failure, a crash, or a drain of the process; subject order and
  * exactly-once effects stay as without chaining.
  */

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { LoadedHandler } from '../../src/handlers/loader.js';
 import { chainOf, type DeferredRun, type DeferredRuns } from '../../src/idempotency/deferred.js';
 import { MemoryDeferredRuns } from '../../src/idempotency/memory-deferred.js';
-import { createFakeClock } from '../../src/testing/clock.js';
+import { createFakeClock, type Clock } from '../../src/testing/clock.js';
 import type { CloudEvent } from '../../src/types.js';
 import { Breakers } from '../../src/worker/breakers.js';
 import { deferRun, runWait } from '../../src/worker/deferral.js';
@@ -18,7 +18,7 @@ import { RecentChains } from '../../src/worker/recent-chains.js';
 const handler = { name: 'sync' } as LoadedHandler;
 const event = (i: number): CloudEvent => ({ specversion: '1.0', id: `e-${i}`, source: 's', type: 't', subject: `s-${i % 2}`, sequence: String(i), time: '2026-01-01T00:00:00Z', data: {} }) as CloudEvent;
 
-function leaseOf(parts: { breakers: Breakers; deferred?: DeferredRuns; recentChains?: RecentChains; deferredChains?: Set<string>; failures?: ({ retryAtMs: number } | undefined)[]; claims?: string[]; runsChainHeads?: boolean }): LeaseView {
+function leaseOf(parts: { clock?: Clock; breakers: Breakers; deferred?: DeferredRuns; recentChains?: RecentChains; deferredChains?: Set<string>; failures?: ({ retryAtMs: number } | undefined)[]; claims?: string[]; runsChainHeads?: boolean }): LeaseView {
   const keys = Array.from({ length: 4 }, (_, i) => `sync:e-${i}`);
   return {
     keys,
@@ -29,7 +29,7 @@ function leaseOf(parts: { breakers: Breakers; deferred?: DeferredRuns; recentCha
     deferredKeys: new Set<string>(),
     claimOwner: 'owner-1',
     workerId: 'w-0',
-    context: { breakers: parts.breakers, deferred: parts.deferred, recentChains: parts.recentChains, events: new EventEmitter(), runDeferredAt: () => {} },
+    context: { clock: parts.clock ?? createFakeClock(), breakers: parts.breakers, deferred: parts.deferred, recentChains: parts.recentChains, events: new EventEmitter(), runDeferredAt: () => {} },
   } as unknown as LeaseView;
 }
 
@@ -89,12 +89,12 @@ describe('deferRun', () => {
     const store = new CountingRuns();
     const deferred: DeferredRuns = store;
     const recent = new RecentChains(10_000);
-    const lease = leaseOf({ breakers, deferred, recentChains: recent });
+    const lease = leaseOf({ clock, breakers, deferred, recentChains: recent });
     await Promise.all([0, 1, 2].map((k) => deferRun(lease, k, 'sync', event(k), { reason: 'retry', retryAtMs: 5 })));
     expect(calls.map((c) => c.map((r) => r.key))).toEqual([['sync:e-0', 'sync:e-1', 'sync:e-2']]);
     expect((await store.list({ limit: 10 })).map((r) => r.key).sort()).toEqual(['sync:e-0', 'sync:e-1', 'sync:e-2']);
     expect([...(lease.deferredKeys ?? [])].sort()).toEqual(['sync:e-0', 'sync:e-1', 'sync:e-2']);
-    expect(recent.has(chainOf('sync', 's-0'), Date.now())).toBe(true);
+    expect(recent.has(chainOf('sync', 's-0'), clock.now())).toBe(true);
     await deferRun(lease, 3, 'sync', event(3), { reason: 'chain', retryAtMs: 5 });
     expect(calls).toHaveLength(2);
   });

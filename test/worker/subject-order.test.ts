@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { SubjectOrder, type ChainedEvent } from '../../src/worker/subject-order.js';
+import { SubjectLink, SubjectOrder, type ChainedEvent } from '../../src/worker/subject-order.js';
 
 type Lease = { name: string };
 interface Ev extends ChainedEvent<Ev> {}
 
 /** Ids are `e<sequence>`: e1 comes before e2 in the stream. */
 function event(holder: Lease, subject: string, eventId: string): Ev {
-  return { subject, eventId, sequence: eventId.slice(1), holder, prevInSubject: undefined, nextInSubject: undefined };
+  return { subject, eventId, sequence: eventId.slice(1), holder, subjectLink: new SubjectLink<Ev>() };
 }
 
 describe('SubjectOrder', () => {

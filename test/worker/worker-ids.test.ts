@@ -34,9 +34,13 @@ describe('WorkerIdPool', () => {
     const b = pool.take(0)!;
     pool.release(a);
     pool.release(b);
-    a.restingUntilMs = 1_000;
-    expect(pool.take(500)).toBe(b);
-    expect(pool.take(500)).toBeUndefined();
-    expect(pool.take(1_000)).toBe(a);
+    // Its first crash at 0 rests it 500..1,000 ms (half the base at least; full jitter below the base).
+    const restMs = a.restAfterCrash(0);
+    expect(restMs).toBeGreaterThanOrEqual(500);
+    expect(restMs).toBeLessThanOrEqual(1_000);
+    expect(a.crashes).toBe(1);
+    expect(pool.take(restMs - 1)).toBe(b);
+    expect(pool.take(restMs - 1)).toBeUndefined();
+    expect(pool.take(restMs)).toBe(a);
   });
 });
