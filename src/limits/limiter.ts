@@ -32,13 +32,14 @@ function paceOf(checks: readonly LimitCheck[]): number {
 }
 
 /**
- * A rate's window as the store keeps it: `per` and a margin (5 %, at most 100 ms). A start is logged
- * when its permit is granted, and reaches its handler a little later (a round trip, a thread's
- * queue): without the margin, a start delayed at the end of one window lands in the next one's
- * first moments, and the handler sees max + 1 starts in a window of `per`.
+ * A rate's window as the store keeps it: `per` and a margin (10 %, at most 100 ms). A start is logged
+ * when its permit is granted, and reaches its handler a little later (a round trip, an event loop
+ * busy elsewhere, a thread's queue): without the margin, a start delayed at the end of one window
+ * lands in the next one's first moments, and the handler sees more than max starts in a window of
+ * `per`. The margin covers a delay that varies by up to itself between two starts.
  */
 export function storedWindowMs(perMs: number): number {
-  return perMs + Math.min(100, perMs * 0.05);
+  return perMs + Math.min(100, perMs * 0.1);
 }
 
 /** Adaptive rates kept per key at most; the oldest key's is forgotten (it starts afresh). */

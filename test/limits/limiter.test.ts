@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ResolvedLimits } from '../../src/handlers/limits-options.js';
+import { busiestWindow } from '../../bench/limits/measure.js';
 import { MemoryPermits } from '../../src/idempotency/memory-permits.js';
 import { Limiter, type PermitResult } from '../../src/limits/limiter.js';
 import { createFakeClock, type FakeClock } from '../../src/testing/clock.js';
@@ -48,24 +49,14 @@ async function drive(limiter: Limiter, clock: FakeClock, events: CloudEvent[], h
   return { starts, maxInProgress };
 }
 
-/** The most starts in any window [t, t + perMs) of the sorted `starts`. */
-function busiestWindow(starts: number[], perMs: number): number {
-  let most = 0;
-  for (let i = 0, j = 0; i < starts.length; i++) {
-    while ((starts[i] as number) - (starts[j] as number) >= perMs) j++;
-    most = Math.max(most, i - j + 1);
-  }
-  return most;
-}
-
 describe('Limiter with the memory permits, on a fake clock', () => {
   it('rate: at most max starts in any window of per, and no slower than the pace', async () => {
     const { limiter, clock } = limiterWith({ adaptive: false, rate: { max: 40, perMs: 1_000 } });
     const { starts } = await drive(limiter, clock, Array.from({ length: 400 }, (_, i) => event(`s${i}`, i)));
     expect(starts).toHaveLength(400);
     expect(busiestWindow(starts, 1_000)).toBe(40);
-    // The store keeps each window 5 % longer (storedWindowMs): starts reach their handler a little late.
-    expect(starts.at(-1)).toBeLessThanOrEqual(9 * 1_050 + 1);
+    // The store keeps each window 10 % longer (storedWindowMs): starts reach their handler a little late.
+    expect(starts.at(-1)).toBeLessThanOrEqual(9 * 1_100 + 1);
   });
 
   it('concurrency: never more than N runs hold permits, and the others start when one ends', async () => {
@@ -95,7 +86,7 @@ describe('Limiter with the memory permits, on a fake clock', () => {
     expect(answers.map((a) => a.granted)).toEqual([true, true, false, true, true]);
     const more = await limiter.take('h', runs(Array.from({ length: 10 }, (_, i) => event(`k${i}`, i)), 60_000));
     expect(more.filter((a) => a.granted)).toHaveLength(6);
-    await clock.advance(1_050);
+    await clock.advance(1_100);
     expect((await limiter.take('h', runs([event('a', 3)], 60_000)))[0]?.granted).toBe(true);
   });
 
@@ -103,7 +94,7 @@ describe('Limiter with the memory permits, on a fake clock', () => {
     const { limiter } = limiterWith({ adaptive: false, rate: { max: 4, perMs: 1_000 } });
     const answers = await limiter.take('h', runs(Array.from({ length: 6 }, (_, i) => event(`s${i}`, i)), 60_000));
     expect(answers.map((a) => a.granted)).toEqual([true, true, true, true, false, false]);
-    expect(answers[4]).toEqual({ granted: false, waitMs: 1_050, paceMs: 262.5 });
+    expect(answers[4]).toEqual({ granted: false, waitMs: 1_100, paceMs: 275 });
   });
 
   it('a wait ends early when a run of the handler releases its permit here', async () => {

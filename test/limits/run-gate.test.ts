@@ -34,10 +34,10 @@ describe('RunGate', () => {
     await clock.advance(0);
     expect(calls).toEqual([3]);
     expect(started).toHaveLength(2);
-    await clock.advance(1_050);
+    await clock.advance(1_100);
     const all = await Promise.all(admissions);
     expect(all.map((a) => a.kind)).toEqual(['start', 'start', 'start']);
-    expect(started[2]! - started[0]!).toBe(1_050);
+    expect(started[2]! - started[0]!).toBe(1_100);
   });
 
   it('a wait longer than the lease can hold comes back as later, with its time; a stopped lease as stopped', async () => {
@@ -72,6 +72,6 @@ describe('RunGate', () => {
     const signal = new AbortController().signal;
     const t0 = clock.now();
     const admissions = await Promise.all([0, 1, 2, 3, 4, 5].map((n) => gate.admit({ handler: 'h', event: event(n), deadlineMs: t0 + 60_000, signal })));
-    expect(admissions.map((a) => (a.kind === 'later' ? a.retryAtMs - t0 : a.kind))).toEqual(['start', 'start', 1_050, 1_575, 2_100, 2_625]);
+    expect(admissions.map((a) => (a.kind === 'later' ? a.retryAtMs - t0 : a.kind))).toEqual(['start', 'start', 1_100, 1_650, 2_200, 2_750]);
   });
 });

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { busiestWindow as busiest, mostOverlapping } from '../../bench/limits/measure.js';
 import { startWorker } from '../../src/worker/start.js';
 import type { RunningWorker } from '../../src/worker/running-worker.js';
 import { appendBehave, createConsumer, emulatorForFile, FAST, silent, tempDir, untilSettled, workerConfig } from '../worker/harness.js';
@@ -19,17 +20,6 @@ const workers: RunningWorker[] = [];
 afterEach(async () => {
   for (const worker of workers.splice(0)) await worker.close();
 });
-
-/** The most of sorted `times` in any window [t, t + perMs). */
-function busiest(times: number[], perMs: number): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0, j = 0; i < sorted.length; i++) {
-    while (sorted[i]! - sorted[j]! >= perMs) j++;
-    most = Math.max(most, i - j + 1);
-  }
-  return most;
-}
 
 describe('limits in the worker', () => {
   it.skipIf(REDIS_URL === undefined)('two workers on one Redis store share a rate: never more than max starts in a window, every run at attempt 1', async () => {
@@ -61,10 +51,6 @@ describe('limits in the worker', () => {
     const runs = lines(record);
     expect(runs).toHaveLength(12);
     expect(runs.every(([, , attempt]) => attempt === 1)).toBe(true);
-    const points = runs.flatMap(([start, end]) => [[start!, 1], [end!, -1]] as [number, number][]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-    let now = 0;
-    let most = 0;
-    for (const [, delta] of points) most = Math.max(most, (now += delta));
-    expect(most).toBe(2);
+    expect(mostOverlapping(runs.map(([start, end]) => [start!, end!] as const))).toBe(2);
   });
 });
