@@ -14,6 +14,7 @@ import { appendBehave, createConsumer, emulatorForFile, FAST, silent, tempDir, u
 
 const HANDLERS = fileURLToPath(new URL('../fixtures/limits-handlers', import.meta.url));
 const REDIS_URL = process.env.REDIS_URL;
+const DATABASE_URL = process.env.DATABASE_URL;
 const t = emulatorForFile();
 const lines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => l.split(' ').map(Number)) : []);
 const workers: RunningWorker[] = [];
@@ -38,6 +39,25 @@ describe('limits in the worker', () => {
     const spanMs = Math.max(...runs.map(([s]) => s!)) - Math.min(...runs.map(([s]) => s!));
     expect(spanMs).toBeGreaterThanOrEqual(3_000); // 40 starts at 10 a second: the limit held them back
     expect(spanMs).toBeLessThanOrEqual(4_000 * 1.25 + 3_000);
+  });
+
+  it.skipIf(DATABASE_URL === undefined)('two workers on one PostgreSQL store share each key\'s rate: no subject over its limit in a window, every run at attempt 1', async () => {
+    const destination = await createConsumer(t.emulator, 'limits');
+    const dir = tempDir('limits-keyed');
+    const record = join(dir, 'runs.txt');
+    const base = workerConfig(t.emulator, destination, dir, { handlersDir: HANDLERS, idempotencyUrl: DATABASE_URL as string });
+    for (let i = 0; i < 2; i++) workers.push(await startWorker({ ...base, workerIdPrefix: `${base.workerIdPrefix}-${i}` }, { logger: silent, timings: FAST }));
+    appendBehave(t.emulator, 40, () => ({ record }), (i) => `k${i % 4}`, 'limits.keyed');
+    await untilSettled(t.emulator, destination, base, 30_000);
+    const runs = readFileSync(record, 'utf8').split('\n').filter(Boolean).map((l) => l.split(' '));
+    expect(runs).toHaveLength(40);
+    expect(runs.every(([, attempt]) => attempt === '1')).toBe(true);
+    for (const subject of ['k0', 'k1', 'k2', 'k3']) {
+      const starts = runs.filter(([, , s]) => s === subject).map(([startMs]) => Number(startMs));
+      expect(busiest(starts, 500), subject).toBeLessThanOrEqual(2);
+      // 10 events at 2 per 500 ms: the limit held them back.
+      expect(Math.max(...starts) - Math.min(...starts), subject).toBeGreaterThanOrEqual(2_000);
+    }
   });
 
   it('a concurrency cap: never more than N runs at once, every run at attempt 1', async () => {
