@@ -42,8 +42,8 @@ export const LAYERS = [
   ['worker', 'dev'],
   // What is built on a running worker: the test kit, the development console.
   ['testing', 'console', 'dead-letter-admin'],
-  // The public faces: the commands, and the package entry with its lazy entry points.
-  ['cli', 'lazy-entry-points', 'index', 'require'],
+  // The public faces: the commands, and the package's entries (the root, its rooms, their lazy entry points).
+  ['cli', 'lazy-entry-points', 'entries', 'index', 'require'],
 ];
 
 /**

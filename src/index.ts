@@ -1,4 +1,7 @@
-/** The public face of durable-worker: what users import, by name. */
+/**
+ * `durable-worker`: what a handler module imports (docs/api.md): defining handlers, their context and
+ * event types, and the errors. The worker, the client and the emulator have rooms of their own.
+ */
 export { defineHandler, EventDataError } from './handlers/define.js';
 export type { Handler, HandlerContext, HandlerDefinition, HandlerLogger, EventFor, EventTypeMap, DataSchema, HandlerEvent } from './handlers/define.js';
 // Batch handlers and the life cycle (setup/teardown, ctx.resources) of either kind (docs/handlers.md).
@@ -13,78 +16,16 @@ export { PermanentError, RetryLaterError, DurableWorkerError, ConfigError, Error
 // The errors the worker and its tools raise, one class per code (docs/errors.md).
 export { AbortedError, DeadLetterError, HandlerLoadError, HandlerTimeoutError, StoreError, TransactionError } from './errors.js';
 export type { ErrorCode } from './errors.js';
-export type { BreakerChange } from './observability/worker-events.js';
-export type {
-  AckRequest,
-  AckResponse,
-  AckStatus,
-  CloudEvent,
-  LeaseBatch,
-  ProblemDetails,
-  PullParams,
-  PropertyDataType,
-  PropertyItem,
-  PropertyValue,
-  SourceEntry,
-  SourceEntryUpdatedData,
-  SourceEntryUpdatedEvent,
-  TypedIngestRequest,
-  TypedIngestResponse,
-} from './types.js';
+// What a handler reads of its event.
+export type { CloudEvent, PropertyDataType, PropertyItem, PropertyValue, SourceEntry, SourceEntryUpdatedData, SourceEntryUpdatedEvent } from './types.js';
 
-// The worker, programmatically: the `run` options in camelCase, validated like the CLI's. It (like
-// startEmulator) loads its modules at the first call: handler modules import this entry in every
-// worker thread (src/lazy-entry-points.ts).
-export { startWorker } from './lazy-entry-points.js';
-export type { RunningWorker, StartWorkerOptions, WorkerEnd } from './worker/running-worker.js';
-export type { RunOptionsInput as WorkerOptions } from './config/options.js';
-// What StartWorkerOptions takes and what RunningWorker.events carries, for a caller that brings its
-// own client, store, sink or clock, or listens to the worker.
-export type { PullTimings } from './worker/pull-options.js';
-export type { AckStatusLabel, EventOutcome, PullStatusLabel, WorkerEmitter, WorkerEventMap } from './observability/worker-events.js';
-export type { ConsumerApi, PullResult } from './client/consumer-api.js';
+// The rooms (docs/api.md): the worker, the client and the emulator have entries of their own,
+// `durable-worker/worker`, `durable-worker/client` and `durable-worker/emulator`; docs show those.
+// The package entry keeps every name it had, as aliases, so that existing imports go on working.
+// The worker's and the emulator's functions load their modules at their first call: handler modules
+// import this entry in every worker thread (src/lazy-entry-points.ts).
+export * from './entries/worker.js';
+export * from './entries/client.js';
+export * from './entries/emulator.js';
+// The idempotency store's interface, as before; its room is durable-worker/testing, with its contract.
 export type { ClaimResult, ClaimState, FailureEntry, FailureHistory, IdempotencyStore } from './idempotency/store.js';
-export type { DeadLetterSink } from './dead-letter/sink.js';
-export type { DeadLetterStore } from './dead-letter/store.js';
-export type { Clock } from './runtime/clock.js';
-
-// Dead letters: list, inspect, replay and purge the records of a sink (what `durable-worker dead-letters` uses).
-export { openDeadLetters } from './lazy-entry-points.js';
-export type {
-  DeadLetters,
-  DeadLetterListOptions,
-  DeadLetterPage,
-  DeadLetterSelection,
-  OpenDeadLettersOptions,
-  PurgeSelectionOptions,
-  ReplayOptions,
-  ReplayReport,
-} from './dead-letter-admin/api.js';
-export type { DeadLetterFilter } from './dead-letter/query.js';
-export type { ReplayOutcome, ReplayResult } from './dead-letter-admin/replay.js';
-export type { DeadLetterRecord, DeadLetterReason, DeadLetterState, StoredDeadLetter } from './dead-letter/sink.js';
-export type { DeadLetterCount } from './dead-letter/store.js';
-
-// The platform emulator, for offline development and tests.
-export { startEmulator } from './lazy-entry-points.js';
-export type { EmulatorOptions, RunningEmulator, EmulatorConfig, FaultOptions } from './emulator/index.js';
-
-// The typed platform client.
-export { createClient, ApiError, AuthError, IngestValidationError, NetworkError, isRetryable } from './client/index.js';
-export type { ClientOptions, PlatformClient, CallOptions, IngestOptions, RetryPolicy } from './client/index.js';
-export type { AccessCatalogItem, LegacyImportAccepted, LegacyImportRequest, LegacyImportVerified, ManagedTag, ManagedTagFilters, ManagedTagListOptions, ManagedTagPage } from './client/index.js';
-// Destinations have their own small client (other origins, other credentials): see docs/client.md.
-export { createDestinationClient, formatDestinationDateTime } from './client/index.js';
-export type {
-  DestinationClient,
-  DestinationClientOptions,
-  DestinationFacet,
-  DestinationGetQuery,
-  DestinationPostQuery,
-  DestinationQueryResponse,
-  DestinationResult,
-  FilterCriteria,
-  FilterOperator,
-  FilterQuery,
-  FilterValue,
-} from './client/index.js';

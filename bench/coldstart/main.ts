@@ -2,9 +2,11 @@
  * Cold start: from spawning a process to the first event's handler running in it, against the
  * emulator in this process (one event waiting each time):
  *
- *   npm run bench:coldstart -- [--spawns 10] [--only naive,bin,npx,bin-none]
+ *   npm run bench:coldstart -- [--spawns 10] [--only naive,naive-threads,bin,npx,bin-none]
  *
  * - naive: bench/coldstart/naive-loop.mjs, a pull loop in one file (fetch, no dependency): the floor.
+ * - naive-threads: the same loop with the handler in two piscina threads (naive-threads.mjs): the
+ *   floor of thread isolation, what starting the threads alone costs on this machine.
  * - bin: `node bin/durable-worker.js run` as the image runs it: thread isolation, the SQLite store,
  *   the compile cache warm (one untimed spawn first fills it).
  * - npx: `npx durable-worker run` in the clone, the same options (npm's own start included).
@@ -29,8 +31,9 @@ import { startEmulator } from '../../src/emulator/index.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'durable-worker.js');
 const NAIVE = join(ROOT, 'bench', 'coldstart', 'naive-loop.mjs');
+const NAIVE_THREADS = join(ROOT, 'bench', 'coldstart', 'naive-threads.mjs');
 
-const { values } = parseArgs({ options: { spawns: { type: 'string', default: '10' }, only: { type: 'string', default: 'naive,bin,npx,bin-none' } } });
+const { values } = parseArgs({ options: { spawns: { type: 'string', default: '10' }, only: { type: 'string', default: 'naive,naive-threads,bin,npx,bin-none' } } });
 const spawns = Number(values.spawns);
 const variants = values.only.split(',');
 
@@ -75,6 +78,7 @@ function command(variant: string, state: string): [string, string[]] {
   const run = ['run', '--base-url', emulator.url, '--destination', 'dev-consumer', '--api-key', 'dev-api-key', '--handlers', handlers, '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--exit-when-idle', '--log-level', 'warn'];
   const stores = ['--idempotency', `sqlite:${join(state, 'idempotency.sqlite')}`, '--dead-letter', `file:${join(state, 'dead-letter.jsonl')}`];
   if (variant === 'naive') return [process.execPath, [NAIVE, emulator.url, 'dev-consumer', 'dev-api-key', pathToFileURL(naiveHandler).href]];
+  if (variant === 'naive-threads') return [process.execPath, [NAIVE_THREADS, emulator.url, 'dev-consumer', 'dev-api-key', pathToFileURL(naiveHandler).href]];
   if (variant === 'bin') return [process.execPath, [BIN, ...run, ...stores]];
   if (variant === 'npx') return ['npx', ['--no-install', 'durable-worker', ...run, ...stores]];
   if (variant === 'image') {
@@ -84,7 +88,7 @@ function command(variant: string, state: string): [string, string[]] {
     return ['podman', ['run', '--rm', '--network', 'host', '--read-only', ...mounts, '--entrypoint', 'sh', image, '-c', inside]];
   }
   if (variant === 'bin-none') return [process.execPath, [BIN, ...run, '--isolation', 'none', '--idempotency', 'memory', '--dead-letter', `file:${join(state, 'dead-letter.jsonl')}`]];
-  throw new Error(`unknown variant ${variant} (naive, bin, npx, bin-none)`);
+  throw new Error(`unknown variant ${variant} (naive, naive-threads, bin, npx, bin-none, image)`);
 }
 
 /** One spawn: ms from spawn to the handler's first run; the process must exit 0. */

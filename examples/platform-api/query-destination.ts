@@ -1,5 +1,5 @@
 import { pathToFileURL } from 'node:url';
-import { createDestinationClient, type DestinationQueryResponse } from 'durable-worker';
+import { createDestinationClient, type DestinationQueryResponse } from 'durable-worker/client';
 
 /**
  * Queries a destination with filters and facets:

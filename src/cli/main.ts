@@ -2,13 +2,7 @@ import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { toCamel } from '../config/options.js';
 import { ErrorCodes, hasCode } from '../errors.js';
-import { checkCommand } from './commands/check.js';
-import { deadLettersCommand } from './commands/dead-letters.js';
-import { deferredCommand } from './commands/deferred.js';
-import { devCommand } from './commands/dev.js';
-import { emulatorCommand } from './commands/emulator.js';
-import { initCommand } from './commands/init.js';
-import { runCommand } from './commands/run.js';
+import { commandsFor } from './command-list.js';
 import { UsageError, printError, type CliContext } from './context.js';
 import { exitIfStillRunning } from './signals.js';
 
@@ -68,13 +62,7 @@ export async function main(argv: string[], overrides: Partial<CliContext> = {}):
     .parserConfiguration({ 'duplicate-arguments-array': false })
     .scriptName('durable-worker')
     .usage('$0 <command> [options]')
-    .command(runCommand(context, setExitCode))
-    .command(emulatorCommand(context, setExitCode))
-    .command(devCommand(context, setExitCode))
-    .command(checkCommand(context, setExitCode))
-    .command(deadLettersCommand(context, setExitCode))
-    .command(deferredCommand(context, setExitCode))
-    .command(initCommand(context, setExitCode))
+    .command(await commandsFor(argv, context, setExitCode))
     .example('$0 init my-worker', 'Start a project: package.json, a handler and its test')
     .example('$0 dev --demo', 'Try it: emulator + worker with ./handlers + sample traffic')
     .example('$0 check', 'Which handler in ./handlers receives which event type')

@@ -17,6 +17,6 @@ export type PullResult =
 export interface ConsumerApi {
   pull(destinationId: string, params: PullParams, signal?: AbortSignal): Promise<PullResult>;
   acknowledge(destinationId: string, ack: AckRequest, signal?: AbortSignal): Promise<AckResponse>;
-  /** Resolves once a credential is in hand (a token obtained, or an API key configured). */
+  /** Resolves once a credential is in hand (a token obtained, or an API key configured) and requests can go out. */
   ensureCredential(signal?: AbortSignal): Promise<void>;
 }

@@ -16,7 +16,7 @@ import type {
 import type { ConsumerApi, PullResult } from './consumer-api.js';
 import { acknowledge, pull, setPaused } from './consumers.js';
 import { AuthError } from './errors.js';
-import { OwnAgent, type HttpDispatcher } from './lazy-undici.js';
+import { OwnAgent, resolveDispatcher, type HttpDispatcher } from './lazy-undici.js';
 import { checkUrl } from './options.js';
 import { getAccessCatalog, type AccessCatalogItem } from './resources/catalog.js';
 import { LegacyImportApi } from './resources/legacy-import.js';
@@ -103,7 +103,8 @@ export function createClient(options: ClientOptions): PlatformClient {
     pull: (destinationId, params, signal) => pull(transport, destinationId, params, signal),
     acknowledge: (destinationId, ack, signal) => acknowledge(transport, destinationId, ack, signal),
     ensureCredential: async (signal) => {
-      await credential.apply(signal);
+      // The HTTP agent too (undici loaded): a worker calls this while its threads start (docs/benchmarks.md#cold-start).
+      await Promise.all([credential.apply(signal), resolveDispatcher(dispatcher)]);
     },
     token: async (signal) => {
       if (!tokenProvider) throw new AuthError({ status: 0, message: 'this client uses an API key; it has no bearer token' });

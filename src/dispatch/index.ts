@@ -5,12 +5,13 @@ import type { Clock } from '../runtime/clock.js';
 import { withBatchHandlers } from './batching.js';
 import { createInProcessDispatcher } from './in-process.js';
 import { handlerThreadResourceLimits } from './thread-heap.js';
-import { createThreadDispatcher, poolSize } from './thread-pool.js';
+import { poolSize } from './pool-size.js';
+import { createThreadDispatcher } from './thread-pool.js';
 import type { Dispatcher, DispatchJob, DispatchResult } from './types.js';
 
 export type { Dispatcher, DispatchJob, CallOutcome, DispatchError, DispatchResult, DispatchRun, LeaseDispatch } from './types.js';
 export type { JobContext } from '../types.js';
-export { poolSize } from './thread-pool.js';
+export { poolSize } from './pool-size.js';
 
 export interface CreateDispatcherOptions {
   isolation: 'thread' | 'none';
@@ -37,10 +38,22 @@ export interface CreateDispatcherOptions {
   clock?: Clock | undefined;
 }
 
-/** Chooses the dispatcher at the edge, once; a thread pool proves it can load the handlers first. */
-export async function createDispatcher(options: CreateDispatcherOptions): Promise<Dispatcher> {
+/** A dispatcher and its thread pool's warm-up (resolved at once without threads). */
+export interface StartedDispatcher {
+  dispatcher: Dispatcher;
+  /** Rejects with a HandlerLoadError when a thread cannot load the handlers; the caller closes the dispatcher. */
+  warmedUp: Promise<void>;
+}
+
+/**
+ * Chooses the dispatcher at the edge, once, and starts it without waiting for the thread pool's
+ * warm-up: the worker's first pull overlaps the threads' start, and runs started meanwhile wait for
+ * the warm-up (docs/benchmarks.md#cold-start). After a failed warm-up they end unstarted.
+ */
+export function startDispatcher(options: CreateDispatcherOptions): StartedDispatcher {
   if (options.isolation === 'none') {
-    return withBatchHandlers(createInProcessDispatcher({ handlers: options.handlers, logger: options.logger, defaultTimeoutMs: options.defaultTimeoutMs, transactions: options.transactions, clock: options.clock }), options.handlers);
+    const dispatcher = createInProcessDispatcher({ handlers: options.handlers, logger: options.logger, defaultTimeoutMs: options.defaultTimeoutMs, transactions: options.transactions, clock: options.clock });
+    return { dispatcher: withBatchHandlers(dispatcher, options.handlers), warmedUp: Promise.resolve() };
   }
   const threads = poolSize(options.maxInProgress);
   // The young generation bounded on a big host (src/dispatch/thread-heap.ts).
@@ -48,13 +61,24 @@ export async function createDispatcher(options: CreateDispatcherOptions): Promis
   options.logger.debug({ threads, resourceLimits }, 'starting worker thread pool');
   const transactions = options.transactions === undefined ? undefined : { ...options.transactions, poolSize: Math.ceil(options.transactions.poolSize / threads) + 1 };
   const dispatcher = createThreadDispatcher({ ...options, threads, resourceLimits, transactions });
+  const warmedUp = dispatcher.warmUp().catch((err: unknown) => {
+    throw new HandlerLoadError(options.handlersDir ?? '.', `handlers cannot be loaded in a worker thread: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  });
+  // Awaited by the caller, perhaps only after a failure of its own.
+  warmedUp.catch(() => {});
+  return { dispatcher: withBatchHandlers(dispatcher, options.handlers), warmedUp };
+}
+
+/** As startDispatcher, resolved once a thread pool proved it can load the handlers (closed if not). */
+export async function createDispatcher(options: CreateDispatcherOptions): Promise<Dispatcher> {
+  const { dispatcher, warmedUp } = startDispatcher(options);
   try {
-    await dispatcher.warmUp();
+    await warmedUp;
   } catch (err) {
     await dispatcher.close().catch(() => {});
-    throw new HandlerLoadError(options.handlersDir ?? '.', `handlers cannot be loaded in a worker thread: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw err;
   }
-  return withBatchHandlers(dispatcher, options.handlers);
+  return dispatcher;
 }
 
 /** One run on its own, as a promise: for a caller outside a lease (a dead-letter replay). */

@@ -51,16 +51,24 @@ captureConsole(logger.child({ component: 'handlers' }));
 /** Task id -> the abort of its run, while it runs. */
 const aborts = new CellMap<number, (reason: unknown) => void>();
 const channel = new BroadcastChannel(data.channelName);
+/**
+ * What this thread tells the main thread goes on parentPort, the channel being only for what the main
+ * thread tells every thread: a channel message reaches every other thread too, and the first message
+ * a thread (or the main thread) receives on a channel costs it the load of Node's bundled undici, for
+ * its MessageEvent, tens of ms at start-up on a busy host (docs/benchmarks.md#cold-start); a
+ * `message` listener of a port, as piscina's on the thread, builds no event.
+ */
+const toMain = (message: ChannelMessage) => (parentPort as NonNullable<typeof parentPort>).postMessage(message);
 /** Transactional handlers: this thread's own connections to the store's database (call-transaction.ts). */
 const transactions = data.transactions === undefined ? undefined : transactionsOnFirstUse(data.transactions).open;
 channel.onmessage = (message: unknown) => {
   const payload = (message as { data: ChannelMessage }).data;
   if (payload.type === 'abort') {
     for (const taskId of payload.taskIds) aborts.get(taskId)?.({ code: payload.code });
-  } else if (payload.type === 'ping') channel.postMessage({ type: 'pong', nonce: payload.nonce, threadId } satisfies ChannelMessage);
+  } else if (payload.type === 'ping') toMain({ type: 'pong', nonce: payload.nonce, threadId } satisfies ChannelMessage);
   else if (payload.type === 'teardown') void tearDown(payload.timeoutMs);
   else if (payload.type === 'flush') {
-    const answer = () => channel.postMessage({ type: 'flushed', nonce: payload.nonce, threadId } satisfies ChannelMessage);
+    const answer = () => toMain({ type: 'flushed', nonce: payload.nonce, threadId } satisfies ChannelMessage);
     tracingStarted.then((tracing) => tracing.flush()).then(answer, answer);
   }
 };
@@ -80,9 +88,9 @@ const loaded = tracingStarted.then(() => loadHandlerSet({ handlersDir: data.hand
 const handlersPromise: Promise<Map<string, LoadedHandler>> = loaded.then(async (handlers) => {
   await setUpHandlers(handlers, {
     logger: childLogger,
-    onFailure: (f) => channel.postMessage({ type: 'setup-failed', threadId, handler: f.handler, message: messageOf(f.error), attempt: f.attempt, retryInMs: f.retryInMs } satisfies ChannelMessage),
+    onFailure: (f) => toMain({ type: 'setup-failed', threadId, handler: f.handler, message: messageOf(f.error), attempt: f.attempt, retryInMs: f.retryInMs } satisfies ChannelMessage),
   });
-  channel.postMessage({ type: 'setup-done', threadId } satisfies ChannelMessage);
+  toMain({ type: 'setup-done', threadId } satisfies ChannelMessage);
   return new Map(handlers.map((h) => [h.name, h]));
 });
 // An unobserved rejection would kill the thread before the first task can report it.
@@ -93,7 +101,7 @@ handlersPromise.catch(() => {});
 async function tearDown(timeoutMs: number): Promise<void> {
   const handlers = await loaded.catch((): LoadedHandler[] => []);
   const failures = await tearDownHandlers(handlers, { logger: childLogger, timeoutMs });
-  channel.postMessage({ type: 'torn-down', threadId, failures: failures.map((f) => ({ handler: f.handler, message: messageOf(f.error) })) } satisfies ChannelMessage);
+  toMain({ type: 'torn-down', threadId, failures: failures.map((f) => ({ handler: f.handler, message: messageOf(f.error) })) } satisfies ChannelMessage);
 }
 
 /** Handlers by name once set up (a run message before that waits for `handlersPromise`). */

@@ -7,10 +7,10 @@ const TEARDOWN_REPORT_GRACE_MS = 500;
 
 /**
  * The handlers' life cycle as the main thread sees it in thread isolation: every thread runs every
- * handler's setup when it starts (retried with backoff there, thread-entry.ts) and tells the pool on
- * the channel; the pool is set up once `threads` threads reported success. At drain, the threads are
+ * handler's setup when it starts (retried with backoff there, thread-entry.ts) and tells the pool
+ * (thread-protocol.ts, ChannelMessage); the pool is set up once `threads` threads reported success. At drain, the threads are
  * told to tear down and report; the wait is bounded. Failures come as messages (an error's text
- * crosses the channel, not the error).
+ * crosses, not the error).
  */
 export class ThreadLifeCycle {
   readonly #threads: number;
@@ -28,7 +28,7 @@ export class ThreadLifeCycle {
     this.#post = post;
   }
 
-  /** A message of the channel; false when it is not about the life cycle. */
+  /** A thread's message; false when it is not about the life cycle. */
   receive(message: ChannelMessage): boolean {
     switch (message.type) {
       case 'setup-failed': {

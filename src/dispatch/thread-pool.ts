@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { availableParallelism } from 'node:os';
 import type { ResourceLimits } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { Piscina } from 'piscina';
@@ -9,11 +8,13 @@ import type { LoadedHandler } from '../handlers/loader.js';
 import { waitUntil } from '../runtime/wait-until.js';
 import { ThreadLifeCycle } from './thread-life-cycle.js';
 import { ThreadLink } from './thread-link.js';
-import { isLinkMessage, type ChannelMessage, type LinkMessage, type ThreadTask, type ThreadWorkerData } from './thread-protocol.js';
+import { isChannelMessage, isLinkMessage, type ChannelMessage, type LinkMessage, type ThreadTask, type ThreadWorkerData } from './thread-protocol.js';
 import { PooledLease, type PooledRun, type RunPool } from './thread-runs.js';
 import { ThreadSpanFlush } from './thread-span-flush.js';
 import { ThreadWatchdog } from './thread-watchdog.js';
 import type { Dispatcher, LeaseDispatch } from './types.js';
+
+export { poolSize } from './pool-size.js';
 
 export interface ThreadDispatcherOptions {
   /** The main thread's copy of the handler set (names and timeouts; the threads load their own). */
@@ -38,20 +39,6 @@ export interface ThreadDispatcherOptions {
 }
 
 /**
- * Pool sizing: one thread per core except the one the main thread keeps busy (HTTP, JSON, the store,
- * scheduling), but at least two, so that a handler blocking its thread never stalls every other
- * handler until the blocked thread is found and replaced (deadline + grace + ping, seconds); and never
- * more than the events that can run at once (`--max-in-progress`). Handlers are mostly I/O-bound, so
- * one thread runs several at once instead of the pool growing to one thread per event (a thread costs
- * a V8 heap and a module load, docs/benchmarks.md#memory): threads = min(budget, max(2, cores - 1)).
- * The runs spread over them by load (thread-pool's sendBalanced), with no cap per thread.
- */
-export function poolSize(maxInProgress: number, cores: number = availableParallelism()): number {
-  const budget = Math.max(1, maxInProgress);
-  return Math.max(1, Math.min(budget, Math.max(2, cores - 1)));
-}
-
-/**
  * The file each handler thread starts with: compiled, `dist/dispatch/thread-start.cjs` next to this
  * file; from TypeScript sources (vitest, `node --import tsx`), `thread-bootstrap.cjs`, which compiles
  * `thread-entry.ts` inside the thread. Both are CommonJS and import the ES entry asynchronously
@@ -73,7 +60,8 @@ function threadEntry(): string {
 export interface ThreadDispatcher extends Dispatcher {
   /**
    * Resolves once a thread has loaded the handler set and every thread has sent its link (or
-   * LINKS_WAIT_MS later); rejects with the thread's load error.
+   * LINKS_WAIT_MS later); rejects with the thread's load error. Runs started meanwhile wait for it,
+   * and end unstarted when it fails.
    */
   warmUp(): Promise<void>;
 }
@@ -108,8 +96,8 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
   const watchdog = new ThreadWatchdog({ logger, channel, pool, pingTimeoutMs: options.pingTimeoutMs ?? 2_000 });
   const spanFlush = otel ? new ThreadSpanFlush(channel) : undefined;
   const lifeCycle = new ThreadLifeCycle(options.threads, (message) => channel.postMessage(message));
-  channel.onmessage = (message: unknown) => {
-    const payload = (message as { data: ChannelMessage }).data;
+  // The threads' answers and reports come on their parentPort (thread-entry.ts says why), through piscina.
+  const fromThread = (payload: ChannelMessage) => {
     if (payload.type === 'pong') watchdog.pong(payload.nonce, payload.threadId);
     else if (payload.type === 'flushed') spanFlush?.flushed(payload.nonce, payload.threadId);
     else lifeCycle.receive(payload);
@@ -122,6 +110,8 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
   const linked = new Promise<void>((resolve) => (allLinked = resolve));
   let nextTaskId = 1;
   let closed = false;
+  /** Runs wait while the threads warm up (sendBalanced spreads the first ones over every thread); after a failed warm-up they end unstarted. */
+  let warmUpState: 'warming' | 'warm' | 'failed' = 'warm';
   /** Runs started since the last flush (or waiting for a thread, when none is up). */
   let pending: PooledRun[] = [];
   let flushScheduled = false;
@@ -156,8 +146,12 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
       for (const run of runs) run.finish({ status: 'failed', error: { message: 'the worker thread pool is closed', code: ErrorCodes.ABORTED } });
       return;
     }
+    if (warmUpState === 'failed') {
+      for (const run of pending.splice(0)) if (!run.settled) run.finish({ status: 'unstarted' });
+      return;
+    }
     // No thread up (all of them being replaced): the runs wait for the next link (attach).
-    if (links.size === 0) return;
+    if (links.size === 0 || warmUpState === 'warming') return;
     const runs = pending;
     pending = [];
     const live: PooledRun[] = [];
@@ -249,6 +243,7 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
   };
   pool.on('message', (message: unknown) => {
     if (isLinkMessage(message)) attach(message);
+    else if (isChannelMessage(message)) fromThread(message);
   });
 
   const runPool: RunPool = {
@@ -269,10 +264,19 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
       return new PooledLease(runPool, signal);
     },
     async warmUp() {
-      await pool.run({ warmUp: true } satisfies ThreadTask);
-      // The first runs are balanced over the threads that are up, and their subjects stay there
-      // while their events keep coming (sendBalanced): the first pull waits for every thread.
-      await waitUntil(linked, LINKS_WAIT_MS);
+      warmUpState = 'warming';
+      try {
+        await pool.run({ warmUp: true } satisfies ThreadTask);
+        // The first runs are balanced over the threads that are up, and their subjects stay there
+        // while their events keep coming (sendBalanced): the first runs wait for every thread.
+        await waitUntil(linked, LINKS_WAIT_MS);
+        warmUpState = 'warm';
+      } catch (err) {
+        warmUpState = 'failed';
+        throw err;
+      } finally {
+        if (pending.length > 0) scheduleFlush();
+      }
     },
     // Without a setup anywhere there is nothing to wait for (the threads report anyway).
     setUp: (setUpOptions) => (options.handlers.some((h) => h.setup !== undefined) ? lifeCycle.setUp(setUpOptions) : Promise.resolve()),

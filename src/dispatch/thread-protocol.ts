@@ -231,12 +231,18 @@ export function isLinkMessage(message: unknown): message is LinkMessage {
   return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === 'durable-worker:link';
 }
 
+/** A message a thread posts to the main thread on its parentPort (one of ChannelMessage's). */
+export function isChannelMessage(message: unknown): message is ChannelMessage {
+  return typeof message === 'object' && message !== null && typeof (message as { type?: unknown }).type === 'string';
+}
+
 /** The one piscina task: proves a thread loads the handler set (runs travel on the links instead). */
 export type ThreadTask = { warmUp: true };
 
 /**
- * Messages on the pool's BroadcastChannel: the main thread aborts runs (all the running runs of a
- * lease in one message) or pings; threads answer pings (a thread that cannot answer has a blocked
+ * Messages between the main thread and the threads: the main thread aborts runs (all the running runs
+ * of a lease in one message), pings, asks for a teardown or a flush, on the pool's BroadcastChannel;
+ * threads answer and report on their parentPort (a thread that cannot answer a ping has a blocked
  * event loop).
  */
 export type ChannelMessage =

@@ -17,7 +17,7 @@ export class ThreadSpanFlush {
     this.#channel = channel;
   }
 
-  /** A thread's answer (the pool's channel listener passes `flushed` messages here). */
+  /** A thread's answer (the pool passes a thread's `flushed` messages here). */
   flushed(nonce: number, threadId: number): void {
     const wait = this.#waiting.get(nonce);
     if (wait === undefined) return;

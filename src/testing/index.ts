@@ -13,4 +13,8 @@ export type { TestDatabase } from './test-transaction.js';
 export { createFakeClock } from './clock.js';
 export type { FakeClock, Clock } from './clock.js';
 export { withEmulator } from './emulator.js';
+// A store of your own: the interface the worker calls, and the contract the built-in stores pass (docs/stores.md).
+export { idempotencyStoreContract } from './store-contract.js';
+export type { ContractRunner, MakeStore, MakeStoreOptions, PrivateServer, StoreContractOptions } from './store-contract.js';
+export type { ClaimResult, ClaimState, FailureEntry, FailureHistory, IdempotencyStore } from '../idempotency/store.js';
 export type { TestEnvironment, WithEmulatorOptions, TestWorkerOptions, ObservedOutcome } from './emulator.js';

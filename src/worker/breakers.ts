@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
 import type { BreakerChange, BreakerState } from '../observability/worker-events.js';
+import { BREAKER_DEFAULTS } from '../config/failure-defaults.js';
+import type { WorkerConfig } from '../config/types.js';
 import { systemClock, type Clock } from '../runtime/clock.js';
 
 /** `--breaker*`: when a handler's breaker opens, and for how long. */
@@ -14,6 +16,17 @@ export interface BreakerOptions {
   windowMs?: number;
   /** Open this long before a probe. */
   cooldownMs: number;
+}
+
+/** The breakers' options from the worker's configuration (`--breaker`, `--breaker-*`), defaults filled in. */
+export function breakerOptionsOf(config: Pick<WorkerConfig, 'breaker' | 'breakerFailureRatio' | 'breakerWindow' | 'breakerWindowTimeMs' | 'breakerCooldownMs'>): BreakerOptions {
+  return {
+    enabled: config.breaker ?? BREAKER_DEFAULTS.breaker,
+    failureRatio: config.breakerFailureRatio ?? BREAKER_DEFAULTS.breakerFailureRatio,
+    window: config.breakerWindow ?? BREAKER_DEFAULTS.breakerWindow,
+    windowMs: config.breakerWindowTimeMs ?? BREAKER_DEFAULTS.breakerWindowTimeMs,
+    cooldownMs: config.breakerCooldownMs ?? BREAKER_DEFAULTS.breakerCooldownMs,
+  };
 }
 
 /** The default time window of a breaker: a dependency's health is judged on the last ten seconds. */

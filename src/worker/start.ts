@@ -5,9 +5,9 @@ import type { RunningWorker, StartWorkerOptions, WorkerEnd } from './running-wor
 import { openDeadLetterStore } from '../dead-letter/index.js';
 import type { DeadLetterSink } from '../dead-letter/sink.js';
 import type { DeadLetterStore } from '../dead-letter/store.js';
-import { createDispatcher } from '../dispatch/index.js';
+import { startDispatcher } from '../dispatch/index.js';
 import { CONSUMER_WINDOW_EVENTS, flowLimitsOf } from '../config/flow-defaults.js';
-import { BREAKER_DEFAULTS, RETRY_DEFAULTS } from '../config/failure-defaults.js';
+import { RETRY_DEFAULTS } from '../config/failure-defaults.js';
 import type { Dispatcher } from '../dispatch/types.js';
 import { loadHandlerSet } from '../handlers/handler-set.js';
 import { requireTransactionalStore } from '../idempotency/transactional-store.js';
@@ -20,7 +20,7 @@ import { createWorkerEventBus } from './event-bus.js';
 import { systemClock, type Clock } from '../runtime/clock.js';
 import { startTracing } from '../tracing/index.js';
 import { deferredRunsOf } from '../idempotency/deferred.js';
-import { Breakers } from './breakers.js';
+import { Breakers, breakerOptionsOf } from './breakers.js';
 import { RecentChains } from './recent-chains.js';
 import { DeferredRunner } from './deferred-runner.js';
 import { OrphanedClaims } from './orphaned-claims.js';
@@ -60,6 +60,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
   let store: IdempotencyStore;
   let deadLetter: DeadLetterSink;
   let dispatcher: Dispatcher;
+  let warmedUp: Promise<void>;
   let router: Router<LoadedHandler>;
   let metricsUrl: string | undefined, limits: import('../limits/run-gate.js').RunGate | undefined;
   // `--otel`: before the handlers load, so their own instrumentation finds the SDK. Closed last:
@@ -106,7 +107,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     cleanups.push({ name: 'dead-letter sink', run: () => sink.close() });
     deadLetter = sink;
 
-    dispatcher = await createDispatcher({
+    ({ dispatcher, warmedUp } = startDispatcher({
       isolation: config.isolation,
       handlers,
       handlersDir: config.handlersDir,
@@ -118,8 +119,9 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
       otel: tracing.tracer.enabled,
       transactions: transactionsOf(config, handlers, maxInProgress),
       clock,
-    });
+    }));
     cleanups.push({ name: 'dispatcher', run: () => dispatcher.close() });
+    client.ensureCredential().catch(() => {});
 
     // One view of the stream's position, read by the metrics and the summary line alike.
     const { observeStreamPosition } = await import('../observability/stream-position.js');
@@ -145,6 +147,9 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     const { startSummary } = await import('../observability/summary.js');
     const summary = startSummary({ events, position, logger, maxInProgress, ...(options.summaryIntervalMs === undefined ? {} : { intervalMs: options.summaryIntervalMs }) });
     cleanups.push({ name: 'summary', run: () => summary.stop() });
+    // What precedes overlapped the handler threads' start (docs/benchmarks.md#cold-start), with the
+    // credential and the HTTP client for the first pull (errors are the pull's to report).
+    await warmedUp;
   } catch (err) {
     await runCleanups(cleanups, logger);
     throw err;
@@ -159,13 +164,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
 
   const breakers = new Breakers(
     router.handlers.map((handler) => handler.name),
-    {
-      enabled: config.breaker ?? BREAKER_DEFAULTS.breaker,
-      failureRatio: config.breakerFailureRatio ?? BREAKER_DEFAULTS.breakerFailureRatio,
-      window: config.breakerWindow ?? BREAKER_DEFAULTS.breakerWindow,
-      windowMs: config.breakerWindowTimeMs ?? BREAKER_DEFAULTS.breakerWindowTimeMs,
-      cooldownMs: config.breakerCooldownMs ?? BREAKER_DEFAULTS.breakerCooldownMs,
-    },
+    breakerOptionsOf(config),
     logger,
     (change) => {
       events.emit('breaker:state', change);

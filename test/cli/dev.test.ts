@@ -1,26 +1,14 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/index.js';
 import { startEmulator } from '../../src/emulator/index.js';
+import { loadedFiles, recordingLoads } from '../fixtures/record-loads/loads.js';
 import { waitFor } from '../fixtures/wait-for.js';
 import { CliProcess, REPO_ROOT, runCli } from './cli-process.js';
 
 const HANDLERS = join(REPO_ROOT, 'test/fixtures/cli-run-handlers');
-
-/** Env under which a CLI process and its threads record every file they load into `file` (test/fixtures/record-loads/). */
-function recordingLoads(file: string): Record<string, string> {
-  const register = pathToFileURL(join(REPO_ROOT, 'test/fixtures/record-loads/register.mjs')).href;
-  return { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${register}`.trim(), DW_TEST_LOADS_FILE: file };
-}
-
-/** The repository's files a process recorded loading (paths relative to the repository). */
-function loadedFiles(file: string): string[] {
-  if (!existsSync(file)) return [];
-  return [...new Set(readFileSync(file, 'utf8').split('\n').filter(Boolean).map((url) => relative(REPO_ROOT, fileURLToPath(url))))];
-}
 
 const isConsoleModule = (path: string) => path.startsWith('src/console/') || path.startsWith('dist/console/');
 

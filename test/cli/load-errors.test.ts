@@ -103,4 +103,19 @@ describe('check type-checks TypeScript handlers', () => {
       cli.kill('SIGKILL');
     }
   }, 90_000);
+
+  it('a handler that loads in the main thread but not in a worker thread: run exits 2 naming the cause, its handler never called', async () => {
+    // The threads start while the worker opens the rest (docs/benchmarks.md#cold-start); the start still waits for them.
+    const dir = project({
+      'handlers/driver.mjs': `import { isMainThread } from 'node:worker_threads';
+import { writeFileSync } from 'node:fs';
+if (!isMainThread) throw new Error('no database driver in this thread');
+export default { [Symbol.for('durable-worker.handler')]: true, type: '*', async handle() { writeFileSync('called.txt', 'called'); } };
+`,
+    });
+    const run = await runCli(['run', '--base-url', 'http://127.0.0.1:9', '--destination', 'd', '--api-key', 'k', '--idempotency', 'memory', '--metrics-port', '0', '--isolation', 'thread'], { cwd: dir });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(`durable-worker: handlers cannot be loaded in a worker thread: ${join(dir, 'handlers', 'driver.mjs')}:3:26: cannot be loaded: no database driver in this thread\n`);
+    expect(existsSync(join(dir, 'called.txt'))).toBe(false);
+  });
 });

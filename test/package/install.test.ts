@@ -57,7 +57,7 @@ describe('the published package', () => {
     // Exits 0 with the node16 profile; its JSON still lists the node10 problems it ignores.
     const { stdout } = await userExec(bin('attw'), [tarball, '--profile', 'node16', '--format', 'json'], REPO_ROOT);
     const { analysis } = JSON.parse(stdout) as { analysis: { entrypoints: Record<string, unknown>; problems: { kind: string; entrypoint: string; resolutionKind?: string }[] } };
-    expect(Object.keys(analysis.entrypoints).sort()).toEqual(['.', './package.json', './testing']);
+    expect(Object.keys(analysis.entrypoints).sort()).toEqual(['.', './client', './emulator', './package.json', './testing', './worker']);
     expect(analysis.problems.filter((problem) => problem.resolutionKind !== 'node10')).toEqual([]);
   }, 60_000);
 
@@ -65,16 +65,20 @@ describe('the published package', () => {
     const script = [
       "const dw = require('durable-worker');",
       "const testing = require('durable-worker/testing');",
+      "const rooms = ['worker', 'client', 'emulator'].map((room) => require('durable-worker/' + room));",
       'import("durable-worker").then(async (esm) => {',
       "  const esmTesting = await import('durable-worker/testing');",
+      "  const [worker, client, emulator] = await Promise.all(['worker', 'client', 'emulator'].map((room) => import('durable-worker/' + room)));",
       '  console.log(JSON.stringify({',
       '    require: typeof dw.defineHandler, requireTesting: typeof testing.runHandler,',
       '    same: esm.PermanentError === dw.PermanentError && esmTesting.runHandler === testing.runHandler,',
+      // A room's names are the package entry's aliases: the same functions, by import and by require.
+      '    rooms: worker.startWorker === rooms[0].startWorker && worker.startWorker === esm.startWorker && client.createClient === rooms[1].createClient && emulator.startEmulator === esm.startEmulator,',
       '  }));',
       '});',
     ].join('\n');
     const cjs = await userExec(process.execPath, ['--input-type=commonjs', '-e', script], project);
-    expect(JSON.parse(cjs.stdout)).toEqual({ require: 'function', requireTesting: 'function', same: true });
+    expect(JSON.parse(cjs.stdout)).toEqual({ require: 'function', requireTesting: 'function', same: true, rooms: true });
     const esm = await userExec(process.execPath, ['--input-type=module', '-e', "import { defineHandler } from 'durable-worker'; import { runHandler } from 'durable-worker/testing'; console.log(typeof defineHandler, typeof runHandler);"], project);
     expect(esm.stdout.trim()).toBe('function function');
   });

@@ -109,8 +109,6 @@ async function typesOnly(dir: string, context: CliContext): Promise<number> {
 
 export function checkCommand(context: CliContext, setExitCode: (code: number) => void): CommandModule {
   return {
-    command: 'check',
-    describe: 'Load the configuration and the handlers, print which handler receives which event type, exit 0 or 1',
     builder: (yargs: Argv) =>
       withRunOptions(yargs, [], {
         baseUrl: 'Public API base URL, e.g. http://127.0.0.1:8787 (optional here: checked when given; run requires it)',

@@ -244,8 +244,6 @@ async function purge(argv: Args, context: CliContext): Promise<void> {
 export function deadLettersCommand(context: CliContext, setExitCode: (code: number) => void): CommandModule {
   const run = (action: (argv: Args) => Promise<number | void>) => async (argv: Args) => setExitCode((await action(lastOfRepeatedFlags(argv))) ?? 0);
   return {
-    command: 'dead-letters',
-    describe: 'List, inspect, replay and purge the records of the dead-letter sink (--dead-letter)',
     builder: (yargs: Argv) =>
       yargs
         .command({

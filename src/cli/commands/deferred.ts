@@ -106,8 +106,6 @@ export function deferredCommand(context: CliContext, setExitCode: (code: number)
   const run = (action: (argv: Args) => Promise<number | void>) => async (argv: Args) => setExitCode((await action(argv)) ?? 0);
   const withOptions = (y: Argv) => withRunOptions(y, [], OPTION_HELP, SHOWN).epilogue("Every run option is read as `run` reads it (flags, DURABLE_WORKER_* env vars, --config): point the command at the worker's own configuration (the options not listed here are accepted and have no effect). Exit codes: 0 done, 1 a key had no deferred run, 2 bad input.");
   return {
-    command: 'deferred',
-    describe: 'List the runs waiting in the idempotency store (a retry time, an open breaker, an earlier run of their chain), run one now, or drop it',
     builder: (yargs: Argv) =>
       yargs
         .command({

@@ -132,8 +132,6 @@ function startWorkerWithConsole(devConsole: DevConsole | undefined): StartWorker
 
 export function devCommand(context: CliContext, setExitCode: (code: number) => void): CommandModule {
   return {
-    command: 'dev',
-    describe: 'Run the emulator and a worker against it in one process, for local development',
     builder: (yargs: Argv) =>
       withConsoleOptions(
         withRunOptions(withEmulatorOptions(yargs, `Emulator port (default: ${EMULATOR_DEFAULTS.port}; 0 = a random free port)`), CONNECTION_KEYS, {

@@ -68,8 +68,6 @@ export async function startEmulatorFromArgs(
 
 export function emulatorCommand(context: CliContext, setExitCode: (code: number) => void): CommandModule {
   return {
-    command: 'emulator',
-    describe: 'Serve the local platform emulator (public API and token issuer on one origin)',
     builder: (yargs: Argv) =>
       withEmulatorOptions(yargs, `Port (default: ${EMULATOR_DEFAULTS.port}; 0 = a random free port)`)
         .option('config', { type: 'string', requiresArg: true, describe: 'Emulator JSON config file (tenants, applications, consumers...)' })

@@ -49,8 +49,6 @@ function existing(dir: string, files: readonly InitFile[]): string[] {
 
 export function initCommand(context: CliContext, setExitCode: (code: number) => void): CommandModule {
   return {
-    command: 'init [dir]',
-    describe: 'Start a project: package.json, a handler and its test in handlers/, .gitignore',
     builder: (yargs: Argv) =>
       yargs
         .positional('dir', { type: 'string', describe: 'Folder of the new project (default: the current folder; created when missing)' })

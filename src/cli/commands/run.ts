@@ -8,8 +8,6 @@ import { runWorkerProcess } from '../worker-process.js';
 
 export function runCommand(context: CliContext, setExitCode: (code: number) => void): CommandModule {
   return {
-    command: 'run',
-    describe: 'Run the supervisor and its pull loops against a platform API',
     builder: (yargs: Argv) =>
       withRunOptions(yargs)
         .example(

@@ -1,0 +1,3 @@
+/** The `require` entry of `durable-worker/emulator`: the ES build, as for the package root (../require.cts). */
+import room = require('./emulator.js');
+export = room;
