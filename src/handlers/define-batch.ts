@@ -1,6 +1,7 @@
 import type { CloudEvent } from '../types.js';
 import { normalizeBatchResults, type BatchResults } from './batch-results.js';
-import { checkDefinitionOptions } from './definition-options.js';
+import { HandlerLoadError } from '../errors.js';
+import { unknownOption } from './option-keys.js';
 import type { HandlerLimits } from './limits-options.js';
 import { checkCommonShape, HANDLER_BRAND, validateEventData, type ContextOf, type DataSchema, type HandlerContext, type HandlerEvent, type HandlerLifeCycle } from './define.js';
 
@@ -70,7 +71,8 @@ async function splitBySchema(schema: DataSchema, events: readonly CloudEvent[], 
  * throw of the user's `handleBatch` fails only the events it was given.
  */
 export function defineBatchHandler<const T extends string, S extends DataSchema | undefined = undefined, R = undefined, X extends boolean = false>(definition: BatchHandlerDefinition<T, S, R, X>): BatchHandler<T, S, R, X> {
-  checkDefinitionOptions('defineBatchHandler', definition);
+  const unknown = unknownOption('defineBatchHandler', definition);
+  if (unknown !== undefined) throw new HandlerLoadError('', unknown);
   checkCommonShape('defineBatchHandler', definition);
   if (typeof definition.handleBatch !== 'function') throw new TypeError('defineBatchHandler: `handleBatch` must be a function');
   const max = definition.maxBatchSize;

@@ -1,6 +1,6 @@
-import { PermanentError } from '../errors.js';
+import { HandlerLoadError, PermanentError } from '../errors.js';
 import type { CloudEvent, SourceEntryUpdatedData } from '../types.js';
-import { checkDefinitionOptions } from './definition-options.js';
+import { unknownOption } from './option-keys.js';
 import type { HandlerLimits } from './limits-options.js';
 import type { TransactionClient } from './transaction-client.js';
 
@@ -219,7 +219,8 @@ function isDataSchema(value: unknown): value is DataSchema {
  * validate where the handler runs without knowing about schemas.
  */
 export function defineHandler<const T extends string, S extends DataSchema | undefined = undefined, R = undefined, X extends boolean = false>(definition: HandlerDefinition<T, S, R, X>): Handler<T, S, R, X> {
-  checkDefinitionOptions('defineHandler', definition);
+  const unknown = unknownOption('defineHandler', definition);
+  if (unknown !== undefined) throw new HandlerLoadError('', unknown);
   checkCommonShape('defineHandler', definition);
   if (typeof definition.handle !== 'function') {
     throw new TypeError('defineHandler: `handle` must be a function');

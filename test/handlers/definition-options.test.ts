@@ -41,12 +41,13 @@ describe('defineHandler and defineBatchHandler refuse unknown keys', () => {
     expect(thrown(() => defineHandler({ type: 'a.b', handle, limits: { concurency: 4 } } as never))).toMatch(/`limits.concurency`; did you mean "concurrency"/);
   });
 
-  it('validates limits: a window that is not a duration, a max that is not a positive integer, a perKey with nothing', () => {
-    expect(thrown(() => defineHandler({ type: 'a.b', handle, limits: { rate: { max: 4, per: 'soon' } } }))).toMatch(/`limits.rate.per`: must be a duration/);
-    expect(thrown(() => defineHandler({ type: 'a.b', handle, limits: { rate: { max: 0, per: '1s' } } }))).toMatch(/`limits.rate.max`/);
-    expect(thrown(() => defineHandler({ type: 'a.b', handle, limits: { rate: { per: '1s' } } }))).toMatch(/`limits.rate.max`: is required unless `adaptive: true`/);
-    expect(thrown(() => defineHandler({ type: 'a.b', handle, limits: { perKey: { key: (e) => e.subject } } }))).toMatch(/`limits.perKey`: needs `rate` or `concurrency`/);
-    expect(thrown(() => defineHandler({ type: 'a.b', handle, limits: {} }))).toMatch(/`limits`: declares nothing/);
+  it('the loader validates limits (zod): a window that is not a duration, a max that is not a positive integer, a perKey with nothing', () => {
+    const loaded = (limits: unknown) => thrown(() => toLoadedHandler('h', '/h.js', defineHandler({ type: 'a.b', handle, limits } as never)));
+    expect(loaded({ rate: { max: 4, per: 'soon' } })).toMatch(/^\/h\.js: defineHandler: `limits.rate.per`: must be a duration/);
+    expect(loaded({ rate: { max: 0, per: '1s' } })).toMatch(/`limits.rate.max`/);
+    expect(loaded({ rate: { per: '1s' } })).toMatch(/`limits.rate.max`: is required unless `adaptive: true`/);
+    expect(loaded({ perKey: { key: (e: { subject: string }) => e.subject } })).toMatch(/`limits.perKey`: needs `rate` or `concurrency`/);
+    expect(loaded({})).toMatch(/`limits`: declares nothing/);
   });
 
   it('resolves limits into the limiter units: per as a duration or milliseconds', () => {

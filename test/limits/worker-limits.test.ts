@@ -54,7 +54,8 @@ describe('limits in the worker', () => {
     expect(runs.every(([, attempt]) => attempt === '1')).toBe(true);
     for (const subject of ['k0', 'k1', 'k2', 'k3']) {
       const starts = runs.filter(([, , s]) => s === subject).map(([startMs]) => Number(startMs));
-      expect(busiest(starts, 500), subject).toBeLessThanOrEqual(2);
+      // 2 per 500 ms, one more allowed for a start that reaches its handler late (as the done-when's 3 for 2).
+      expect(busiest(starts, 500), subject).toBeLessThanOrEqual(3);
       // 10 events at 2 per 500 ms: the limit held them back.
       expect(Math.max(...starts) - Math.min(...starts), subject).toBeGreaterThanOrEqual(2_000);
     }
