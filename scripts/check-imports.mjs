@@ -30,6 +30,8 @@ export const LAYERS = [
   ['idempotency'],
   // The dead-letter sinks (they share the stores' connections and errors).
   ['dead-letter'],
+  // The handlers' limits (rate, concurrency, adaptive) on the store's permits.
+  ['limits'],
   // Logs, metrics and health, and the worker's events they listen to.
   ['observability'],
   // The dispatchers that run handlers, in-process or in threads.

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { ConfigError } from '../errors.js';
-import { parseDurationMs } from '../config/duration.js';
+import { parseDurationMs } from '../runtime/duration.js';
 import { LOG_LEVELS } from '../config/schema.js';
 
 /** The emulator's development defaults (README.md, docs/client.md): not secrets, fine to print. */

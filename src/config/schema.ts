@@ -3,7 +3,8 @@ import { isAbsolute, resolve } from 'node:path';
 import * as z from 'zod';
 import { DEAD_LETTER_URL_HELP, isSharedSink, parseDeadLetterUrl } from '../dead-letter/index.js';
 import { ALLOWED_HOSTS_HELP, splitAllowedHosts } from '../runtime/loopback-guard.js';
-import { parseDurationMs } from './duration.js';
+import { FORWARD_RATE_HELP, parseForwardRate } from '../forward/forward-limits.js';
+import { parseDurationMs } from '../runtime/duration.js';
 import { BREAKER_DEFAULTS, RETRY_DEFAULTS } from './failure-defaults.js';
 import { flowLimitsOf } from './flow-defaults.js';
 import type { WorkerConfig } from './types.js';
@@ -176,6 +177,8 @@ export function createWorkerConfigSchema(context: SchemaContext) {
       handlers: text('must be a folder path').default('./handlers'),
       forwardUrl: httpUrl.optional(),
       forwardMode: oneOf(['binary', 'structured'] as const).default('binary'),
+      forwardRate: text(FORWARD_RATE_HELP).refine((v) => parseForwardRate(v) !== undefined, { error: `must be ${FORWARD_RATE_HELP}` }).optional(),
+      forwardConcurrency: intRange(1, 100_000).optional(),
       handlerTimeout: duration(1, 600_000, 'seconds or a duration like 500ms, 30s, 5m, at most 10m'),
       workers: intRange(1, 256).default(1),
       workerIdPrefix: text()
@@ -312,6 +315,8 @@ export function createWorkerConfigSchema(context: SchemaContext) {
       if (clientSecret !== undefined) config.clientSecret = clientSecret;
       if (input.apiKey !== undefined) config.apiKey = input.apiKey;
       if (input.forwardUrl !== undefined) config.forwardUrl = input.forwardUrl;
+      if (input.forwardRate !== undefined) config.forwardRate = input.forwardRate;
+      if (input.forwardConcurrency !== undefined) config.forwardConcurrency = input.forwardConcurrency;
       if (input.handlerTimeout !== undefined) config.handlerTimeoutMs = input.handlerTimeout;
       return config;
     });

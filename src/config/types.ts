@@ -77,6 +77,10 @@ export interface WorkerConfig {
   forwardUrl?: string;
   /** Forwarding content mode (default binary). */
   forwardMode: 'binary' | 'structured';
+  /** `--forward-rate`: the forwarding handler's rate (`MAX/PER`, `adaptive`, `adaptive:MAX/PER`). */
+  forwardRate?: string;
+  /** `--forward-concurrency`: the forwarding handler's requests in progress at once. */
+  forwardConcurrency?: number;
   /** Per-event handler timeout in ms; default: until the lease deadline. */
   handlerTimeoutMs?: number;
 }

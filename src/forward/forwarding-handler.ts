@@ -8,10 +8,11 @@
  */
 import { Agent, request, type Dispatcher } from 'undici';
 import { defineHandler, type Handler, type HandlerContext } from '../handlers/define.js';
-import { AbortedError, ConfigError, DurableWorkerError, ErrorCodes, HandlerTimeoutError, PermanentError } from '../errors.js';
+import { AbortedError, ConfigError, DurableWorkerError, ErrorCodes, HandlerTimeoutError, PermanentError, RetryLaterError } from '../errors.js';
 import { handlerScope } from '../tracing/handler-scope.js';
 import type { CloudEvent } from '../types.js';
 import { toForwardRequest, type ForwardMode } from './cloudevents-http.js';
+import { forwardLimits } from './forward-limits.js';
 
 /** The handler name the worker runtime registers the forwarding handler under. */
 export const FORWARD_HANDLER_NAME = '@forward';
@@ -26,6 +27,10 @@ export interface ForwardingHandlerOptions {
   mode?: ForwardMode;
   /** undici dispatcher. Default: one shared keep-alive Agent per thread. */
   dispatcher?: Dispatcher;
+  /** `--forward-rate`: `MAX/PER`, `adaptive` or `adaptive:MAX/PER` (forward-limits.ts). Default: no rate. */
+  rate?: string | undefined;
+  /** `--forward-concurrency`: requests in progress at once. Default: no bound of its own. */
+  concurrency?: number | undefined;
 }
 
 /** A retryable answer from the app; `status` is the HTTP status it sent. */
@@ -122,9 +127,12 @@ async function forwardEvent(event: CloudEvent, ctx: HandlerContext, url: URL, mo
   const { headers, body } = toForwardRequest(event, mode, handlerScope().activeCarrier());
   const { signal, dispose } = requestSignal(ctx);
   let statusCode: number;
+  let retryAfter: string | undefined;
   try {
     const response = await request(url, { method: 'POST', headers, body, signal, dispatcher });
     statusCode = response.statusCode;
+    const header = response.headers['retry-after'];
+    retryAfter = Array.isArray(header) ? header[0] : header;
     // Drain so the keep-alive socket returns to the pool; the app's body carries no outcome.
     await response.body.dump();
   } catch (err) {
@@ -136,6 +144,10 @@ async function forwardEvent(event: CloudEvent, ctx: HandlerContext, url: URL, mo
   if (verdict === 'ok') return;
   if (verdict === 'dead-letter') {
     throw new PermanentError(`forward to ${target} answered ${statusCode}: the app rejected event ${event.id}`);
+  }
+  // "Too many" with a time to come back: the app paces the worker (and lowers an adaptive rate).
+  if ((statusCode === 429 || statusCode === 503) && retryAfter !== undefined) {
+    throw RetryLaterError.fromRetryAfter(`forward to ${target} answered ${statusCode} (Retry-After: ${retryAfter})`, retryAfter);
   }
   throw new ForwardError(`forward to ${target} answered ${statusCode}`, statusCode);
 }
@@ -151,8 +163,10 @@ export function createForwardingHandler(options: ForwardingHandlerOptions): Hand
     throw new ConfigError(`--forward-mode must be binary or structured (got ${JSON.stringify(mode)})`, '--forward-mode');
   }
   const dispatcher = options.dispatcher ?? defaultDispatcher();
+  const limits = forwardLimits(options);
   return defineHandler({
     type: '*',
     handle: (event, ctx) => forwardEvent(event, ctx, url, mode, dispatcher),
+    ...(limits === undefined ? {} : { limits }),
   });
 }

@@ -1,5 +1,8 @@
 import type { CloudEvent } from '../types.js';
 import { normalizeBatchResults, type BatchResults } from './batch-results.js';
+import { HandlerLoadError } from '../errors.js';
+import { unknownOption } from './option-keys.js';
+import type { HandlerLimits } from './limits-options.js';
 import { checkCommonShape, HANDLER_BRAND, validateEventData, type ContextOf, type DataSchema, type HandlerContext, type HandlerEvent, type HandlerLifeCycle } from './define.js';
 
 /** The `ctx` of a `handleBatch` call: as a single-event handler's, for the whole call. */
@@ -34,6 +37,11 @@ export interface BatchHandlerDefinition<T extends string = string, S extends Dat
    * counted. Needs a `postgres://` idempotency store. Default false.
    */
   transactional?: X;
+  /**
+   * Rate and concurrency limits on this handler's runs (docs/handlers.md, "Protecting a downstream"):
+   * a call counts as its number of events.
+   */
+  limits?: HandlerLimits;
 }
 
 export type BatchHandler<T extends string = string, S extends DataSchema | undefined = DataSchema | undefined, R = unknown, X extends boolean = boolean> = BatchHandlerDefinition<T, S, R, X> & { readonly [HANDLER_BRAND]: true };
@@ -63,6 +71,8 @@ async function splitBySchema(schema: DataSchema, events: readonly CloudEvent[], 
  * throw of the user's `handleBatch` fails only the events it was given.
  */
 export function defineBatchHandler<const T extends string, S extends DataSchema | undefined = undefined, R = undefined, X extends boolean = false>(definition: BatchHandlerDefinition<T, S, R, X>): BatchHandler<T, S, R, X> {
+  const unknown = unknownOption('defineBatchHandler', definition);
+  if (unknown !== undefined) throw new HandlerLoadError('', unknown);
   checkCommonShape('defineBatchHandler', definition);
   if (typeof definition.handleBatch !== 'function') throw new TypeError('defineBatchHandler: `handleBatch` must be a function');
   const max = definition.maxBatchSize;

@@ -1,5 +1,7 @@
-import { PermanentError } from '../errors.js';
+import { HandlerLoadError, PermanentError } from '../errors.js';
 import type { CloudEvent, SourceEntryUpdatedData } from '../types.js';
+import { unknownOption } from './option-keys.js';
+import type { HandlerLimits } from './limits-options.js';
 import type { TransactionClient } from './transaction-client.js';
 
 /** Known event types and their `data`; other types carry `unknown` data. */
@@ -142,6 +144,11 @@ export interface HandlerDefinition<T extends string = string, S extends DataSche
    * Needs a `postgres://` idempotency store, the database that holds the effects. Default false.
    */
   transactional?: X;
+  /**
+   * Rate and concurrency limits on this handler's runs, for the handler and per key
+   * (docs/handlers.md, "Protecting a downstream"). Waiting for a permit spends no attempt.
+   */
+  limits?: HandlerLimits;
 }
 
 export const HANDLER_BRAND = Symbol.for('durable-worker.handler');
@@ -212,6 +219,8 @@ function isDataSchema(value: unknown): value is DataSchema {
  * validate where the handler runs without knowing about schemas.
  */
 export function defineHandler<const T extends string, S extends DataSchema | undefined = undefined, R = undefined, X extends boolean = false>(definition: HandlerDefinition<T, S, R, X>): Handler<T, S, R, X> {
+  const unknown = unknownOption('defineHandler', definition);
+  if (unknown !== undefined) throw new HandlerLoadError('', unknown);
   checkCommonShape('defineHandler', definition);
   if (typeof definition.handle !== 'function') {
     throw new TypeError('defineHandler: `handle` must be a function');

@@ -7,7 +7,7 @@ export interface HandlerSetOptions {
   /** Folder of handler modules (absolute). */
   handlersDir?: string | undefined;
   /** `--forward-url`: adds the built-in forwarding handler under the name `@forward`. */
-  forward?: { url: string; mode: 'binary' | 'structured' } | undefined;
+  forward?: { url: string; mode: 'binary' | 'structured'; rate?: string | undefined; concurrency?: number | undefined } | undefined;
 }
 
 /**

@@ -1,8 +1,10 @@
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { extname, join, relative, resolve, sep } from 'node:path';
-import { HandlerLoadError } from '../errors.js';
+import { ErrorCodes, hasCode, HandlerLoadError } from '../errors.js';
 import { validatePattern } from '../runtime/type-pattern.js';
 import { HANDLER_BRAND, transactionalProblem, type HandlerContext, type LifeCycleContext, type TeardownContext } from './define.js';
+import { checkDefinitionOptions } from './definition-options.js';
+import type { ResolvedLimits } from './limits-options.js';
 import { describeLoadError } from './load-error.js';
 import { handlerModuleUrl } from './module-url.js';
 
@@ -29,6 +31,8 @@ export interface LoadedHandler {
    * also writes its events' done marks (`ctx.tx`). Absent for other handlers.
    */
   transactional?: true;
+  /** The handler's `limits`, validated, in the limiter's units. Absent without limits. */
+  limits?: ResolvedLimits;
 }
 
 export { HandlerLoadError } from '../errors.js';
@@ -141,7 +145,14 @@ export function toLoadedHandler(name: string, file: string, exported: unknown): 
   }
   const transactional = transactionalProblem(definition.transactional);
   if (transactional !== undefined) throw new HandlerLoadError(file, `${file}: ${transactional}`);
+  let limits: ResolvedLimits | undefined;
+  try {
+    limits = checkDefinitionOptions(isBatch ? 'defineBatchHandler' : 'defineHandler', definition);
+  } catch (err) {
+    throw new HandlerLoadError(file, `${file}: ${(err as Error).message}`, { cause: err });
+  }
   const loaded: LoadedHandler = { name, file, types: [...new Set(types as string[])] };
+  if (limits !== undefined) loaded.limits = limits;
   if (timeoutMs !== undefined) loaded.timeoutMs = timeoutMs;
   if (definition.transactional === true) loaded.transactional = true;
   if (isBatch) loaded.batch = { handleBatch: definition.handleBatch as NonNullable<LoadedHandler['batch']>['handleBatch'], maxBatchSize };
@@ -180,7 +191,9 @@ export async function loadHandlers(dir: string, options: LoadHandlersOptions = {
     try {
       module = await importModule(file);
     } catch (err) {
-      throw new HandlerLoadError(file, await describeLoadError(file, err), { cause: err });
+      // A definition refused by defineHandler itself: the message names the key; the file is where.
+      const message = hasCode(err, ErrorCodes.HANDLER_LOAD) ? `${file}: ${(err as Error).message}` : await describeLoadError(file, err);
+      throw new HandlerLoadError(file, message, { cause: err });
     }
     handlers.push(toLoadedHandler(handlerName(root, file), file, defaultExport(module)));
   }

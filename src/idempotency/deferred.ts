@@ -31,7 +31,7 @@ export interface DeferredRun {
   reason: DeferredReason;
 }
 
-export type DeferredReason = 'retry' | 'breaker' | 'chain';
+export type DeferredReason = 'retry' | 'breaker' | 'chain' | 'limit';
 
 /** Per handler: how many runs are deferred, and when the oldest was deferred. */
 export interface DeferredStats {

@@ -7,6 +7,9 @@ import type { ClaimResult, ClaimState, FailureEntry, FailureHistory, Idempotency
 import { closedError, distinctKeys, storeError } from './store-error.js';
 import type { DeferredRuns } from './deferred.js';
 import { PostgresDeferredRuns } from './postgres-deferred.js';
+import type { PermitStore } from './permits.js';
+import { PostgresPermits } from './postgres-permits.js';
+import { NEEDS_PERMITS_SCHEMA, PERMITS_SCHEMA } from './postgres-permits-sql.js';
 import { DEFERRED_SCHEMA, NEEDS_DEFERRED_SCHEMA } from './postgres-deferred-sql.js';
 
 /** Options of the PostgreSQL store. */
@@ -37,6 +40,8 @@ const CLEANUP_BATCH_ROWS = 10_000;
 export class PostgresIdempotencyStore implements IdempotencyStore {
   /** Runs waiting outside their lease, in this database under this prefix (docs/stores.md, "Deferred runs"). */
   readonly deferred: DeferredRuns;
+  /** The handlers' limits, shared by every process on this database and prefix. */
+  readonly permits: PermitStore;
   readonly #pool: Pool;
   readonly #prefix: string;
   readonly #doneTtlMs: number;
@@ -50,6 +55,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     this.#doneTtlMs = options.doneTtlMs;
     this.#onBackgroundError = options.onBackgroundError ?? (() => {});
     this.deferred = new PostgresDeferredRuns(pool, options.prefix, () => this.#closed);
+    this.permits = new PostgresPermits(pool, options.prefix, () => this.#closed);
     this.#cleanupTimer = setInterval(() => void this.deleteExpired(), options.cleanupIntervalMs ?? 60_000);
     this.#cleanupTimer.unref();
   }
@@ -67,6 +73,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
       await ensureSchema(pool, SCHEMA_LOCK_ID, CREATE_SCHEMA, [
         { needed: NEEDS_FAILURES_MIGRATION, ddl: MIGRATE_FAILURES },
         { needed: NEEDS_DEFERRED_SCHEMA, ddl: DEFERRED_SCHEMA },
+        { needed: NEEDS_PERMITS_SCHEMA, ddl: PERMITS_SCHEMA },
       ]);
     } catch (err) {
       await pool.end().catch(() => {});

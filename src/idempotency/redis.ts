@@ -7,6 +7,8 @@ import { closedError, distinctKeys, storeError } from './store-error.js';
 import { deadLetteredKey } from './key.js';
 import type { DeferredRuns } from './deferred.js';
 import { RedisDeferredRuns } from './redis-deferred.js';
+import type { PermitStore } from './permits.js';
+import { RedisPermits } from './redis-permits.js';
 
 /** Options of the Redis store: the connection's (redis-client.ts), and its key space. */
 export interface RedisStoreOptions extends Omit<RedisConnectOptions, 'onBackgroundError'> {
@@ -28,6 +30,8 @@ const STATE_BY_LETTER: Record<string, ClaimState> = { n: 'new', d: 'done', b: 'b
 export class RedisIdempotencyStore implements IdempotencyStore {
   /** Runs waiting outside their lease, on this server under this prefix (docs/stores.md, "Deferred runs"). */
   readonly deferred: DeferredRuns;
+  /** The handlers' limits, shared by every process on this server and prefix. */
+  readonly permits: PermitStore;
   readonly #client: RedisClientType;
   readonly #keyPrefix: string;
   /** The hash of the prefix's failure histories (redis-scripts.ts says why one hash). */
@@ -44,6 +48,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     this.#historiesKey = `dw:fail:${options.prefix.length}:{${options.prefix}}`;
     this.#doneTtlMs = options.doneTtlMs;
     this.deferred = new RedisDeferredRuns({ client, prefix: options.prefix, claimKeyBase: this.#keyPrefix, isClosed: () => this.#closed });
+    this.permits = new RedisPermits(client, options.prefix, () => this.#closed);
   }
 
   static async open(options: RedisStoreOptions): Promise<RedisIdempotencyStore> {

@@ -3,6 +3,7 @@
  * (`memory`, `sqlite:PATH`, `redis://`, `postgres://`). Keys are `<handler name>:<event id>`;
  * adapters namespace them with the configured prefix themselves.
  */
+import type { PermitStore } from './permits.js';
 
 /**
  * What a claim found for a key:
@@ -78,6 +79,11 @@ export interface IdempotencyStore {
    * waiting for them (a batch about to ack). Stores that write at once need none.
    */
   flush?(): void;
+  /**
+   * Where the handlers' limits keep their permits when they must hold for every process sharing the
+   * store (Redis, PostgreSQL); absent: the limits hold per process.
+   */
+  readonly permits?: PermitStore;
   /** Idempotent. */
   close(): Promise<void>;
 }

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { DEAD_LETTERS_METRIC, registerDeadLetterGauge, type DeadLetterGaugeOptions } from '../dead-letter/gauge.js';
 import { DEFERRED_OLDEST_AGE_METRIC, DEFERRED_RUNS_METRIC, registerDeferredGauges, type DeferredGaugeOptions } from './deferred-gauges.js';
+import { LIMIT_ALLOWED_RATE_METRIC, LIMIT_THROTTLES_METRIC, LIMIT_WAITING_RUNS_METRIC, registerLimitGauges, type LimitGaugeOptions } from './limit-gauges.js';
 import { listenTo, type WorkerEmitter, type WorkerEventMap } from './worker-events.js';
 import { LabelledHistogram, PendingCount, flushOnCollect } from './hot-path-metrics.js';
 import { readerPosition, type StreamPosition } from './stream-position.js';
@@ -29,6 +30,10 @@ export const METRIC_NAMES = {
   /** Runs waiting in the store, per handler, read at scrape. */
   deferredRuns: DEFERRED_RUNS_METRIC,
   deferredOldestAge: DEFERRED_OLDEST_AGE_METRIC,
+  /** The handlers' limits, per handler, read at scrape (limit-gauges.ts). */
+  limitAllowedRate: LIMIT_ALLOWED_RATE_METRIC,
+  limitWaitingRuns: LIMIT_WAITING_RUNS_METRIC,
+  limitThrottles: LIMIT_THROTTLES_METRIC,
 } as const;
 
 /** 1 ms .. 60 s: quick in-memory handlers up to calls that approach a default lease. */
@@ -57,6 +62,8 @@ export interface CreateMetricsOptions {
   handlers?: readonly string[];
   /** The deferred runs' gauges (deferred-gauges.ts); without a store that holds them, no series. */
   deferred?: DeferredGaugeOptions;
+  /** The handlers' limits (limit-gauges.ts); without handlers that declare limits, no series. */
+  limits?: LimitGaugeOptions | undefined;
 }
 
 /** `durable_worker_breaker_state` values: ordered by how much is held back. */
@@ -144,6 +151,7 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
   for (const handler of options.handlers ?? []) breakerState.set({ handler }, BREAKER_STATE_VALUES.closed);
   registerDeadLetterGauge(registers, options.deadLetters);
   registerDeferredGauges(registers, { ...options.deferred, ...(options.handlers === undefined ? {} : { handlers: options.handlers }) });
+  registerLimitGauges(registers, options.limits ?? { handlers: [], view: () => undefined });
 
   // Zero-initialised series make rate() and absent() behave from the first scrape.
   for (const event of WATCHED_EVENTS) listenerErrors.inc({ event }, 0);

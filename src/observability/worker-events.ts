@@ -30,7 +30,7 @@ export interface WorkerEventMap {
   /** An event (for one handler, or skipped) reached its outcome. */
   'event:done': [{ workerId: string; event: CloudEvent; handler: string | undefined; outcome: EventOutcome; durationMs: number; error?: { message: string; code?: string }; /** The handler's attempt on the event (absent without a handler). */ attempt?: number }];
   /** A handler's run on an event was deferred to the store until `retryAtMs` (its retry time, its breaker, or an earlier run of its chain). */
-  'run:deferred': [{ workerId: string; event: CloudEvent; handler: string; reason: 'retry' | 'breaker' | 'chain'; retryAtMs: number }];
+  'run:deferred': [{ workerId: string; event: CloudEvent; handler: string; reason: 'retry' | 'breaker' | 'chain' | 'limit'; retryAtMs: number }];
   /** Events in progress across the process changed (at most once per turn of the event loop). */
   'inflight:changed': [{ inFlight: number }];
   /** Leases held (pulled, ack not yet answered) or events buffered (leased, not started) changed (at most once per turn). */

@@ -12,6 +12,7 @@ import { deferRun, type RunWait } from './deferral.js';
 import { emitRunEnd } from './run-report.js';
 import { claimAgain, waitForClaim, type Claimed } from './key-claims.js';
 import { retryDelayMs } from './retry-delay.js';
+import type { Admission } from '../limits/run-gate.js';
 
 /** Ends of a transactional call that are not its handler's failure (HandlerRun.#uncounted). */
 const UNCOUNTED_TRANSACTION_ENDS: ReadonlySet<string | undefined> = new Set([ErrorCodes.STORE, ErrorCodes.KEY_BUSY, ErrorCodes.ROLLED_BACK]);
@@ -45,6 +46,8 @@ export class HandlerRun implements DispatchRun {
   #withdrawn = false;
   /** Failed, and counted: when its next run may start. */
   #retryAtMs: number | undefined = undefined;
+  /** Its handler's limits let it start (LeaseContext.limits): given back when it ends. */
+  #permit: Extract<Admission, { kind: 'start' }>['permit'] | undefined;
 
   constructor(event: RunOwner, handler: LoadedHandler, k: number, retry = false) {
     this.#event = event;
@@ -110,6 +113,7 @@ export class HandlerRun implements DispatchRun {
   end(result: DispatchResult): void {
     if (this.#withdrawn) return;
     this.#dispatched = false;
+    if (this.#permit !== undefined) this.#event.lease.context.limits?.ended(this.#permit, this.job.event, result.status === 'failed' ? result.error : undefined);
     let recorded: RunEnd | Promise<RunEnd>;
     try {
       recorded = this.#record(result);
@@ -137,9 +141,22 @@ export class HandlerRun implements DispatchRun {
     const attempt = this.attempt;
     // The lease's context says attempt 1: a run with failures behind it gets its own.
     if (attempt !== 1) this.job.ctx = { ...this.job.ctx, attempt };
+    const { context, deadlineMs, signal } = this.#event.lease;
+    if (this.#permit === undefined && context.limits?.has(this.handler) === true) {
+      return void context.limits.admit({ handler: this.handler, event: this.job.event, deadlineMs, signal }).then((a) => this.#admitted(a), (err: unknown) => this.#storeFailed(err, 'taking a permit'));
+    }
     this.#startedMs = performance.now();
     this.#dispatched = true;
     this.#event.lease.dispatch.start(this);
+  }
+
+  /** Its limits answered: start; wait outside the lease (deferred, or its event retries then), no attempt spent; or its lease stopped. */
+  #admitted(a: Admission): void {
+    if (a.kind === 'start') return void ((this.#permit = a.permit), this.#dispatch());
+    if (a.kind === 'stopped') return this.#ended('unstarted');
+    if (this.#event.lease.context.deferred !== undefined) return this.defer({ reason: 'limit', retryAtMs: a.retryAtMs });
+    this.#retryAtMs = a.retryAtMs;
+    this.#ended('failed');
   }
 
   /** Done already (a duplicate), or another owner still holds the claim (failed: retried later). */

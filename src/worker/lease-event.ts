@@ -160,7 +160,7 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent>, RunOwner {
     if (!lease.claimed || lease.stopped || lease.dispatch.startAfter === undefined || lease.context.tracer?.enabled === true || lease.context.clock.now() >= lease.deadlineMs) return false;
     const route = lease.routes[this.index] ?? [];
     const k = lease.keyStart[this.index] as number;
-    if (route.length !== 1 || (route[0] as LoadedHandler).batch !== undefined || lease.claims[k] !== 'new' || lease.failures?.[k] !== undefined) return false;
+    if (route.length !== 1 || (route[0] as LoadedHandler).batch !== undefined || (route[0] as LoadedHandler).limits !== undefined || lease.claims[k] !== 'new' || lease.failures?.[k] !== undefined) return false;
     if (!lease.context.breakers.isClosed((route[0] as LoadedHandler).name) || (lease.context.deferred !== undefined && runWait(lease, k, route[0] as LoadedHandler, this.subject, lease.context.clock.now()) !== undefined)) return false;
     const run = new HandlerRun(this, route[0] as LoadedHandler, k);
     this.#state = CHAINED;

@@ -15,6 +15,7 @@ import type { DoneMarkWriter } from './done-marks.js';
 import type { EventOutcome, WorkerEmitter } from '../observability/worker-events.js';
 import type { RetryBackoff } from './retry-delay.js';
 import type { RateLimiter } from './timing.js';
+import type { RunGate } from '../limits/run-gate.js';
 import type { WorkerSlot } from './worker-ids.js';
 
 /** What a held lease needs from the worker: the same for every lease of the process. */
@@ -51,6 +52,8 @@ export interface LeaseContext {
   recentChains?: RecentChains;
   /** A run was deferred until `atMs`: the deferred runner wakes by then. */
   runDeferredAt?(atMs: number): void;
+  /** The limits of the handlers that declare some (src/limits); undefined when none does. */
+  limits?: RunGate | undefined;
   /** A claim call failed, perhaps after it went through: `owner`'s claims on `keys` are given back once the store answers. */
   claimsLost?(keys: readonly string[], owner: string): void;
 }

@@ -51,7 +51,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
   const readiness = new Readiness(events);
   const inFlight = new InFlightCounter(events);
   const cleanups: Cleanup[] = [];
-  const forward = config.forwardUrl === undefined ? undefined : { url: config.forwardUrl, mode: config.forwardMode };
+  const forward = config.forwardUrl === undefined ? undefined : { url: config.forwardUrl, mode: config.forwardMode, rate: config.forwardRate, concurrency: config.forwardConcurrency };
   const { maxInProgress, maxLeases } = flowLimitsOf(config);
   // Every wait and deadline of the worker runs on it (LeaseContext.clock).
   const clock = options.clock ?? systemClock;
@@ -62,7 +62,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
   let dispatcher: Dispatcher;
   let warmedUp: Promise<void>;
   let router: Router<LoadedHandler>;
-  let metricsUrl: string | undefined;
+  let metricsUrl: string | undefined, limits: import('../limits/run-gate.js').RunGate | undefined;
   // `--otel`: before the handlers load, so their own instrumentation finds the SDK. Closed last:
   // its final flush carries the spans of the last acks.
   const tracing = await startTracing({ enabled: config.otel === true, destination: config.destination });
@@ -97,7 +97,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
       cleanups.push({ name: 'idempotency store', run: () => owned.close() });
       store = owned;
     } else store = options.store;
-
+    limits = (await import('../limits/create.js')).createRunGate(store, handlers, { visibilityMs: config.visibilitySeconds * 1_000, canDefer: deferredRunsOf(store) !== undefined, clock, logger });
     const sink =
       options.deadLetter ??
       (await openDeadLetterStore(config.deadLetterUrl, {
@@ -135,7 +135,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
       destination: config.destination,
       handlers: router.handlers.map((handler) => handler.name),
       deadLetters: { count: countDead, onError: (err) => logger.warn({ err }, 'dead-letter sink: counting dead records failed') },
-      deferred: { stats: deferredRunsOf(store)?.stats.bind(deferredRunsOf(store)), onError: (err) => logger.warn({ err }, 'idempotency store: counting deferred runs failed') },
+      deferred: { stats: deferredRunsOf(store)?.stats.bind(deferredRunsOf(store)), onError: (err) => logger.warn({ err }, 'idempotency store: counting deferred runs failed') }, limits: limits?.metrics,
     });
     cleanups.push({ name: 'metrics', run: () => metrics.close() });
     if (options.healthServer ?? true) {
@@ -202,6 +202,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     nearDeadlineWarnings: new RateLimiter(60_000),
     forceSignal: force.signal,
     tracer: tracing.tracer,
+    limits,
   };
   let controllerIdle = false;
   // --exit-when-idle (docs/configuration.md): caught up (every workerId pulled with since start, the last pull

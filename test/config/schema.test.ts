@@ -1,3 +1,4 @@
+import { FORWARD_RATE_HELP } from '../../src/forward/forward-limits.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -75,6 +76,13 @@ const ROWS: Record<RunOptionKey, Row> = {
     outside: [['file:///x', `${from('forwardUrl')} must be an http(s) URL (got file:///x)`]],
   },
   forwardMode: { set: ['structured', { forwardMode: 'structured' }], unset: { forwardMode: 'binary' }, outside: [['json', `${from('forwardMode')} must be one of binary, structured (got json)`]] },
+  forwardRate: {
+    set: ['40/1s', { forwardRate: '40/1s' }],
+    unset: { forwardRate: undefined },
+    inside: [['adaptive', { forwardRate: 'adaptive' }], ['adaptive:600/m', { forwardRate: 'adaptive:600/m' }]],
+    outside: [['40 a second', `${from('forwardRate')} must be ${FORWARD_RATE_HELP} (got 40 a second)`], ['0/1s', `${from('forwardRate')} must be ${FORWARD_RATE_HELP} (got 0/1s)`]],
+  },
+  forwardConcurrency: { set: ['8', { forwardConcurrency: 8 }], unset: { forwardConcurrency: undefined }, outside: [['0', `${from('forwardConcurrency')} must be 1..100000 (got 0)`]] },
   handlerTimeout: {
     set: ['30s', { handlerTimeoutMs: 30_000 }],
     unset: { handlerTimeoutMs: undefined },

@@ -326,6 +326,14 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
       expect(envVar(workerContainer(structured), 'DURABLE_WORKER_FORWARD_MODE')).toContain('value: "structured"');
     });
 
+    it('forward.rate and forward.concurrency go in by env and reach the config; a bad rate fails the render', () => {
+      const limited = render(['-f', SIDECAR_VALUES, '--set', 'forward.rate=adaptive:40/1s,forward.concurrency=8,credentials.mountAsFile=false']);
+      const { env, flags } = processInputs(workerContainer(limited), 'orders-pod');
+      expect(loadWorkerConfig({ flags, env, cwd: scratch, hostname: 'not-used' })).toMatchObject({ forwardRate: 'adaptive:40/1s', forwardConcurrency: 8 });
+      expect(workerContainer(render(['-f', SIDECAR_VALUES]))).not.toContain('DURABLE_WORKER_FORWARD_RATE');
+      expect(renderFailure(['-f', SIDECAR_VALUES, '--set', 'forward.rate=fast'])).toContain('forward.rate');
+    });
+
     it('needs the app image', () => {
       expect(renderFailure(['--set', 'mode=sidecar'])).toContain('mode sidecar needs sidecar.app.image.repository');
     });

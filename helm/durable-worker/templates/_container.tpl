@@ -91,6 +91,14 @@ Only --handlers, --base-url, --destination and --forward-url go in args; every o
     - name: DURABLE_WORKER_FORWARD_MODE
       value: {{ $v.forward.mode | quote }}
     {{- end }}
+    {{- if and .forwardUrl $v.forward.rate }}
+    - name: DURABLE_WORKER_FORWARD_RATE
+      value: {{ $v.forward.rate | quote }}
+    {{- end }}
+    {{- if and .forwardUrl $v.forward.concurrency }}
+    - name: DURABLE_WORKER_FORWARD_CONCURRENCY
+      value: {{ $v.forward.concurrency | quote }}
+    {{- end }}
     {{- if $c.useApiKey }}
     - name: DURABLE_WORKER_API_KEY
       valueFrom:

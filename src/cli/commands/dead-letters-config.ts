@@ -1,5 +1,5 @@
 import { loadWorkerConfig, collectRunOptions } from '../../config/load.js';
-import { parseDurationMs } from '../../config/duration.js';
+import { parseDurationMs } from '../../runtime/duration.js';
 import type { WorkerConfig } from '../../config/types.js';
 import { isSharedSink, parseDeadLetterUrl } from '../../dead-letter/index.js';
 import type { DeadLetterFilter } from '../../dead-letter/query.js';

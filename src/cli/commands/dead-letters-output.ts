@@ -4,7 +4,7 @@ import type { ReplayResult } from '../../dead-letter-admin/replay.js';
 import type { DeadLetterFilter } from '../../dead-letter/query.js';
 import type { StoredDeadLetter } from '../../dead-letter/sink.js';
 import type { CliContext } from '../context.js';
-import { didYouMean } from '../did-you-mean.js';
+import { didYouMean } from '../../runtime/did-you-mean.js';
 
 /** True when a person is reading: tables and progress bars there, plain lines and JSON elsewhere. */
 export function isTerminal(stream: Writable): boolean {
