@@ -4,7 +4,6 @@ import type { WorkerConfig } from '../config/types.js';
 import type { RunningWorker, StartWorkerOptions, WorkerEnd } from './running-worker.js';
 import { openDeadLetterStore } from '../dead-letter/index.js';
 import type { DeadLetterSink } from '../dead-letter/sink.js';
-import type { DeadLetterStore } from '../dead-letter/store.js';
 import { startDispatcher } from '../dispatch/index.js';
 import { CONSUMER_WINDOW_EVENTS, flowLimitsOf } from '../config/flow-defaults.js';
 import { RETRY_DEFAULTS } from '../config/failure-defaults.js';
@@ -31,6 +30,8 @@ import { DEFAULT_PULL_TIMINGS, type PullTimings } from './pull-options.js';
 import { Readiness } from './readiness.js';
 import { runCleanups, startAfterSetup, tearDownHandlers, type Cleanup } from './life-cycle.js';
 import { RateLimiter, safetyMarginMs } from './timing.js';
+import { startInstruments } from './instruments.js';
+import type { RunGate } from '../limits/run-gate.js';
 
 /**
  * The one scope the worker's token asks for: pull and acknowledge need read:events
@@ -62,7 +63,8 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
   let dispatcher: Dispatcher;
   let warmedUp: Promise<void>;
   let router: Router<LoadedHandler>;
-  let metricsUrl: string | undefined, limits: import('../limits/run-gate.js').RunGate | undefined;
+  let metricsUrl: string | undefined;
+  let limits: RunGate | undefined;
   // `--otel`: before the handlers load, so their own instrumentation finds the SDK. Closed last:
   // its final flush carries the spans of the last acks.
   const tracing = await startTracing({ enabled: config.otel === true, destination: config.destination });
@@ -123,30 +125,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     cleanups.push({ name: 'dispatcher', run: () => dispatcher.close() });
     client.ensureCredential().catch(() => {});
 
-    // One view of the stream's position, read by the metrics and the summary line alike.
-    const { observeStreamPosition } = await import('../observability/stream-position.js');
-    const position = observeStreamPosition(events);
-    cleanups.push({ name: 'stream position', run: () => position.close() });
-    const { createMetrics } = await import('../observability/metrics.js');
-    const countDead = (sink as Partial<Pick<DeadLetterStore, 'countDead'>>).countDead?.bind(sink);
-    const metrics = createMetrics({
-      events,
-      position,
-      destination: config.destination,
-      handlers: router.handlers.map((handler) => handler.name),
-      deadLetters: { count: countDead, onError: (err) => logger.warn({ err }, 'dead-letter sink: counting dead records failed') },
-      deferred: { stats: deferredRunsOf(store)?.stats.bind(deferredRunsOf(store)), onError: (err) => logger.warn({ err }, 'idempotency store: counting deferred runs failed') }, limits: limits?.metrics,
-    });
-    cleanups.push({ name: 'metrics', run: () => metrics.close() });
-    if (options.healthServer ?? true) {
-      const { startHealthServer } = await import('../observability/health-server.js');
-      const server = await startHealthServer({ port: config.metricsPort, host: config.metricsHost, ...(config.allowedHosts === undefined ? {} : { allowedHosts: config.allowedHosts }), registry: metrics.registry, isReady: () => readiness.ready, notReadyReason: () => readiness.probeReason, logger });
-      cleanups.push({ name: 'health server', run: () => server.close() });
-      metricsUrl = server.url;
-    }
-    const { startSummary } = await import('../observability/summary.js');
-    const summary = startSummary({ events, position, logger, maxInProgress, ...(options.summaryIntervalMs === undefined ? {} : { intervalMs: options.summaryIntervalMs }) });
-    cleanups.push({ name: 'summary', run: () => summary.stop() });
+    metricsUrl = await startInstruments({ config, events, logger, readiness, handlers: router.handlers.map((handler) => handler.name), store, sink, limits, maxInProgress, healthServer: options.healthServer ?? true, summaryIntervalMs: options.summaryIntervalMs, cleanups });
     // What precedes overlapped the handler threads' start (docs/benchmarks.md#cold-start), with the
     // credential and the HTTP client for the first pull (errors are the pull's to report).
     await warmedUp;
