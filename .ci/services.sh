@@ -51,8 +51,22 @@ if ! pg_lsclusters -h 2>/dev/null | awk -v v="$PGVER" '$1 == v && $2 == "main"' 
   as_root pg_createcluster "$PGVER" main >&2
 fi
 PGPORT="$(pg_lsclusters -h | awk -v v="$PGVER" '$1 == v && $2 == "main" { print $3 }')"
+# vitest runs two files at once, and one file of the exactly-once suite opens about 90 connections
+# (two workers' stores and transaction pools): Debian's default of 100 ran out mid-suite.
+PG_MAX_CONNECTIONS=300
+PG_RESTART=0
+if [ "$(as_root pg_conftool -s "$PGVER" main show max_connections 2>/dev/null)" != "$PG_MAX_CONNECTIONS" ]; then
+  log "setting max_connections = $PG_MAX_CONNECTIONS"
+  as_root pg_conftool "$PGVER" main set max_connections "$PG_MAX_CONNECTIONS" >&2
+  PG_RESTART=1
+fi
 if pg_lsclusters -h | awk -v v="$PGVER" '$1 == v && $2 == "main" { print $4 }' | grep -q online; then
-  log "postgresql $PGVER main already online on port $PGPORT"
+  if [ "$PG_RESTART" = 1 ]; then
+    log "restarting postgresql $PGVER main on port $PGPORT for its new max_connections"
+    as_root pg_ctlcluster "$PGVER" main restart >&2
+  else
+    log "postgresql $PGVER main already online on port $PGPORT"
+  fi
 else
   log "starting postgresql $PGVER main on port $PGPORT"
   as_root pg_ctlcluster "$PGVER" main start >&2

@@ -42,7 +42,7 @@ describe.skipIf(DATABASE_URL === undefined)('postgres store', () => {
         Array.from({ length: 5 }, () => PostgresIdempotencyStore.open({ url: schemaUrl, prefix: 'p', doneTtlMs: 60_000, poolSize: 1 })),
       );
       const created = await admin.query('SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY tablename', [schema]);
-      expect(created.rows.map((row) => row.tablename)).toEqual(['durable_worker_deferred', 'durable_worker_idempotency']);
+      expect(created.rows.map((row) => row.tablename)).toEqual(['durable_worker_deferred', 'durable_worker_idempotency', 'durable_worker_limit_permits', 'durable_worker_limit_starts']);
       expect((await stores[0]!.claim(['h:1'], 'a', 1_000)).states).toEqual(['new']);
       expect((await stores[1]!.claim(['h:1'], 'b', 1_000)).states).toEqual(['busy']);
       await Promise.all(stores.map((store) => store.close()));
