@@ -94,15 +94,24 @@ ORDER BY r.key COLLATE "C"
 ON CONFLICT (prefix, key) DO UPDATE SET retry_at_ms = EXCLUDED.retry_at_ms, reason = EXCLUDED.reason
 `;
 
-/** $1 prefix, $2 chains (hex): each chain's head flag on its first run only. */
+/**
+ * $1 prefix, $2 chains (hex): each chain's head flag on its first run only. Each chain's first run
+ * is one probe of the chain index, and the runs to flip are those of the chains given. A DISTINCT ON
+ * over the prefix let the planner, for a prefix its statistics do not know yet (a fresh deployment),
+ * read and sort every run under it twice per call; with a thousand runs deferred at once, under the
+ * chains' locks, that serialised the store for tens of seconds.
+ */
 export const PROMOTE_HEADS = `
 UPDATE ${TABLE} AS d SET head = (d.key = h.key)
 FROM (
-  SELECT DISTINCT ON (chain) chain, key FROM ${TABLE}
-  WHERE prefix = $1 AND chain IN (SELECT decode(c, 'hex') FROM unnest($2::text[]) AS c)
-  ORDER BY ${CHAIN_ORDER}
+  SELECT c.chain, (
+    SELECT f.key FROM ${TABLE} AS f WHERE f.prefix = $1 AND f.chain = c.chain
+    ORDER BY length(f.sequence), f.sequence COLLATE "C" LIMIT 1
+  ) AS key
+  FROM (SELECT DISTINCT decode(x, 'hex') AS chain FROM unnest($2::text[]) AS x) AS c
 ) AS h
-WHERE d.prefix = $1 AND d.chain = h.chain AND d.head <> (d.key = h.key)
+WHERE d.prefix = $1 AND d.chain = ANY(ARRAY(SELECT decode(x, 'hex') FROM unnest($2::text[]) AS x))
+  AND d.chain = h.chain AND d.head <> (d.key = h.key)
 `;
 
 /** $1 prefix, $2 keys. The chains (hex) of the removed runs. */
