@@ -51,8 +51,8 @@ if ! pg_lsclusters -h 2>/dev/null | awk -v v="$PGVER" '$1 == v && $2 == "main"' 
   as_root pg_createcluster "$PGVER" main >&2
 fi
 PGPORT="$(pg_lsclusters -h | awk -v v="$PGVER" '$1 == v && $2 == "main" { print $3 }')"
-# vitest runs two files at once, and one file of the exactly-once suite opens about 90 connections
-# (two workers' stores and transaction pools): Debian's default of 100 ran out mid-suite.
+# vitest runs two files at once, and a file of the exactly-once suite alone opens nearly as many
+# connections as Debian's default allows (two workers' stores and transaction pools).
 PG_MAX_CONNECTIONS=300
 PG_RESTART=0
 if [ "$(as_root pg_conftool -s "$PGVER" main show max_connections 2>/dev/null)" != "$PG_MAX_CONNECTIONS" ]; then

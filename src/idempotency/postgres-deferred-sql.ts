@@ -98,8 +98,8 @@ ON CONFLICT (prefix, key) DO UPDATE SET retry_at_ms = EXCLUDED.retry_at_ms, reas
  * $1 prefix, $2 chains (hex): each chain's head flag on its first run only. Each chain's first run
  * is one probe of the chain index, and the runs to flip are those of the chains given. A DISTINCT ON
  * over the prefix let the planner, for a prefix its statistics do not know yet (a fresh deployment),
- * read and sort every run under it twice per call; with a thousand runs deferred at once, under the
- * chains' locks, that serialised the store for tens of seconds.
+ * read and sort every run under it twice per call, under the chains' locks: with many runs deferred
+ * at once that serialised the store until its statistics caught up.
  */
 export const PROMOTE_HEADS = `
 UPDATE ${TABLE} AS d SET head = (d.key = h.key)
