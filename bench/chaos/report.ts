@@ -19,7 +19,7 @@ export function formatReport(r: ChaosReport): string {
   const total = r.counts.work + r.counts.flaky + r.counts.poison;
   const lines = [
     `chaos run      seed ${o.seed}   replay: ${replayCommand(r)}`,
-    `workers        ${o.processes} processes x ${o.workersPerProcess} pull loops, isolation ${o.isolation}, limit ${o.limit}, visibility ${o.visibilitySeconds} s, max-attempts ${o.maxAttempts}, store ${r.store}`,
+    `workers        ${o.processes} processes x ${o.workersPerProcess} workerIds, isolation ${o.isolation}, limit ${o.limit}, visibility ${o.visibilitySeconds} s, max-attempts ${o.maxAttempts}, store ${r.store}`,
     `events         ${total} appended over ${o.produceSeconds} s: ${r.counts.work} ok, ${r.counts.flaky} flaky (fail on attempt 1 or 1-2), ${r.counts.poison} poison (always fail)`,
     `faults         5 % 5xx + 1 % dropped connections on pull/ack, 429 bursts on pull, ${r.spikes} latency spikes (0.2-1.5 s)` +
       (r.pause ? `, pause ${s(r.pause.forMs)} at ${s(r.pause.atMs)}` : ''),

@@ -1,6 +1,6 @@
 /**
  * What the development console costs the worker per event when it is on (`dev`): CPU µs per event
- * that the worker's event bus carries through a batch (`batch:pulled`, one `event:done` per event,
+ * that the worker's event bus carries through a batch (`lease:pulled`, one `run:done` per event,
  * `ack:done`) with
  *   - bus:     no console (the bus alone, as `run`, which never loads src/console/);
  *   - feed:    the console's feed listening, no page open;
@@ -70,10 +70,10 @@ async function run(kind) {
   for (let b = 0; b < batches.length; b++) {
     const events = batches[b];
     const leaseId = `lease-${b}`;
-    bus.emit('batch:pulled', { workerId: 'w-0', leaseId, generation: 1, attempt: 1, events });
+    bus.emit('lease:pulled', { workerId: 'w-0', leaseId, generation: 1, deliveryAttempt: 1, events });
     for (let i = 0; i < events.length; i++) {
       if (kind === 'logs') tap(lines[b][i]);
-      bus.emit('event:done', { workerId: 'w-0', event: events[i], handler: 'entry-changes', outcome: 'ok', durationMs: 0.5 });
+      bus.emit('run:done', { workerId: 'w-0', event: events[i], handler: 'entry-changes', outcome: 'ok', durationMs: 0.5 });
     }
     bus.emit('ack:done', { workerId: 'w-0', leaseId, generation: 1, sent: 'ok', status: 'committed' });
     await yieldLoop();

@@ -89,7 +89,7 @@ const worker = await startWorker(
 );
 
 const finished = new Promise<void>((resolve) => {
-  worker.events.on('event:done', (e) => {
+  worker.events.on('run:done', (e) => {
     if (e.outcome !== 'ok') return;
     done++;
     if (done >= nextSample) {

@@ -1,6 +1,6 @@
 /**
  * What the worker's guarded event bus (src/worker/event-bus.ts) costs per emit against a plain
- * EventEmitter: CPU µs per `emit('event:done', ...)` with two listeners, as the metrics and the
+ * EventEmitter: CPU µs per `emit('run:done', ...)` with two listeners, as the metrics and the
  * summary line listen (the worker emits it once per handler run). Rounds alternate plain and guarded
  * so that a busy machine's noise hits both.
  *
@@ -26,8 +26,8 @@ const ROUNDS = Number(values.rounds);
 function withListeners(bus) {
   let count = 0;
   let sum = 0;
-  bus.on('event:done', () => void count++);
-  bus.on('event:done', (e) => void (sum += e.durationMs));
+  bus.on('run:done', () => void count++);
+  bus.on('run:done', (e) => void (sum += e.durationMs));
   return bus;
 }
 
@@ -35,7 +35,7 @@ const payload = { workerId: 'w-0', event: { id: 'e-1', type: 't' }, handler: 'h'
 
 function microsPerEmit(bus) {
   const before = process.cpuUsage();
-  for (let i = 0; i < EMITS; i++) bus.emit('event:done', payload);
+  for (let i = 0; i < EMITS; i++) bus.emit('run:done', payload);
   const used = process.cpuUsage(before);
   return (used.user + used.system) / EMITS;
 }

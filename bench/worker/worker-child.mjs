@@ -91,14 +91,14 @@ function v8HelperCpuUs() {
 }
 /** @type {number | undefined} */
 let helperCpuAtFirst;
-worker.events.on('batch:pulled', () => {
+worker.events.on('lease:pulled', () => {
   if (firstPullMs !== undefined) return;
   firstPullMs = Date.now();
   cpuAtFirst = process.cpuUsage();
   if (hasThreadCpu) mainCpuAtFirst = process.threadCpuUsage();
   helperCpuAtFirst = v8HelperCpuUs();
 });
-worker.events.on('event:done', (e) => {
+worker.events.on('run:done', (e) => {
   if (e.outcome !== 'ok' && e.outcome !== 'duplicate') return;
   events++;
   if (windowEvery > 0 && events % windowEvery === 0) process.stdout.write(`WINDOW ${events} ${Date.now()}\n`);

@@ -20,7 +20,7 @@ export interface CommandEntry {
  * dev's, the emulator's, init's or dead-letters' code (docs/benchmarks.md#cold-start).
  */
 export const COMMANDS: readonly CommandEntry[] = [
-  { name: 'run', command: 'run', describe: 'Run the supervisor and its pull loops against a platform API', load: async () => (await import('./commands/run.js')).runCommand },
+  { name: 'run', command: 'run', describe: 'Run the worker against a platform API: pull leases, run the handlers, acknowledge', load: async () => (await import('./commands/run.js')).runCommand },
   { name: 'emulator', command: 'emulator', describe: 'Serve the local platform emulator (public API and token issuer on one origin)', load: async () => (await import('./commands/emulator.js')).emulatorCommand },
   { name: 'dev', command: 'dev', describe: 'Run the emulator and a worker against it in one process, for local development', load: async () => (await import('./commands/dev.js')).devCommand },
   {

@@ -81,7 +81,7 @@ const specs: Record<RunOptionKey, Omit<OptionSpec, 'key'>> = {
   forwardRate: { kind: 'string', group: 'Handlers', describe: "Limits the forwarding handler's requests: MAX/PER (e.g. 40/1s), adaptive (found from 429s), or adaptive:MAX/PER; across replicas with a redis:// or postgres:// store" },
   forwardConcurrency: { kind: 'number', group: 'Handlers', describe: "The forwarding handler's requests in progress at once (across replicas with a redis:// or postgres:// store)" },
   handlerTimeout: { kind: 'string', group: 'Handlers', describe: 'Per-event handler timeout: seconds or a duration like 30s, 2m (default: until the lease deadline)' },
-  workers: { kind: 'number', group: 'Processing', describe: 'Number of pull loops: the leases the process keeps in flight at least while there is work (default: 1)' },
+  workers: { kind: 'number', group: 'Processing', describe: 'Number of workerIds that pull at least while there is work: the leases the process holds at least (default: 1)' },
   workerIdPrefix: { kind: 'string', group: 'Processing', describe: 'workerIds are <prefix>-<index> (default: hostname)' },
   limit: { kind: 'number', group: 'Processing', describe: 'Pull batch size 1..100 (default: 20)' },
   visibility: { kind: 'number', group: 'Processing', describe: 'Lease seconds 1..600 (default: 60)' },

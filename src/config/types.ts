@@ -18,7 +18,7 @@ export interface WorkerConfig {
   apiKey?: string;
   /** Folder of handler modules (absolute path). Default ./handlers. */
   handlersDir: string;
-  /** Number of pull loops (default 1). */
+  /** Number of workerIds that pull at least while there is work (default 1). */
   workers: number;
   /** workerIds are `<workerIdPrefix>-<index>` (default: hostname). */
   workerIdPrefix: string;

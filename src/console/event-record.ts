@@ -127,7 +127,7 @@ export class EventRecord {
       ...(data.length > RECORD_LIMITS.dataChars ? { dataTruncated: { bytes: Buffer.byteLength(data) } } : {}),
       deliveryHistory: this.#deliveries.map((d) => ({ ...d })),
       runs: this.#runs.map((run) => {
-        // event:done carries the error's message and code; its stack comes from the worker's log line.
+        // run:done carries the error's message and code; its stack comes from the worker's log line.
         const stack = run.error === undefined ? undefined : stacks.get(`${run.handler} ${run.attempt}`);
         return stack === undefined || run.error?.stack !== undefined ? { ...run } : { ...run, error: { ...run.error!, stack } };
       }),

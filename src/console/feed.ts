@@ -29,8 +29,8 @@ const MAX_OPEN_BATCHES = 1_000;
  * and log lines, fed by the worker's event bus (it only listens, like metrics and logs), by the log
  * lines of handler runs (handler-log-tap.ts) and by the replays the page starts.
  *
- * Correlation uses only what the bus declares (src/observability/worker-events.ts): `batch:pulled` names the
- * lease, generation and attempt of its events; an event is in one lease at a time, so `event:done`
+ * Correlation uses only what the bus declares (src/observability/worker-events.ts): `lease:pulled` names the
+ * lease, generation and attempt of its events; an event is in one lease at a time, so `run:done`
  * (which names the event, not the lease) belongs to the event's latest delivery; `ack:done` names
  * the lease and generation, which map back to the batch's events.
  */
@@ -54,10 +54,10 @@ export class ConsoleFeed {
   /** Listens to a worker's bus; returns the function that stops listening. */
   attach(events: WorkerEmitter): () => void {
     return listenTo(events, {
-      'batch:pulled': (batch) => this.#pulled(batch),
-      'event:done': (done) => this.#done(done),
+      'lease:pulled': (batch) => this.#pulled(batch),
+      'run:done': (done) => this.#done(done),
       'ack:done': (ack) => this.#acked(ack),
-      'loop:crashed': ({ workerId, error, restartInMs }) =>
+      'pull:crashed': ({ workerId, error, restartInMs }) =>
         this.#notice('error', `${workerId} crashed handling a pull: ${error instanceof Error ? error.message : String(error)} (it pulls again in ${restartInMs} ms)`),
       'ready:changed': ({ ready, reason }) => this.#notice(ready ? 'info' : 'warn', ready ? 'worker ready' : `worker not ready${reason === undefined ? '' : `: ${reason}`}`),
       'breaker:state': ({ handler, state, failureRatio }) => this.#notice(state === 'closed' ? 'info' : 'warn', breakerNotice(handler, state, failureRatio)),
@@ -118,7 +118,7 @@ export class ConsoleFeed {
     this.#listeners.clear();
   }
 
-  #pulled({ workerId, leaseId, generation, attempt, events }: WorkerEventMap['batch:pulled'][0]): void {
+  #pulled({ workerId, leaseId, generation, deliveryAttempt, events }: WorkerEventMap['lease:pulled'][0]): void {
     const at = this.#now();
     const ids: string[] = [];
     for (const event of events) {
@@ -127,7 +127,7 @@ export class ConsoleFeed {
         record = new EventRecord(event, at);
         this.#records.set(event.id, record);
       }
-      record.addDelivery({ workerId, leaseId, generation, attempt, pulledAt: at });
+      record.addDelivery({ workerId, leaseId, generation, attempt: deliveryAttempt, pulledAt: at });
       ids.push(event.id);
       this.#touch(event.id);
     }
@@ -136,7 +136,7 @@ export class ConsoleFeed {
     this.#evict();
   }
 
-  #done({ event, handler, outcome, durationMs, error, attempt }: WorkerEventMap['event:done'][0]): void {
+  #done({ event, handler, outcome, durationMs, error, attempt }: WorkerEventMap['run:done'][0]): void {
     const record = this.#records.get(event.id);
     if (record === undefined) return;
     const deliveryAttempt = record.latestDelivery?.attempt ?? 1;

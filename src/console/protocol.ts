@@ -1,4 +1,4 @@
-import type { AckStatusLabel, EventOutcome } from '../observability/worker-events.js';
+import type { AckStatusLabel, RunOutcome as WorkerRunOutcome } from '../observability/worker-events.js';
 
 /**
  * What the console's server sends its page (JSON over `/api/*` and the server-sent events of
@@ -8,8 +8,8 @@ import type { AckStatusLabel, EventOutcome } from '../observability/worker-event
  * its attempt and generation); a *run* is one handler's outcome for one delivery.
  */
 
-/** The outcome of a run: the worker's (`event:done`), or a replay's from the Dead letters page. */
-export type RunOutcome = EventOutcome | 'replayed' | 'replay-failed';
+/** The outcome of a run: the worker's (`run:done`), or a replay's from the Dead letters page. */
+export type RunOutcome = WorkerRunOutcome | 'replayed' | 'replay-failed';
 
 /** The state of an event as the list shows it (see EventRecord.status). */
 export type EventStatus = 'pending' | 'ok' | 'duplicate' | 'failed' | 'dead_lettered' | 'replayed' | 'no-handler';

@@ -7,7 +7,7 @@ export { startWorker, openDeadLetters } from '../lazy-entry-points.js';
 export type { RunningWorker, StartWorkerOptions, WorkerEnd } from '../worker/running-worker.js';
 export type { RunOptionsInput as WorkerOptions } from '../config/options.js';
 export type { PullTimings } from '../worker/pull-options.js';
-export type { AckStatusLabel, BreakerChange, EventOutcome, PullStatusLabel, WorkerEmitter, WorkerEventMap } from '../observability/worker-events.js';
+export type { AckStatusLabel, BreakerChange, EventOutcome, LeasePulled, PullCrashed, PullStatusLabel, RunDone, RunOutcome, WorkerEmitter, WorkerEventMap } from '../observability/worker-events.js';
 export type { ConsumerApi, PullResult } from '../client/consumer-api.js';
 export type { Clock } from '../runtime/clock.js';
 export type { DeadLetterSink, DeadLetterRecord, DeadLetterReason, DeadLetterState, StoredDeadLetter } from '../dead-letter/sink.js';

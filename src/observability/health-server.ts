@@ -52,7 +52,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: StartH
   }
   switch (path) {
     case '/healthz':
-      // Liveness: the process answers. A stuck loop is for the supervisor to restart, not the kubelet.
+      // Liveness: the process answers. A stuck pull restarts itself (pull:crashed); it is not the kubelet's to restart.
       return send(res, 200, 'ok\n');
     case '/readyz':
       return options.isReady() ? send(res, 200, 'ready\n') : send(res, 503, notReadyBody(options.notReadyReason?.()));

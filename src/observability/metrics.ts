@@ -9,6 +9,8 @@ import { readerPosition, type StreamPosition } from './stream-position.js';
 /** Every metric name of docs/metrics.md, prefixed: dashboards and alerts depend on them. */
 export const METRIC_PREFIX = 'durable_worker_';
 export const METRIC_NAMES = {
+  runs: `${METRIC_PREFIX}runs_total`,
+  /** @deprecated The old name of `runs` (docs/api.md "Deprecated names"): exported beside it, same values. */
   events: `${METRIC_PREFIX}events_total`,
   handlerDuration: `${METRIC_PREFIX}handler_duration_seconds`,
   pulls: `${METRIC_PREFIX}pulls_total`,
@@ -43,7 +45,7 @@ export const HANDLER_DURATION_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.0
 export const ROUND_TRIP_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /** The events a user may listen to on `worker.events` (WorkerEventMap), for zero-initialised series. */
-const WATCHED_EVENTS = ['pull:done', 'batch:pulled', 'event:done', 'inflight:changed', 'leases:changed', 'ack:done', 'caught-up', 'lease:near-deadline', 'loop:crashed', 'ready:changed', 'breaker:state'] as const satisfies readonly (keyof WorkerEventMap)[];
+const WATCHED_EVENTS = ['pull:done', 'lease:pulled', 'run:done', 'inflight:changed', 'leases:changed', 'ack:done', 'caught-up', 'lease:near-deadline', 'pull:crashed', 'ready:changed', 'breaker:state', 'batch:pulled', 'event:done', 'loop:crashed'] as const satisfies readonly (keyof WorkerEventMap)[];
 const PULL_STATUSES = ['200', '204', '409', '429', '4xx', '5xx', 'error'] as const;
 const ACK_STATUSES = ['committed', 'requeued', 'stale', 'error'] as const;
 
@@ -83,13 +85,20 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
   if (options.collectDefaultMetrics ?? true) collectProcessMetrics(registry);
 
   // Written once per handler run: counted and observed without prom-client's per-call label hashing.
-  const eventCounts: PendingCount[] = [];
-  const events = new Counter({
-    name: METRIC_NAMES.events,
-    help: 'Events that reached an outcome, per handler run',
+  const runCounts: PendingCount[] = [];
+  const runs = new Counter({
+    name: METRIC_NAMES.runs,
+    help: 'Runs (one handler on one event) that ended, by outcome',
     labelNames: ['type', 'outcome'],
     registers,
-    collect: flushOnCollect(eventCounts),
+    collect: flushOnCollect(runCounts),
+  });
+  const deprecatedEvents = new Counter({
+    name: METRIC_NAMES.events,
+    help: 'Deprecated: durable_worker_runs_total under its old name, same values',
+    labelNames: ['type', 'outcome'],
+    registers,
+    collect: flushOnCollect(runCounts),
   });
   const handlerDuration = new LabelledHistogram({
     name: METRIC_NAMES.handlerDuration,
@@ -158,19 +167,20 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
   const pullCount = statusCounts(pulls, PULL_STATUSES, pullCounts);
   const ackCount = statusCounts(acks, ACK_STATUSES, ackCounts);
 
-  // Outcome, then type: no key string is built per event.
-  const eventCountsByOutcome = new Map<string, Map<string, PendingCount>>();
-  const eventCount = (type: string, outcome: string) => {
-    let byType = eventCountsByOutcome.get(outcome);
+  // Outcome, then type: no key string is built per run.
+  const runCountsByOutcome = new Map<string, Map<string, PendingCount>>();
+  const runCount = (type: string, outcome: string) => {
+    let byType = runCountsByOutcome.get(outcome);
     if (byType === undefined) {
       byType = new Map();
-      eventCountsByOutcome.set(outcome, byType);
+      runCountsByOutcome.set(outcome, byType);
     }
     let count = byType.get(type);
     if (count === undefined) {
-      count = new PendingCount(events.labels({ type, outcome }));
+      const series = [runs.labels({ type, outcome }), deprecatedEvents.labels({ type, outcome })];
+      count = new PendingCount({ inc: (value) => series.forEach((one) => one.inc(value)) });
       byType.set(type, count);
-      eventCounts.push(count);
+      runCounts.push(count);
     }
     return count;
   };
@@ -179,8 +189,8 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
       pullCount(e.status).inc();
       pullDuration.observe(e.durationMs / 1_000);
     },
-    'event:done': (e) => {
-      eventCount(e.event.type, e.outcome).inc();
+    'run:done': (e) => {
+      runCount(e.event.type, e.outcome).inc();
       // A duplicate never reached a handler: its zero time would flatten the histogram.
       if (e.outcome !== 'duplicate' && e.handler !== undefined) handlerDuration.series(e.event.type).observe(e.durationMs / 1_000);
     },

@@ -20,7 +20,7 @@ export function observeStreamPosition(events: WorkerEmitter, now: () => number =
   const lag = new LagTracker();
   const backlog = new BacklogAgeTracker(now);
   const close = listenTo(events, {
-    'batch:pulled': (e) => {
+    'lease:pulled': (e) => {
       lag.observeEvents(e.events);
       backlog.observeBatch(e.events);
     },

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { listenTo, type EventOutcome, type WorkerEmitter } from './worker-events.js';
+import { listenTo, type RunOutcome, type WorkerEmitter } from './worker-events.js';
 import { readerPosition, type StreamPosition } from './stream-position.js';
 
 export interface StartSummaryOptions {
@@ -19,7 +19,7 @@ export interface StartSummaryOptions {
 export interface SummaryLine {
   intervalSeconds: number;
   eventsPerSecond: number;
-  events: Record<EventOutcome, number>;
+  events: Record<RunOutcome, number>;
   lag: string;
   /** How far behind the consumer is (durable_worker_backlog_age_seconds), to 0.1 s. */
   backlogAgeSeconds: number;
@@ -39,7 +39,7 @@ export interface Summary {
   stop(): void;
 }
 
-const emptyOutcomes = (): Record<EventOutcome, number> => ({ ok: 0, failed: 0, duplicate: 0, dead_lettered: 0 });
+const emptyOutcomes = (): Record<RunOutcome, number> => ({ ok: 0, failed: 0, duplicate: 0, dead_lettered: 0 });
 
 /**
  * One info line per interval for people reading logs rather than dashboards: throughput, lag and
@@ -60,7 +60,7 @@ export function startSummary(options: StartSummaryOptions): Summary {
 
   const stopListening = listenTo(options.events, {
     'pull:done': () => void pulls++,
-    'event:done': (e) => void outcomes[e.outcome]++,
+    'run:done': (e) => void outcomes[e.outcome]++,
     'inflight:changed': (e) => void (inFlight = e.inFlight),
     'leases:changed': (e) => {
       leasesHeld = e.held;

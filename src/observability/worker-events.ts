@@ -11,27 +11,35 @@ export interface BreakerChange {
   failureRatio: number;
 }
 
-/**
- * What the loop tells the world. Metrics and logging subscribe; they never drive the loop
- * (sqs-consumer's typed events, BullMQ's listener map).
- */
-export type EventOutcome = 'ok' | 'failed' | 'duplicate' | 'dead_lettered';
+/** How a run ended, as the worker tells its listeners (`run:done`). */
+export type RunOutcome = 'ok' | 'failed' | 'duplicate' | 'dead_lettered';
+/** @deprecated The old name of {@link RunOutcome}: it names how a run ended, not an event. */
+export type EventOutcome = RunOutcome;
 
 /** Pull status label of `durable_worker_pulls_total`. */
 export type PullStatusLabel = '200' | '204' | '409' | '429' | '4xx' | '5xx' | 'error';
 /** Ack status label of `durable_worker_acks_total`. */
 export type AckStatusLabel = 'committed' | 'requeued' | 'stale' | 'error';
 
+/**
+ * What the worker tells the world. Metrics and logging subscribe; they never drive the worker
+ * (sqs-consumer's typed events, BullMQ's listener map). Deprecated names are still emitted, after
+ * their new name, with the payload they always had (`DEPRECATED_EVENTS`).
+ */
 export interface WorkerEventMap {
   /** A pull finished (any status). */
   'pull:done': [{ workerId: string; status: PullStatusLabel; eventCount: number; durationMs: number }];
-  /** A batch was leased. */
-  'batch:pulled': [{ workerId: string; leaseId: string; generation: number; attempt: number; events: readonly CloudEvent[] }];
-  /** An event (for one handler, or skipped) reached its outcome. */
-  'event:done': [{ workerId: string; event: CloudEvent; handler: string | undefined; outcome: EventOutcome; durationMs: number; error?: { message: string; code?: string }; /** The handler's attempt on the event (absent without a handler). */ attempt?: number }];
+  /** A pull answered 200: a lease, its events, and how often the platform handed them out (`deliveryAttempt`). */
+  'lease:pulled': [LeasePulled];
+  /** @deprecated Use `lease:pulled`, whose `deliveryAttempt` is this event's `attempt`. */
+  'batch:pulled': [Omit<LeasePulled, 'deliveryAttempt'> & { attempt: number }];
+  /** A run ended: one handler on one event (`handler` undefined: no handler routes the event, which is acked as done). */
+  'run:done': [RunDone];
+  /** @deprecated Use `run:done`: it has the same payload; what ends is a run, not an event. */
+  'event:done': [RunDone];
   /** A handler's run on an event was deferred to the store until `retryAtMs` (its retry time, its breaker, or an earlier run of its chain). */
   'run:deferred': [{ workerId: string; event: CloudEvent; handler: string; reason: 'retry' | 'breaker' | 'chain' | 'limit'; retryAtMs: number }];
-  /** Events in progress across the process changed (at most once per turn of the event loop). */
+  /** Events in flight across the process changed (at most once per turn of the event loop). */
   'inflight:changed': [{ inFlight: number }];
   /** Leases held (pulled, ack not yet answered) or events buffered (leased, not started) changed (at most once per turn). */
   'leases:changed': [{ held: number; buffered: number }];
@@ -42,7 +50,9 @@ export interface WorkerEventMap {
   /** A lease used more than the warning fraction of its visibility, or was cut at its deadline. */
   'lease:near-deadline': [{ workerId: string; leaseId: string; usedFraction: number }];
   /** Handling a pull's answer crashed (a bug): its workerId rests, then pulls again. */
-  'loop:crashed': [{ workerId: string; error: unknown; restartInMs: number }];
+  'pull:crashed': [PullCrashed];
+  /** @deprecated Use `pull:crashed`: it has the same payload. */
+  'loop:crashed': [PullCrashed];
   /** A handler's circuit breaker changed state (closed, open, half-open). */
   'breaker:state': [BreakerChange];
   /** Readiness changed (token, handlers, destination reachable). */
@@ -50,6 +60,45 @@ export interface WorkerEventMap {
   /** A listener of `event` threw or rejected; the worker ignored it and went on (event-bus.ts). */
   'listener:error': [{ event: string; error: unknown }];
 }
+
+/** `lease:pulled`'s payload. */
+export interface LeasePulled {
+  workerId: string;
+  leaseId: string;
+  generation: number;
+  /** The lease's `attempt`: how often the platform handed out its events (the glossary's delivery attempt). */
+  deliveryAttempt: number;
+  events: readonly CloudEvent[];
+}
+
+/** `run:done`'s payload. */
+export interface RunDone {
+  workerId: string;
+  event: CloudEvent;
+  handler: string | undefined;
+  outcome: RunOutcome;
+  durationMs: number;
+  error?: { message: string; code?: string };
+  /** The handler's attempt on the event (absent without a handler). */
+  attempt?: number;
+}
+
+/** `pull:crashed`'s payload. */
+export interface PullCrashed {
+  workerId: string;
+  error: unknown;
+  restartInMs: number;
+}
+
+/**
+ * Old event names the bus still emits, each right after its new name, until the next major version
+ * (docs/api.md "Deprecated names"): the old name, and its payload made from the new one's.
+ */
+export const DEPRECATED_EVENTS: { readonly [K in 'lease:pulled' | 'run:done' | 'pull:crashed']: { name: keyof WorkerEventMap; payload: (payload: WorkerEventMap[K][0]) => unknown } } = {
+  'lease:pulled': { name: 'batch:pulled', payload: ({ deliveryAttempt, ...rest }) => ({ ...rest, attempt: deliveryAttempt }) },
+  'run:done': { name: 'event:done', payload: (payload) => payload },
+  'pull:crashed': { name: 'loop:crashed', payload: (payload) => payload },
+};
 
 /** The worker's event bus. */
 export type WorkerEmitter = import('node:events').EventEmitter<WorkerEventMap>;

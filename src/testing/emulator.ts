@@ -7,7 +7,7 @@ import { resolveWorkerConfig } from '../config/load.js';
 import type { RunOptionsInput } from '../config/options.js';
 import type { DeadLetterRecord, DeadLetterSink } from '../dead-letter/sink.js';
 import { DEV_DEFAULTS, startEmulator, type EmulatorOptions, type NewEvent, type RunningEmulator } from '../emulator/index.js';
-import type { EventOutcome } from '../observability/worker-events.js';
+import type { RunOutcome } from '../observability/worker-events.js';
 import type { RunningWorker } from '../worker/running-worker.js';
 import { startWorker } from '../worker/start.js';
 import type { CloudEvent, TypedIngestEntry, TypedIngestResponse } from '../types.js';
@@ -32,7 +32,7 @@ export interface WithEmulatorOptions {
 export interface ObservedOutcome {
   event: CloudEvent;
   handler: string | undefined;
-  outcome: EventOutcome;
+  outcome: RunOutcome;
   error?: { message: string; code?: string };
 }
 
@@ -61,7 +61,7 @@ export interface TestEnvironment {
   close(): Promise<void>;
 }
 
-const FINAL: ReadonlySet<EventOutcome> = new Set(['ok', 'duplicate', 'dead_lettered']);
+const FINAL: ReadonlySet<RunOutcome> = new Set(['ok', 'duplicate', 'dead_lettered']);
 
 /** Short loop waits: a caught-up worker notices new events within ~50 ms. */
 const TEST_TIMINGS = { idleMinMs: 10, idleMaxMs: 50, pausedMs: 100, errorBaseMs: 20, errorMaxMs: 500, configRetryMs: 500 };
@@ -170,7 +170,7 @@ async function startTestEnvironment(options: WithEmulatorOptions): Promise<TestE
 
     const outcomes: ObservedOutcome[] = [];
     const listeners = new Set<() => void>();
-    worker.events.on('event:done', (done) => {
+    worker.events.on('run:done', (done) => {
       outcomes.push({ event: done.event, handler: done.handler, outcome: done.outcome, ...(done.error === undefined ? {} : { error: done.error }) });
       for (const listener of listeners) listener();
     });

@@ -15,7 +15,7 @@ export interface TracedError {
   code?: string | undefined;
 }
 
-/** How a handler run ended, as recorded (`event:done`'s outcomes, and `unstarted`). */
+/** How a handler run ended, as recorded (`run:done`'s outcomes, and `unstarted`). */
 export type TracedOutcome = 'ok' | 'failed' | 'duplicate' | 'dead_lettered' | 'unstarted' | 'deferred';
 
 /** How a settlement ended: the ack's answer, or `error` when none came. */

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
-import type { WorkerEmitter } from '../observability/worker-events.js';
+import { DEPRECATED_EVENTS, type WorkerEmitter } from '../observability/worker-events.js';
 import { RateLimiter } from './timing.js';
 
 /** A listener's failure is logged at most this often per event name; the rest are counted. */
@@ -8,8 +8,8 @@ const LOG_INTERVAL_MS = 60_000;
 
 /**
  * The worker's event bus. Listeners (metrics, logs, a user's code on `worker.events`) only watch the
- * worker: whatever one does, it must not change an outcome, fail an ack that committed, or crash a pull
- * loop. So `emit` calls every listener even when one throws or returns a promise that rejects; the
+ * worker: whatever one does, it must not change an outcome, fail an ack that committed, or crash a
+ * workerId's pulls. So `emit` calls every listener even when one throws or returns a promise that rejects; the
  * failure is logged (at most once a minute per event, with how many were not logged) and reported as
  * `listener:error`, which `durable_worker_listener_errors_total{event}` counts. A failing
  * `listener:error` listener is only logged, so a broken metric cannot loop.
@@ -27,6 +27,13 @@ class GuardedEventBus extends EventEmitter {
   override emit(name: string | symbol, ...args: unknown[]): boolean {
     // `error` keeps its meaning: with no listener it throws. The worker never emits it.
     if (name === 'error') return super.emit(name, ...args);
+    const heard = this.#emitGuarded(name, args);
+    const deprecated = Object.hasOwn(DEPRECATED_EVENTS, name) ? DEPRECATED_EVENTS[name as keyof typeof DEPRECATED_EVENTS] : undefined;
+    if (deprecated === undefined || this.listenerCount(deprecated.name) === 0) return heard;
+    return this.#emitGuarded(deprecated.name, [(deprecated.payload as (payload: unknown) => unknown)(args[0])]) || heard;
+  }
+
+  #emitGuarded(name: string | symbol, args: unknown[]): boolean {
     // A copy, as EventEmitter's own emit makes: a listener that removes itself does not skip the next.
     const listeners = this.rawListeners(name);
     if (listeners.length === 0) return false;

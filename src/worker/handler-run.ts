@@ -5,7 +5,7 @@ import type { LoadedHandler } from '../handlers/loader.js';
 import type { ClaimState, FailureHistory } from '../idempotency/store.js';
 import { traceLogFields } from '../tracing/trace-context.js';
 import type { RunTrace } from '../tracing/run-tracer.js';
-import type { EventOutcome } from '../observability/worker-events.js';
+import type { RunOutcome } from '../observability/worker-events.js';
 import type { RunEnd, RunOwner } from './lease-view.js';
 import { deadLetterRecord } from './dead-letter-record.js';
 import { deferRun, type RunWait } from './deferral.js';
@@ -293,7 +293,7 @@ export class HandlerRun implements DispatchRun {
     return 'dead_lettered';
   }
 
-  #emit(outcome: EventOutcome, durationMs: number, error?: DispatchError): void {
+  #emit(outcome: RunOutcome, durationMs: number, error?: DispatchError): void {
     emitRunEnd(this.#event.lease, this.job.event, this.handler, outcome, durationMs, this.attempt, error);
   }
 }

@@ -127,7 +127,7 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent>, RunOwner {
     if (route.length === 0) {
       // No handler is interested: nothing to do, and nothing to retry.
       lease.log.debug({ eventId: this.event.id, type: this.event.type }, 'no handler for this event type');
-      lease.context.events.emit('event:done', { workerId: lease.workerId, event: this.event, handler: undefined, outcome: 'ok', durationMs: 0 });
+      lease.context.events.emit('run:done', { workerId: lease.workerId, event: this.event, handler: undefined, outcome: 'ok', durationMs: 0 });
       return this.#finish('settled');
     }
     this.#handlersLeft = route.length;

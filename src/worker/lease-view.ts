@@ -12,7 +12,7 @@ import type { Breakers } from './breakers.js';
 import type { DeferredRuns } from '../idempotency/deferred.js';
 import type { RecentChains } from './recent-chains.js';
 import type { DoneMarkWriter } from './done-marks.js';
-import type { EventOutcome, WorkerEmitter } from '../observability/worker-events.js';
+import type { RunOutcome, WorkerEmitter } from '../observability/worker-events.js';
 import type { RetryBackoff } from './retry-delay.js';
 import type { RateLimiter } from './timing.js';
 import type { RunGate } from '../limits/run-gate.js';
@@ -122,7 +122,7 @@ export interface RunOwner {
 }
 
 /**
- * How one handler run ended for its event: an outcome of `event:done`, `unstarted` (the handler was
+ * How one handler run ended for its event: an outcome of `run:done`, `unstarted` (the handler was
  * never called), or `deferred` (stored to run later, outside the lease: the lease need not wait for it).
  */
-export type RunEnd = EventOutcome | 'unstarted' | 'deferred';
+export type RunEnd = RunOutcome | 'unstarted' | 'deferred';

@@ -191,7 +191,7 @@ export class PullController {
         this.#idleWaitMs = o.timings.idleMinMs;
         o.onIdle(false);
         const batch = result.batch;
-        o.events.emit('batch:pulled', { workerId: slot.id, leaseId: batch.leaseId, generation: batch.generation, attempt: batch.attempt, events: batch.events });
+        o.events.emit('lease:pulled', { workerId: slot.id, leaseId: batch.leaseId, generation: batch.generation, deliveryAttempt: batch.attempt, events: batch.events });
         let earlierPullsAnswered = true;
         for (const other of this.#outstanding) if (other < pull) earlierPullsAnswered = false;
         o.scheduler.accept(new HeldLease(o.leaseContext, o.scheduler, batch, slot, sentAtMs), sentAtMs, earlierPullsAnswered);
@@ -256,8 +256,8 @@ export class PullController {
     const o = this.#o;
     if (!o.scheduler.holdsLeaseOf(slot)) o.ids.release(slot);
     const restartInMs = slot.restAfterCrash(o.clock.now());
-    o.events.emit('loop:crashed', { workerId: slot.id, error, restartInMs });
-    o.logger.error({ err: error, workerId: slot.id, restartInMs, crashes: slot.crashes }, `pull loop ${slot.id} crashed: restarting`);
+    o.events.emit('pull:crashed', { workerId: slot.id, error, restartInMs });
+    o.logger.error({ err: error, workerId: slot.id, restartInMs, crashes: slot.crashes }, `pulls of ${slot.id} crashed: restarting them`);
     const timer = o.clock.setTimeout(() => this.maybePull(), restartInMs) as { unref?: () => void };
     timer.unref?.();
   }

@@ -84,7 +84,7 @@ describe.each(['none', 'thread'] as const)('the console feed of a worker (isolat
     ]);
     const failed = onceDetail.runs[0]!;
     expect(failed.error?.message).toBe('first attempt fails (entry-once)');
-    // event:done carries no stack: it comes from the worker's log line of the failure.
+    // run:done carries no stack: it comes from the worker's log line of the failure.
     expect(failed.error?.stack).toMatch(/^Error: first attempt fails \(entry-once\)\n\s+at /);
 
     const badDetail = feed.get(bad!.id)!;
@@ -121,7 +121,7 @@ describe('the console feed', () => {
     const detach = feed.attach(bus);
     const notices: StreamMessages['notice'][] = [];
     feed.subscribe({ changed: () => {}, deadLettersChanged: () => {}, notice: (notice) => notices.push(notice) });
-    bus.emit('loop:crashed', { workerId: 'w-3', error: new Error('boom'), restartInMs: 1000 });
+    bus.emit('pull:crashed', { workerId: 'w-3', error: new Error('boom'), restartInMs: 1000 });
     bus.emit('ready:changed', { ready: false, reason: 'token refused' });
     bus.emit('ready:changed', { ready: true });
     bus.emit('breaker:state', { handler: 'search', state: 'open', failureRatio: 0.75 });

@@ -26,7 +26,7 @@ describe('the worker and its sink', () => {
     const worker = await startWorker(workerConfig(emulator, destination, dir, { deadLetterUrl: sinkUrl, visibilitySeconds: 2 }), { logger: silent, timings: FAST });
     try {
       let failures = 0;
-      worker.events.on('event:done', (e) => {
+      worker.events.on('run:done', (e) => {
         if (e.outcome === 'failed' && e.event.id === poison!.id) failures += 1;
       });
       await waitFor('the event retried a few times', () => failures >= 3, 20_000);

@@ -25,8 +25,8 @@ const CONTRACT_METRICS = [
   'pull_duration_seconds',
   'ack_duration_seconds',
 ];
-/** Ours beyond the CONTRACT list (docs/metrics.md): the backlog signal, listener errors, the breakers. */
-const MORE_METRICS = ['backlog_age_seconds', 'listener_errors_total', 'breaker_state', 'deferred_runs', 'deferred_oldest_age_seconds', 'limit_allowed_rate', 'limit_waiting_runs', 'limit_throttles_total'];
+/** Ours beyond the CONTRACT list (docs/metrics.md): runs (events_total's new name), the backlog signal, listener errors, the breakers. */
+const MORE_METRICS = ['runs_total', 'backlog_age_seconds', 'listener_errors_total', 'breaker_state', 'deferred_runs', 'deferred_oldest_age_seconds', 'limit_allowed_rate', 'limit_waiting_runs', 'limit_throttles_total'];
 const HISTOGRAMS = ['handler_duration_seconds', 'pull_duration_seconds', 'ack_duration_seconds'];
 /** Not ours, but scraped next to ours: Prometheus' own `up` and prom-client's default metrics we chart. */
 const OTHER_ALLOWED = new Set(['up', 'process_resident_memory_bytes', 'process_cpu_seconds_total', 'nodejs_heap_size_used_bytes']);

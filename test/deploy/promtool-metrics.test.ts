@@ -37,8 +37,8 @@ describe.skipIf(promtool.skip)('promtool check metrics', () => {
       const emit = <K extends keyof WorkerEventMap>(name: K, ...args: WorkerEventMap[K]) => (bus as unknown as EventEmitter).emit(name, ...args);
       const event = { specversion: '1.0' as const, id: 'e1', type: 'source_entry.updated', subject: 's', sequence: '7', data: {} };
       emit('pull:done', { workerId: 'w-0', status: '200', eventCount: 1, durationMs: 3 });
-      emit('batch:pulled', { workerId: 'w-0', leaseId: 'l', generation: 1, attempt: 1, events: [event] });
-      emit('event:done', { workerId: 'w-0', event, handler: 'h', outcome: 'ok', durationMs: 12 });
+      emit('lease:pulled', { workerId: 'w-0', leaseId: 'l', generation: 1, deliveryAttempt: 1, events: [event] });
+      emit('run:done', { workerId: 'w-0', event, handler: 'h', outcome: 'ok', durationMs: 12 });
       emit('inflight:changed', { inFlight: 2 });
       emit('ack:done', { workerId: 'w-0', leaseId: 'l', generation: 1, sent: 'ok', status: 'committed', response: { status: 'committed', committed: '7' }, lastSequence: '7' });
       emit('caught-up', { workerId: 'w-0', at: Date.now() });

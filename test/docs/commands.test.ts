@@ -44,7 +44,7 @@ const COVERAGE: Record<string, Coverage> = {
   'npm run dev -- --demo': { kind: 'test', file: 'test/cli/init-from-pack.test.ts', proof: "'run', 'dev', '--', '--demo'" },
   'npx durable-worker dev --demo': HERE,
   'npx durable-worker check': HERE,
-  'curl -s http://127.0.0.1:9464/metrics | grep durable_worker_events_total': HERE,
+  'curl -s http://127.0.0.1:9464/metrics | grep durable_worker_runs_total': HERE,
   [REAL_PLATFORM_RUN]: HERE,
   'npx durable-worker run --help': HERE,
   'helm lint --strict helm/durable-worker -f helm/durable-worker/examples/standalone-values.yaml': { kind: 'test', file: 'test/deploy/helm-chart.test.ts', proof: "'lint', '--strict', CHART_DIR, '-f', STANDALONE_VALUES" },
@@ -185,7 +185,7 @@ async function runDev(command: string, env: Record<string, string> = {}): Promis
   try {
     await dev.waitFor(/emulator listening on http:\/\/127\.0\.0\.1:\d+/);
     const [, metricsUrl] = await dev.waitFor(/metrics at (http:\/\/\S+\/metrics)/);
-    await pollText(metricsUrl!, /durable_worker_events_total\{[^}]*outcome="ok"[^}]*\} [1-9]/);
+    await pollText(metricsUrl!, /durable_worker_runs_total\{[^}]*outcome="ok"[^}]*\} [1-9]/);
     return {
       metricsUrl: metricsUrl!,
       get stdout() {
@@ -240,9 +240,9 @@ describe('README tour', () => {
     try {
       expect(dev.stdout).toMatch(/entry product-\d+ (created|updated)/);
       const port = new URL(dev.metricsUrl).port;
-      const curl = shell('curl -s http://127.0.0.1:9464/metrics | grep durable_worker_events_total'.replace('9464', port), curlPath());
+      const curl = shell('curl -s http://127.0.0.1:9464/metrics | grep durable_worker_runs_total'.replace('9464', port), curlPath());
       expect(await curl.exited, curl.stderr).toBe(0);
-      expect(curl.stdout).toMatch(/^durable_worker_events_total\{type="source_entry.updated",outcome="ok"\} \d+$/m);
+      expect(curl.stdout).toMatch(/^durable_worker_runs_total\{type="source_entry.updated",outcome="ok"\} \d+$/m);
     } finally {
       expect(await dev.stop()).toBe(0);
     }

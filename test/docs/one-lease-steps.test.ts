@@ -26,10 +26,10 @@ function docSteps(): string[] {
 /** Which step each recorded call belongs to, and the name the step's text must cite for it. */
 const STEP_OF: Record<string, { step: string; cites: string }> = {
   pull: { step: 'Pull', cites: 'PullController.maybePull' },
-  'batch:pulled': { step: 'Hold', cites: 'HeldLease' },
+  'lease:pulled': { step: 'Hold', cites: 'HeldLease' },
   claim: { step: 'Claim', cites: 'IdempotencyStore.claim' },
   handler: { step: 'Run', cites: 'HandlerRun.start' },
-  'event:done': { step: 'Record', cites: 'HandlerRun.end' },
+  'run:done': { step: 'Record', cites: 'HandlerRun.end' },
   markDone: { step: 'Record', cites: 'DoneMarkWriter' },
   acknowledge: { step: 'Ack', cites: 'acknowledgeLease' },
   'ack:done': { step: 'Ack', cites: 'acknowledgeLease' },
@@ -67,8 +67,8 @@ describe('docs/architecture.md, one lease from pull to ack', () => {
       },
     });
     env.running.push(worker);
-    worker.events.on('batch:pulled', () => void calls.push('batch:pulled'));
-    worker.events.on('event:done', () => void calls.push('event:done'));
+    worker.events.on('lease:pulled', () => void calls.push('lease:pulled'));
+    worker.events.on('run:done', () => void calls.push('run:done'));
     worker.events.on('ack:done', () => void calls.push('ack:done'));
     try {
       await untilCommitted(env.emulator, destination);
@@ -76,7 +76,7 @@ describe('docs/architecture.md, one lease from pull to ack', () => {
       await client.close();
     }
     const named = calls.map((call) => (call === `handler ${event?.id}` ? 'handler' : call));
-    expect(named).toEqual(['pull', 'batch:pulled', 'claim', 'handler', 'event:done', 'markDone', 'acknowledge', 'ack:done']);
+    expect(named).toEqual(['pull', 'lease:pulled', 'claim', 'handler', 'run:done', 'markDone', 'acknowledge', 'ack:done']);
 
     const positions = named.map((call) => steps.indexOf((STEP_OF[call] as { step: string }).step));
     expect(positions, `steps of ${named.join(', ')}`).toEqual([...positions].sort((a, b) => a - b));

@@ -126,7 +126,7 @@ export function scenarioArb(bounds: Bounds): fc.Arbitrary<Scenario> {
           : fc.constant(undefined),
       }),
     )
-    // --max-leases below --workers is refused by the config (each pull loop needs a workerId).
+    // --max-leases below --workers is refused by the config (each of --workers is a workerId).
     .map((s) => (s.maxLeases !== undefined && s.maxLeases < s.workers ? { ...s, maxLeases: s.workers } : s));
 }
 

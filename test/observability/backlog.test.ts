@@ -104,7 +104,7 @@ describe('durable_worker_backlog_age_seconds', () => {
       expect(await metrics.registry.metrics()).toContain('# TYPE durable_worker_backlog_age_seconds gauge');
       expect(await sample()).toBe(0);
       const appended = new Date(Date.now() - 120_000).toISOString();
-      bus.emit('batch:pulled', { workerId: 'w-0', leaseId: 'l', generation: 1, attempt: 1, events: [event(1, appended)] });
+      bus.emit('lease:pulled', { workerId: 'w-0', leaseId: 'l', generation: 1, deliveryAttempt: 1, events: [event(1, appended)] });
       const age = await sample();
       expect(age).toBeGreaterThanOrEqual(120);
       expect(age).toBeLessThan(180);

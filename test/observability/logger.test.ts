@@ -98,9 +98,9 @@ describe('startSummary', () => {
       const summary = startSummary({ events: bus, logger, intervalMs: 10_000, now: () => nowMs, maxInProgress: 8 });
       const time = new Date(nowMs - 2_500).toISOString();
       const ev = (sequence: string) => ({ specversion: '1.0' as const, id: sequence, type: 't', subject: 's', sequence, time, data: null });
-      bus.emit('batch:pulled', { workerId: 'w', leaseId: 'l', generation: 1, attempt: 1, events: [ev('10'), ev('11'), ev('12')] });
+      bus.emit('lease:pulled', { workerId: 'w', leaseId: 'l', generation: 1, deliveryAttempt: 1, events: [ev('10'), ev('11'), ev('12')] });
       for (const outcome of ['ok', 'ok', 'failed', 'duplicate'] as const) {
-        bus.emit('event:done', { workerId: 'w', event: ev('10'), handler: 'h', outcome, durationMs: 1 });
+        bus.emit('run:done', { workerId: 'w', event: ev('10'), handler: 'h', outcome, durationMs: 1 });
       }
       bus.emit('inflight:changed', { inFlight: 2 });
       bus.emit('leases:changed', { held: 3, buffered: 40 });
@@ -128,7 +128,7 @@ describe('startSummary', () => {
       expect(summary.flush()).toMatchObject({ backlogAgeSeconds: 0 });
       summary.stop();
       // Stopped: what the worker reports next is no longer counted.
-      bus.emit('event:done', { workerId: 'w', event: ev('13'), handler: 'h', outcome: 'ok', durationMs: 1 });
+      bus.emit('run:done', { workerId: 'w', event: ev('13'), handler: 'h', outcome: 'ok', durationMs: 1 });
       nowMs += 5_000;
       expect(summary.flush()).toMatchObject({ eventsPerSecond: 0 });
     } finally {

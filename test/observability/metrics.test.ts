@@ -24,11 +24,11 @@ describe('createMetrics', () => {
     const batch = [event('41'), event('42'), event('43', 'other.created')];
     bus.emit('pull:done', { workerId: 'w-0', status: '200', eventCount: 3, durationMs: 12 });
     bus.emit('pull:done', { workerId: 'w-0', status: '204', eventCount: 0, durationMs: 3 });
-    bus.emit('batch:pulled', { workerId: 'w-0', leaseId: 'l1', generation: 1, attempt: 1, events: batch });
+    bus.emit('lease:pulled', { workerId: 'w-0', leaseId: 'l1', generation: 1, deliveryAttempt: 1, events: batch });
     bus.emit('inflight:changed', { inFlight: 3 });
-    bus.emit('event:done', { workerId: 'w-0', event: batch[0]!, handler: 'a', outcome: 'ok', durationMs: 20 });
-    bus.emit('event:done', { workerId: 'w-0', event: batch[1]!, handler: 'a', outcome: 'duplicate', durationMs: 0 });
-    bus.emit('event:done', { workerId: 'w-0', event: batch[2]!, handler: 'b', outcome: 'dead_lettered', durationMs: 2_000 });
+    bus.emit('run:done', { workerId: 'w-0', event: batch[0]!, handler: 'a', outcome: 'ok', durationMs: 20 });
+    bus.emit('run:done', { workerId: 'w-0', event: batch[1]!, handler: 'a', outcome: 'duplicate', durationMs: 0 });
+    bus.emit('run:done', { workerId: 'w-0', event: batch[2]!, handler: 'b', outcome: 'dead_lettered', durationMs: 2_000 });
     bus.emit('ack:done', { workerId: 'w-0', leaseId: 'l1', generation: 1, sent: 'ok', status: 'committed', response: { status: 'committed', committed: '42' }, lastSequence: '43' });
     bus.emit('ack:done', { workerId: 'w-0', leaseId: 'l0', generation: 1, sent: 'ok', status: 'stale', response: { status: 'stale', committed: '42' } });
     bus.emit('caught-up', { workerId: 'w-0', at: 1_700_000_000_500 });
@@ -88,7 +88,7 @@ describe('a shared stream position', () => {
       scans++;
       observeEvents(events);
     };
-    bus.emit('batch:pulled', { workerId: 'w', leaseId: 'l', generation: 1, attempt: 1, events: [event('5'), event('9')] });
+    bus.emit('lease:pulled', { workerId: 'w', leaseId: 'l', generation: 1, deliveryAttempt: 1, events: [event('5'), event('9')] });
     bus.emit('ack:done', { workerId: 'w', leaseId: 'l', generation: 1, sent: 'ok', status: 'committed', response: { status: 'committed', committed: '6' }, lastSequence: '9' });
     // Read by the metrics and the summary, each batch is scanned once.
     expect(scans).toBe(1);
@@ -101,7 +101,7 @@ describe('a shared stream position', () => {
     summary.stop();
     position.close();
     // Closed, the position scans no more batches.
-    bus.emit('batch:pulled', { workerId: 'w', leaseId: 'l2', generation: 1, attempt: 1, events: [event('12')] });
+    bus.emit('lease:pulled', { workerId: 'w', leaseId: 'l2', generation: 1, deliveryAttempt: 1, events: [event('12')] });
     expect(scans).toBe(1);
   });
 });

@@ -41,7 +41,7 @@ describe('a thread-isolated handler that ignores ctx.signal past its own timeout
       const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'thread', visibilitySeconds: 600, concurrency: 4 }), { logger: silent, timings: FAST });
       t.running.push(worker);
       const failures: { eventId: string; code?: string | undefined; message: string | undefined }[] = [];
-      worker.events.on('event:done', (e) => e.outcome === 'failed' && failures.push({ eventId: e.event.id, code: e.error?.code, message: e.error?.message }));
+      worker.events.on('run:done', (e) => e.outcome === 'failed' && failures.push({ eventId: e.event.id, code: e.error?.code, message: e.error?.message }));
 
       await untilCommitted(t.emulator, destination, 30_000);
       expect(failures).toEqual([{ eventId: stubborn?.id, code: 'DW_ERR_HANDLER_TIMEOUT', message: expect.stringMatching(/short-timeout/) }]);
@@ -77,7 +77,7 @@ describe('a stale ack (the platform ended the lease before the ack came)', () =>
       const workerA = await startWorker(workerConfig(t.emulator, destination, dir, { baseUrl: proxy.url, visibilitySeconds: 10, maxLeases: 1, retryBackoffMinMs: 3_000, retryBackoffMaxMs: 3_000 }), { logger: a.logger, store, timings: FAST });
       t.running.push(workerA);
       const pulledByA: number[] = [];
-      workerA.events.on('batch:pulled', (e) => pulledByA.push(e.events.length));
+      workerA.events.on('lease:pulled', (e) => pulledByA.push(e.events.length));
       const events = appendBehave(t.emulator, 4, () => ({ behaviour: 'gate', gateFile, failAfterGate: first === 'fails', onlyOnAttempt: 1, record }));
       await waitFor('worker A to hold the batch', () => pulledByA[0] === 4);
 
@@ -85,7 +85,7 @@ describe('a stale ack (the platform ended the lease before the ack came)', () =>
       const workerB = await startWorker(workerConfig(t.emulator, destination, dir, { visibilitySeconds: 10 }), { logger: silent, store, timings: FAST });
       t.running.push(workerB);
       const redelivered: number[] = [];
-      workerB.events.on('batch:pulled', (e) => redelivered.push(e.generation));
+      workerB.events.on('lease:pulled', (e) => redelivered.push(e.generation));
       await waitFor('worker B to get the batch again', () => redelivered.length > 0);
       expect(redelivered[0]).toBe(2);
       // Now A's handlers end, and A acks a lease that is no longer its own.
@@ -126,7 +126,7 @@ describe('a dead-letter sink that cannot write', () => {
     const first = await startWorker(config, { logger: broken.logger, store, timings: FAST });
     t.running.push(first);
     const attempts: number[] = [];
-    first.events.on('batch:pulled', (e) => attempts.push(e.attempt));
+    first.events.on('lease:pulled', (e) => attempts.push(e.deliveryAttempt));
 
     // Past --max-attempts the event would be dead-lettered: the sink fails, so its lease is requeued and it comes back.
     await waitFor('two failed dead-letter writes', () => broken.messages().filter((m) => m === 'dead-letter sink failed: the event is retried instead').length >= 2);

@@ -36,7 +36,7 @@ function ackStatuses(worker: RunningWorker): string[] {
 
 function pulledLeases(worker: RunningWorker): number[] {
   const pulled: number[] = [];
-  worker.events.on('batch:pulled', () => pulled.push(Date.now()));
+  worker.events.on('lease:pulled', () => pulled.push(Date.now()));
   return pulled;
 }
 
@@ -167,7 +167,7 @@ describe('failure handling: waits and outages', () => {
       const changes: BreakerChange['state'][] = [];
       worker.events.on('breaker:state', (change) => changes.push(change.state));
       const failed: string[] = [];
-      worker.events.on('event:done', (e) => e.outcome === 'failed' && failed.push(e.event.id));
+      worker.events.on('run:done', (e) => e.outcome === 'failed' && failed.push(e.event.id));
 
       await waitFor('runs failing', () => failed.length >= 10);
       if (breaker) {

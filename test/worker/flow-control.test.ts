@@ -30,7 +30,7 @@ describe('flow control', () => {
     const worker = await startWorker(workerConfig(t.emulator, destination, dir, { workers: 1, limit: 5, visibilitySeconds: 60, exitWhenIdle: true }), { logger: silent, timings: FAST });
     t.running.push(worker);
 
-    // With --workers 1 one pull loop would wait for the straggler; the process pulls past it instead.
+    // With --workers 1 one workerId would wait for the straggler; the process pulls past it instead.
     await waitFor('the 19 events behind the straggler ran', () => ranIds(record).size === 19);
     const held = consumerState(t.emulator, destination);
     expect(held.leased).toBeGreaterThanOrEqual(5); // the straggler's lease is still held...
@@ -93,7 +93,7 @@ describe('flow control', () => {
     const statuses = new Map<string, number>();
     let mostLeased = 0;
     worker.events.on('pull:done', (e) => statuses.set(e.status, (statuses.get(e.status) ?? 0) + 1));
-    worker.events.on('batch:pulled', () => void (mostLeased = Math.max(mostLeased, consumerState(t.emulator, destination).leased)));
+    worker.events.on('lease:pulled', () => void (mostLeased = Math.max(mostLeased, consumerState(t.emulator, destination).leased)));
 
     expect((await worker.done).reason).toBe('idle');
     expect(statuses.get('429')).toBeUndefined();

@@ -9,7 +9,7 @@ import { appendBehave, consumerState, createConsumer, deadLetters, emulatorForFi
 
 /**
  * How handler runs end, in both isolations, seen from the worker's edges: the outcome of each event
- * (`event:done`), what the handlers did (effects and started files), what the emulator holds and what
+ * (`run:done`), what the handlers did (effects and started files), what the emulator holds and what
  * the dead-letter sink and /metrics say. Whatever dispatches the runs inside must keep these.
  */
 const t = emulatorForFile();
@@ -22,7 +22,7 @@ interface Failure {
 
 function failuresOf(worker: RunningWorker): Failure[] {
   const failures: Failure[] = [];
-  worker.events.on('event:done', (e) => e.outcome === 'failed' && failures.push({ eventId: e.event.id, code: e.error?.code, message: e.error?.message }));
+  worker.events.on('run:done', (e) => e.outcome === 'failed' && failures.push({ eventId: e.event.id, code: e.error?.code, message: e.error?.message }));
   return failures;
 }
 

@@ -69,7 +69,7 @@ describe.each(['none', 'thread'] as const)('handler life cycle (--isolation %s)'
       throw new Error(`${err.message}: ${messages().join(' | ')}`);
     });
     let done = 0;
-    worker.events.on('event:done', (e) => void (e.outcome === 'ok' && done++));
+    worker.events.on('run:done', (e) => void (e.outcome === 'ok' && done++));
     await ingest(['pg-1', 'pg-2', 'pg-3']);
     await waitFor('three events ok', () => done === 3);
     await worker.close();

@@ -8,7 +8,7 @@ import { appendBehave, capturingLogger, createConsumer, emulatorForFile, FAST, r
 
 /**
  * Listeners on `worker.events` (metrics, logs, a user's own code) watch the worker and never steer it:
- * one that throws, or rejects, changes no outcome, fails no ack that committed and crashes no loop.
+ * one that throws, or rejects, changes no outcome, fails no ack that committed and crashes no pull.
  * Asserted at the edges: what the handlers did (their effects file), what the emulator holds, what
  * /metrics and the logs say.
  */
@@ -16,8 +16,8 @@ const t = emulatorForFile();
 
 type EventName = keyof WorkerEventMap;
 
-/** Every event a loop emits on a plain run (loop:crashed and lease:near-deadline have tests of their own). */
-const ON_EVERY_RUN: EventName[] = ['pull:done', 'batch:pulled', 'event:done', 'inflight:changed', 'ack:done', 'caught-up'];
+/** Every event the worker emits on a plain run (pull:crashed and lease:near-deadline have tests of their own); the deprecated names too. */
+const ON_EVERY_RUN: EventName[] = ['pull:done', 'lease:pulled', 'run:done', 'inflight:changed', 'ack:done', 'caught-up', 'batch:pulled', 'event:done'];
 
 function throwOn(worker: RunningWorker, names: readonly EventName[], how: 'throw' | 'reject'): Map<EventName, number> {
   const calls = new Map<EventName, number>();
@@ -36,7 +36,7 @@ function throwOn(worker: RunningWorker, names: readonly EventName[], how: 'throw
 
 describe('a listener that throws changes nothing the worker does', () => {
   for (const how of ['throw', 'reject'] as const) {
-    it(`listeners of every event ${how === 'throw' ? 'throw' : 'reject'}: every effect once on its first attempt, every ack committed, no loop crashed`, async () => {
+    it(`listeners of every event ${how === 'throw' ? 'throw' : 'reject'}: every effect once on its first attempt, every ack committed, no pull crashed`, async () => {
       const dir = tempDir(`listeners-${how}`);
       const record = join(dir, 'effects.log');
       const destination = await createConsumer(t.emulator);
@@ -45,7 +45,7 @@ describe('a listener that throws changes nothing the worker does', () => {
       t.running.push(worker);
       const calls = throwOn(worker, [...ON_EVERY_RUN, 'ready:changed'], how);
       const crashes: unknown[] = [];
-      worker.events.on('loop:crashed', (e) => crashes.push(e.error));
+      worker.events.on('pull:crashed', (e) => crashes.push(e.error));
       // Listeners attached before the events exist: every batch goes past them.
       appendBehave(t.emulator, 30, () => ({ behaviour: 'sleep', sleepMs: 5, record }), (i) => `s-${i % 6}`);
 
@@ -84,7 +84,7 @@ describe('a listener that throws changes nothing the worker does', () => {
     t.running.push(worker);
     const calls = throwOn(worker, ['lease:near-deadline'], 'throw');
     const crashes: unknown[] = [];
-    worker.events.on('loop:crashed', (e) => crashes.push(e.error));
+    worker.events.on('pull:crashed', (e) => crashes.push(e.error));
     // Slower than the batch deadline on the first attempt (it honours ctx.signal): cut, requeued.
     appendBehave(t.emulator, 3, () => ({ behaviour: 'sleep', sleepMs: 60_000, onlyOnAttempt: 1, record }));
 

@@ -48,8 +48,8 @@ describe('public API', () => {
         { baseUrl: emulator.url, tenant: 'dev-tenant', clientId: 'dev-client', clientSecret: 'dev-secret', destination, handlers: 'test/fixtures/handlers-behaviours', isolation: 'none', exitWhenIdle: true },
         options,
       );
-      const outcomes: WorkerEventMap['event:done'][0]['outcome'][] = [];
-      worker.events.on('event:done', (e) => outcomes.push(e.outcome));
+      const outcomes: WorkerEventMap['run:done'][0]['outcome'][] = [];
+      worker.events.on('run:done', (e) => outcomes.push(e.outcome));
       expect((await worker.done).reason).toBe('idle');
       expect(outcomes).toEqual(['ok', 'ok', 'ok', 'ok', 'ok']);
       expect(done.size).toBe(5);

@@ -11,7 +11,7 @@ const t = emulatorForFile();
 
 function countOutcomes(worker: RunningWorker): Record<EventOutcome | 'stale', number> {
   const counts = { ok: 0, failed: 0, duplicate: 0, dead_lettered: 0, stale: 0 };
-  worker.events.on('event:done', (e) => void counts[e.outcome]++);
+  worker.events.on('run:done', (e) => void counts[e.outcome]++);
   worker.events.on('ack:done', (e) => void (e.status === 'stale' && counts.stale++));
   return counts;
 }
@@ -44,7 +44,7 @@ describe('worker resilience (real emulator, real threads, real files)', () => {
     const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'thread', exitWhenIdle: true, maxAttempts: 2 }), { logger: silent, timings: FAST });
     t.running.push(worker);
     const failures: string[] = [];
-    worker.events.on('event:done', (e) => (e.outcome === 'failed' || e.outcome === 'dead_lettered') && failures.push(`${e.outcome}:${e.error?.code}`));
+    worker.events.on('run:done', (e) => (e.outcome === 'failed' || e.outcome === 'dead_lettered') && failures.push(`${e.outcome}:${e.error?.code}`));
     expect((await worker.done).reason).toBe('idle');
     expect(failures).toEqual(['failed:DW_ERR_HANDLER_TIMEOUT', 'dead_lettered:DW_ERR_HANDLER_TIMEOUT']);
     expect(deadLetters(join(dir, 'dead-letter.jsonl')).map((d) => [d.event.id, d.handler])).toEqual([[hung?.id, 'short-timeout']]);
@@ -60,7 +60,7 @@ describe('worker resilience (real emulator, real threads, real files)', () => {
     const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'thread', exitWhenIdle: true }), { logger: silent, timings: FAST });
     t.running.push(worker);
     const crashes: string[] = [];
-    worker.events.on('event:done', (e) => e.error?.code === 'DW_ERR_HANDLER_CRASH' && crashes.push(e.event.id));
+    worker.events.on('run:done', (e) => e.error?.code === 'DW_ERR_HANDLER_CRASH' && crashes.push(e.event.id));
     expect((await worker.done).reason).toBe('idle');
     expect(crashes).toContain(exiting?.id);
     const lines = records(record);

@@ -76,12 +76,12 @@ function runsIn(file: string): Run[] {
     });
 }
 
-type Done = WorkerEventMap['event:done'][0];
+type Done = WorkerEventMap['run:done'][0];
 
 /** What `worker` reports of each event's runs, as they end. */
 function doneOf(worker: RunningWorker): Done[] {
   const done: Done[] = [];
-  worker.events.on('event:done', (e) => done.push(e));
+  worker.events.on('run:done', (e) => done.push(e));
   return done;
 }
 

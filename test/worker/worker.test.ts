@@ -10,7 +10,7 @@ const t = emulatorForFile();
 
 function countOutcomes(worker: RunningWorker): Record<EventOutcome, number> {
   const counts: Record<EventOutcome, number> = { ok: 0, failed: 0, duplicate: 0, dead_lettered: 0 };
-  worker.events.on('event:done', (e) => void counts[e.outcome]++);
+  worker.events.on('run:done', (e) => void counts[e.outcome]++);
   return counts;
 }
 
@@ -38,7 +38,7 @@ for (const isolation of ['none', 'thread'] as const) {
       expect(state.leased).toBe(0);
     });
 
-    it('an event:done listener that throws changes no outcome: every event ok on its first attempt, nothing redelivered', async () => {
+    it('an run:done listener that throws changes no outcome: every event ok on its first attempt, nothing redelivered', async () => {
       const dir = tempDir('listener');
       const record = join(dir, 'effects.log');
       const destination = await createConsumer(t.emulator);
@@ -47,7 +47,7 @@ for (const isolation of ['none', 'thread'] as const) {
       t.running.push(worker);
       const counts = countOutcomes(worker);
       let thrown = 0;
-      worker.events.on('event:done', (e) => {
+      worker.events.on('run:done', (e) => {
         if (e.outcome !== 'ok' || thrown > 0) return;
         thrown++;
         throw new Error('a listener bug');
