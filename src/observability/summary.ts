@@ -18,16 +18,24 @@ export interface StartSummaryOptions {
 
 export interface SummaryLine {
   intervalSeconds: number;
+  /** Runs ended per second (one handler on one event). */
+  runsPerSecond: number;
+  /** Runs ended in the interval, by outcome. */
+  runs: Record<RunOutcome, number>;
+  /** @deprecated The old name of `runsPerSecond`, same value (docs/api.md "Deprecated names"). */
   eventsPerSecond: number;
+  /** @deprecated The old name of `runs`, same value. */
   events: Record<RunOutcome, number>;
   lag: string;
   /** How far behind the consumer is (durable_worker_backlog_age_seconds), to 0.1 s. */
   backlogAgeSeconds: number;
   inFlight: number;
-  /** Events in progress against the budget, `<in flight>/<--max-in-progress>`, when the budget is known. */
+  /** Events in flight against the budget, `<in flight>/<--max-in-progress>`, when the budget is known. */
   budget?: string;
-  /** Leases held (pulled, ack not yet answered) and events leased but not started, as last reported. */
+  /** Leases held (pulled, ack not yet answered) and events queued (leased, not started), as last reported. */
   leasesHeld: number;
+  queuedEvents: number;
+  /** @deprecated The old name of `queuedEvents`, same value. */
   bufferedEvents: number;
   staleAcks: number;
   pulls: number;
@@ -43,7 +51,7 @@ const emptyOutcomes = (): Record<RunOutcome, number> => ({ ok: 0, failed: 0, dup
 
 /**
  * One info line per interval for people reading logs rather than dashboards: throughput, lag and
- * backlog age, work in flight against the budget, leases held and events buffered, and stale acks (a
+ * backlog age, work in flight against the budget, leases held and events queued, and stale acks (a
  * stale ack means a lease expired under us: raise --visibility or lower --limit). Counted from the
  * same events as the metrics.
  */
@@ -55,7 +63,7 @@ export function startSummary(options: StartSummaryOptions): Summary {
   let pulls = 0;
   let inFlight = 0;
   let leasesHeld = 0;
-  let bufferedEvents = 0;
+  let queuedEvents = 0;
   let intervalStartMs = now();
 
   const stopListening = listenTo(options.events, {
@@ -64,7 +72,7 @@ export function startSummary(options: StartSummaryOptions): Summary {
     'inflight:changed': (e) => void (inFlight = e.inFlight),
     'leases:changed': (e) => {
       leasesHeld = e.held;
-      bufferedEvents = e.buffered;
+      queuedEvents = e.queued;
     },
     'ack:done': (e) => {
       if (e.status === 'stale') staleAcks++;
@@ -75,18 +83,22 @@ export function startSummary(options: StartSummaryOptions): Summary {
     const at = now();
     const intervalSeconds = Math.max((at - intervalStartMs) / 1_000, 0.001);
     const total = outcomes.ok + outcomes.failed + outcomes.duplicate + outcomes.dead_lettered;
+    const runsPerSecond = Math.round((total / intervalSeconds) * 100) / 100;
     const line: SummaryLine = {
       intervalSeconds: Math.round(intervalSeconds * 10) / 10,
-      eventsPerSecond: Math.round((total / intervalSeconds) * 100) / 100,
-      events: outcomes,
+      runsPerSecond,
+      runs: outcomes,
       lag: tracker.lag.toString(),
       backlogAgeSeconds: Math.round(backlog.ageSeconds() * 10) / 10,
       inFlight,
       ...(options.maxInProgress === undefined ? {} : { budget: `${inFlight}/${options.maxInProgress}` }),
       leasesHeld,
-      bufferedEvents,
+      queuedEvents,
       staleAcks,
       pulls,
+      eventsPerSecond: runsPerSecond,
+      events: outcomes,
+      bufferedEvents: queuedEvents,
     };
     outcomes = emptyOutcomes();
     staleAcks = 0;

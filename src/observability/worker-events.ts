@@ -41,8 +41,8 @@ export interface WorkerEventMap {
   'run:deferred': [{ workerId: string; event: CloudEvent; handler: string; reason: 'retry' | 'breaker' | 'chain' | 'limit'; retryAtMs: number }];
   /** Events in flight across the process changed (at most once per turn of the event loop). */
   'inflight:changed': [{ inFlight: number }];
-  /** Leases held (pulled, ack not yet answered) or events buffered (leased, not started) changed (at most once per turn). */
-  'leases:changed': [{ held: number; buffered: number }];
+  /** Leases held (pulled, ack not yet answered) or events queued (leased, not started) changed (at most once per turn). */
+  'leases:changed': [{ held: number; queued: number; /** @deprecated The old name of `queued`, same value. */ buffered: number }];
   /** An acknowledgement finished (`durationMs`: from the first send to the answer or the giving up, retries included). */
   'ack:done': [{ workerId: string; leaseId: string; generation: number; sent: AckStatus; status: AckStatusLabel; response?: AckResponse; lastSequence?: string; durationMs?: number }];
   /** A pull answered 204 while the process held no lease: caught up, and every ack sent was answered. */

@@ -4,8 +4,8 @@
  *
  * Prior art: NATS JetStream's `consume()` pulls again when its buffer of messages falls below a
  * threshold; Pub/Sub's streaming pull stops at a ceiling of outstanding messages; Kafka's fetcher
- * sends the next fetch while records are still buffered. Here the threshold follows what is measured:
- * enough events buffered to cover two pull round trips at the rate events start, plus a budget's worth.
+ * sends the next fetch while records are still buffered (queued, here). Here the threshold follows what is measured:
+ * enough events queued to cover two pull round trips at the rate events start, plus a budget's worth.
  */
 
 /**
@@ -85,13 +85,13 @@ export interface FlowCounts {
   held: number;
   /** Pulls sent and not answered. */
   pulling: number;
-  /** Events of held leases not started yet and not given up. */
-  unstarted: number;
+  /** Events of held leases queued (not started, not given up) that no retry time, breaker or limit holds back. */
+  runnable: number;
   /** Events of held leases whose ack has not been sent. */
   unacked: number;
 }
 
-/** Why no pull now: no free workerId, the window, the deadline rule, or enough buffered. */
+/** Why no pull now: no free workerId, the window, the deadline rule, or enough queued. */
 export type HoldBack = 'ceiling' | 'window' | 'deadline' | 'enough';
 
 export class FlowModel {
@@ -118,7 +118,7 @@ export class FlowModel {
   }
 
   /** Events the controller keeps leased and not started: two pull round trips' worth at the start rate, plus a budget. */
-  targetBuffered(nowMs: number): number {
+  targetQueued(nowMs: number): number {
     return (2 * this.startRate(nowMs) * (this.#pullRttMs ?? 0)) / 1_000 + this.limits.maxInProgress;
   }
 
@@ -133,9 +133,9 @@ export class FlowModel {
     if (counts.unacked + coming > windowEvents) return 'window';
     if (leases < floorLeases) return undefined;
     const rate = this.startRate(nowMs);
-    // The last event of the new lease would start only after every event buffered before it.
-    if (rate > 0 && ((counts.unstarted + coming) * 1_000) / rate > startWithinMs) return 'deadline';
-    if (counts.unstarted + counts.pulling * limit >= this.targetBuffered(nowMs)) return 'enough';
+    // The last event of the new lease would start only after every event queued before it.
+    if (rate > 0 && ((counts.runnable + coming) * 1_000) / rate > startWithinMs) return 'deadline';
+    if (counts.runnable + counts.pulling * limit >= this.targetQueued(nowMs)) return 'enough';
     return undefined;
   }
 }

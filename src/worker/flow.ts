@@ -70,6 +70,6 @@ export class WorkerFlow implements SchedulerListener {
   }
 
   #report(): void {
-    this.#gauge.set(this.scheduler.held, this.scheduler.unstarted);
+    this.#gauge.set(this.scheduler.held, this.scheduler.queued);
   }
 }

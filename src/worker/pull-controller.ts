@@ -68,7 +68,7 @@ export class PullController {
       if (idle && (this.#waitTimer !== undefined || this.pulling >= Math.max(1, ids.notPulled))) return;
       if (this.#probing && this.pulling >= 1) return;
       if (this.#store.holdsPull(this.pulling)) return;
-      const hold = model.holdBack({ held: scheduler.held, pulling: this.pulling, unstarted: scheduler.runnable, unacked: scheduler.unacked }, now);
+      const hold = model.holdBack({ held: scheduler.held, pulling: this.pulling, runnable: scheduler.runnable, unacked: scheduler.unacked }, now);
       // A poll must go out to find work: only the ceiling and the window hold it back.
       if (hold !== undefined && (!idle || hold === 'ceiling' || hold === 'window')) return;
       const slot = ids.take(now);

@@ -34,7 +34,7 @@ export class Scheduler implements LeaseOwner {
   /** Held leases in arrival order, until their ack is answered. */
   readonly #leases: HeldLease[] = [];
   #running = 0;
-  #unstarted = 0;
+  #queued = 0;
   /** Events that ran, failed, and wait in their lease for their retry time (a store without deferred runs). */
   #retrying = 0;
   #unacked = 0;
@@ -61,14 +61,14 @@ export class Scheduler implements LeaseOwner {
     return this.#leases.length - this.#deferredBatches;
   }
 
-  /** Events leased and not started (nor given up). */
-  get unstarted(): number {
-    return this.#unstarted;
+  /** Events queued: leased and not started (nor given up). */
+  get queued(): number {
+    return this.#queued;
   }
 
   /** Events leased and not started that a retry time or a breaker does not hold back (the flow model counts these). */
   get runnable(): number {
-    return this.#unstarted - this.#parked.waiting;
+    return this.#queued - this.#parked.waiting;
   }
 
   /** Places free in the budget now (the deferred runner takes no more runs than these). */
@@ -88,7 +88,7 @@ export class Scheduler implements LeaseOwner {
   accept(lease: HeldLease, pullSentAtMs: number, earlierPullsAnswered = true): void {
     this.#leases.push(lease);
     const count = lease.events.length;
-    this.#unstarted += count;
+    this.#queued += count;
     this.#unacked += count;
     lease.start(() => this.#claimed(lease));
     if (this.#draining) lease.stop(undefined);
@@ -180,7 +180,7 @@ export class Scheduler implements LeaseOwner {
       }
       this.#running++;
       if (event.isRetrying) this.#retrying--;
-      else if (lease.inWindow) this.#unstarted--;
+      else if (lease.inWindow) this.#queued--;
       started++;
       this.#inFlight.add(1);
       event.start();
@@ -203,7 +203,7 @@ export class Scheduler implements LeaseOwner {
    */
   chainedStarted(event: LeaseEvent): void {
     this.#running++;
-    this.#unstarted--;
+    this.#queued--;
     this.#inFlight.add(1);
     this.#listener.eventsStarted(1);
     event.takeChained();
@@ -237,7 +237,7 @@ export class Scheduler implements LeaseOwner {
       this.#running--;
       this.#inFlight.add(-1);
     } else if (place === 'retrying') this.#retrying--;
-    else if (!event.lease.runsChainHeads) this.#unstarted--;
+    else if (!event.lease.runsChainHeads) this.#queued--;
     if (event.subjectLink.linked) {
       if (end === 'settled') {
         const next = this.#order.settled(event);

@@ -103,34 +103,38 @@ describe('startSummary', () => {
         bus.emit('run:done', { workerId: 'w', event: ev('10'), handler: 'h', outcome, durationMs: 1 });
       }
       bus.emit('inflight:changed', { inFlight: 2 });
-      bus.emit('leases:changed', { held: 3, buffered: 40 });
+      bus.emit('leases:changed', { held: 3, queued: 40, buffered: 40 });
       bus.emit('ack:done', { workerId: 'w', leaseId: 'l', generation: 1, sent: 'ok', status: 'stale', response: { status: 'stale', committed: '10' } });
       nowMs += 10_000;
       vi.advanceTimersByTime(10_000);
       const line = out.lines().find((l) => l.msg === 'summary');
       expect(line?.summary).toEqual({
         intervalSeconds: 10,
-        eventsPerSecond: 0.4,
-        events: { ok: 2, failed: 1, duplicate: 1, dead_lettered: 0 },
+        runsPerSecond: 0.4,
+        runs: { ok: 2, failed: 1, duplicate: 1, dead_lettered: 0 },
         lag: '2',
         backlogAgeSeconds: 12.5,
         inFlight: 2,
         budget: '2/8',
         leasesHeld: 3,
-        bufferedEvents: 40,
+        queuedEvents: 40,
         staleAcks: 1,
         pulls: 0,
+        // The deprecated names (docs/api.md), same values.
+        eventsPerSecond: 0.4,
+        events: { ok: 2, failed: 1, duplicate: 1, dead_lettered: 0 },
+        bufferedEvents: 40,
       });
       // Counters reset per interval; lag, in flight and leases are levels.
       nowMs += 5_000;
-      expect(summary.flush()).toMatchObject({ eventsPerSecond: 0, staleAcks: 0, lag: '2', backlogAgeSeconds: 17.5, inFlight: 2, leasesHeld: 3 });
+      expect(summary.flush()).toMatchObject({ runsPerSecond: 0, staleAcks: 0, lag: '2', backlogAgeSeconds: 17.5, inFlight: 2, leasesHeld: 3 });
       bus.emit('caught-up', { workerId: 'w', at: nowMs });
       expect(summary.flush()).toMatchObject({ backlogAgeSeconds: 0 });
       summary.stop();
       // Stopped: what the worker reports next is no longer counted.
       bus.emit('run:done', { workerId: 'w', event: ev('13'), handler: 'h', outcome: 'ok', durationMs: 1 });
       nowMs += 5_000;
-      expect(summary.flush()).toMatchObject({ eventsPerSecond: 0 });
+      expect(summary.flush()).toMatchObject({ runsPerSecond: 0 });
     } finally {
       vi.useRealTimers();
     }

@@ -41,7 +41,7 @@ describe('Scheduler', () => {
     await f.clock.advance(0);
     expect(f.dispatcher.running).toEqual(['sync:a1', 'sync:b1']);
     expect(inFlight.count).toBe(2);
-    expect(scheduler.unstarted).toBe(2);
+    expect(scheduler.queued).toBe(2);
     expect(scheduler.freePlaces).toBe(0);
 
     f.dispatcher.end('sync:a1');
@@ -110,7 +110,7 @@ describe('Scheduler', () => {
     await f.clock.advance(0);
     // r1's retry time is 5 s away: parked; p1 runs; q1 waits for the budget.
     expect(f.dispatcher.running).toEqual(['sync:p1']);
-    expect(scheduler.unstarted).toBe(2);
+    expect(scheduler.queued).toBe(2);
     expect(scheduler.runnable).toBe(1);
   });
 
