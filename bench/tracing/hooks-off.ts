@@ -36,7 +36,7 @@ function withoutHooks(): void {
 
 async function withHooks(tracer: RunTracer): Promise<void> {
   for (let done = 0; done < EVENTS; done += BATCH) {
-    const lease = tracer.received({ workerId: 'w-0', batch, pulledAtMs: 0 });
+    const lease = tracer.received({ workerId: 'w-0', pulled: batch, pulledAtMs: 0 });
     sink += await lease.call('idempotency claim', claim);
     for (const event of events) {
       const job: { handler: string; event: CloudEvent; ctx: typeof ctx; trace: unknown } = { handler: 'h', event, ctx, trace: undefined };

@@ -24,7 +24,7 @@ export interface OutcomeReceiver {
 }
 
 export interface RunHandlerOptions {
-  /** Aborts the run early (shutdown, or the batch deadline); the lease deadline and the timeout abort it anyway. */
+  /** Aborts the run early (shutdown, or the lease's cut at its deadline); the deadline and the timeout abort it anyway. */
   signal?: AbortSignal | undefined;
   /**
    * Instead of `signal`: subscribes the run's abort to the caller's own cancellation (a worker thread
@@ -56,7 +56,7 @@ function abortedOutcome(handler: LoadedHandler, cause: AbortCause): { outcome: C
     message = `handler ${handler.name} timed out after ${cause.afterMs} ms`;
     code = ErrorCodes.HANDLER_TIMEOUT;
   } else if (cause.kind === 'deadline' || hasCode(cause.reason, ErrorCodes.HANDLER_TIMEOUT)) {
-    // The batch signal aborts with a HANDLER_TIMEOUT reason at the batch deadline.
+    // The lease's signal aborts with a HANDLER_TIMEOUT reason at the lease deadline.
     message = `handler ${handler.name} did not finish before the lease deadline`;
     code = ErrorCodes.HANDLER_TIMEOUT;
   }
@@ -66,11 +66,11 @@ function abortedOutcome(handler: LoadedHandler, cause: AbortCause): { outcome: C
 /**
  * Runs one handler for one event with a `ctx.signal` that aborts at the deadline (or on `signal`),
  * and never waits past it: a handler that ignores its signal is left behind and the run counts as
- * failed, so the batch can be acked before the lease expires. Never rejects.
+ * failed, so the lease can be acked before it expires. Never rejects.
  *
  * Built for the hot path (one call per event): the AbortController behind `ctx.signal` is created
  * only when the handler reads it, and the caller's signal and the lease deadline are watched through
- * listeners and a timer shared by every run of the batch (a timer of its own only for a shorter
+ * listeners and a timer shared by every run of the lease (a timer of its own only for a shorter
  * handler timeout). A run's state is one object and `ctx` another with its accessors on the
  * prototype, because an object literal with getters and a closure per callback would cost more per
  * run than a no-op handler itself.

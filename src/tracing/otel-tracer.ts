@@ -3,7 +3,7 @@
  * started by sdk.ts). Loaded by index.ts only when `--otel` is set.
  *
  * Trace structure (messaging semantic conventions, "Consumer spans"): a `receive` span per pull that
- * returned a batch, a root linked to the creation context of each event that carries one (a batch
+ * returned a lease, a root linked to the creation context of each event that carries one (a batch
  * mixes events of many traces, so it cannot be their child); a `process` span per handler run, the
  * CHILD of its event's creation context when the event carries one (the conventions make the link a
  * SHOULD and the parent a choice for single-message processing: a child puts the handler's work in
@@ -142,16 +142,16 @@ class OtelLeaseTrace implements LeaseTrace {
   }
 
   settle(sent: AckStatus): SettleTrace {
-    const { batch, workerId } = this.#lease;
+    const { pulled, workerId } = this.#lease;
     const attributes: Attributes = {
       ...this.#common(),
       [ATTR.operationType]: 'settle',
       [ATTR.operationName]: 'ack',
       [ATTR.clientId]: workerId,
-      [ATTR.batchCount]: batch.events.length,
-      [ATTR.leaseId]: batch.leaseId,
-      [ATTR.generation]: batch.generation,
-      [ATTR.attempt]: batch.attempt,
+      [ATTR.batchCount]: pulled.events.length,
+      [ATTR.leaseId]: pulled.leaseId,
+      [ATTR.generation]: pulled.generation,
+      [ATTR.attempt]: pulled.attempt,
       [ATTR.ackSent]: sent,
     };
     // CLIENT: a call to the platform that waits for its answer (no row of the conventions' table).
@@ -175,9 +175,9 @@ export class OtelRunTracer implements RunTracer {
   }
 
   received(lease: TracedLease): LeaseTrace {
-    const { batch, workerId, pulledAtMs } = lease;
+    const { pulled, workerId, pulledAtMs } = lease;
     const links: Link[] = [];
-    for (const event of batch.events) {
+    for (const event of pulled.events) {
       const creation = remoteSpanContext(eventTraceCarrier(event));
       if (creation !== undefined) links.push({ context: creation, attributes: { [ATTR.messageId]: event.id } });
     }
@@ -188,10 +188,10 @@ export class OtelRunTracer implements RunTracer {
       [ATTR.operationType]: 'receive',
       [ATTR.operationName]: 'pull',
       [ATTR.clientId]: workerId,
-      [ATTR.batchCount]: batch.events.length,
-      [ATTR.leaseId]: batch.leaseId,
-      [ATTR.generation]: batch.generation,
-      [ATTR.attempt]: batch.attempt,
+      [ATTR.batchCount]: pulled.events.length,
+      [ATTR.leaseId]: pulled.leaseId,
+      [ATTR.generation]: pulled.generation,
+      [ATTR.attempt]: pulled.attempt,
     };
     const span = this.#tracer.startSpan(spanName('receive', this.#destination), { kind: SpanKind.CONSUMER, startTime: pulledAtMs, attributes, links }, ROOT_CONTEXT);
     span.end();

@@ -1,6 +1,6 @@
 /**
  * What the run path tells tracing, at a few points of a lease's life (docs/tracing.md): a pull that
- * returned a batch (`received`), each handler run (`process`), the settlement (`settle`), and the
+ * returned a lease (`received`), each handler run (`process`), the settlement (`settle`), and the
  * store and dead-letter calls made for them (`call`). The worker holds one RunTracer; with tracing
  * off it is NOOP_TRACER, whose methods do nothing and return shared constants, so the run path pays
  * a few calls per event and loads no OpenTelemetry module.
@@ -23,7 +23,7 @@ export type TracedAckResult = 'committed' | 'requeued' | 'stale' | 'error';
 
 export interface TracedLease {
   workerId: string;
-  batch: LeaseBatch;
+  pulled: LeaseBatch;
   /** Epoch ms when the pull was sent: the receive span starts there. */
   pulledAtMs: number;
 }
@@ -59,7 +59,7 @@ export interface LeaseTrace extends TraceScope {
 
 export interface RunTracer {
   readonly enabled: boolean;
-  /** A pull returned a batch: the receive span (from the pull's start to now). */
+  /** A pull returned a lease: the receive span (from the pull's start to now). */
   received(lease: TracedLease): LeaseTrace;
 }
 

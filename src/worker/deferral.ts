@@ -65,16 +65,16 @@ const pending = new WeakMap<DeferredRuns, Map<string, PendingDefers>>();
 function deferInTurn(deferred: DeferredRuns, run: DeferredRun, owner: string): Promise<void> {
   let byOwner = pending.get(deferred);
   if (byOwner === undefined) pending.set(deferred, (byOwner = new Map()));
-  let batch = byOwner.get(owner);
-  if (batch === undefined) {
+  let write = byOwner.get(owner);
+  if (write === undefined) {
     const owners = byOwner;
     const runs: DeferredRun[] = [];
     const written = Promise.resolve().then(() => {
       owners.delete(owner);
       return deferred.defer(runs, owner);
     });
-    byOwner.set(owner, (batch = { runs, written }));
+    byOwner.set(owner, (write = { runs, written }));
   }
-  batch.runs.push(run);
-  return batch.written;
+  write.runs.push(run);
+  return write.written;
 }

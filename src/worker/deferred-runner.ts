@@ -16,7 +16,7 @@ export interface DeferredRunnerOptions {
   breakers: Breakers;
   /** The handlers by name (a deferred run of a handler no longer loaded waits for a process that has it). */
   handlers: ReadonlyMap<string, LoadedHandler>;
-  /** Unique to the process: its batches' claim owners start with it. */
+  /** Unique to the process: its leases' claim owners start with it. */
   ownerPrefix: string;
   clock: Clock;
   logger: Logger;
@@ -26,8 +26,8 @@ export interface DeferredRunnerOptions {
   pollMs?: number;
 }
 
-/** Runs taken at most per batch: a batch is one claim and one removal in the store. */
-const MAX_BATCH_RUNS = 100;
+/** Runs taken at most per lease: a lease of the deferred runner is one claim and one removal in the store. */
+const MAX_LEASE_RUNS = 100;
 /** Budget full, or more due than taken: look again this soon. */
 const AGAIN_MS = 50;
 const DEFAULT_POLL_MS = 1_000;
@@ -36,7 +36,7 @@ const ERROR_BACKOFF_MAX_MS = 30_000;
 /**
  * Starts deferred runs when they are due (docs/architecture.md, "Deferred runs"): the heads of their
  * chains whose retry time came and whose handler's breaker is not open, taken from the store in
- * batches no larger than the free places of the budget. A batch is a HeldLease of its own (its
+ * leases no larger than the free places of the budget. Each is a HeldLease of its own (its
  * events each routed to their one handler, claimed and recorded as any lease's runs are; the
  * scheduler starts them first), whose "ack" removes from the store the runs that ended: done,
  * duplicate or dead-lettered. A run that fails again is deferred again by its HandlerRun; one cut by
@@ -46,14 +46,14 @@ const ERROR_BACKOFF_MAX_MS = 30_000;
 export class DeferredRunner {
   readonly #o: DeferredRunnerOptions;
   readonly #pollMs: number;
-  /** Keys of runs in a batch now: not taken again until it ends. */
+  /** Keys of runs in a lease now: not taken again until it ends. */
   readonly #running = new Set<string>();
   #timer: unknown = undefined;
   #timerAtMs = Number.POSITIVE_INFINITY;
   #taking = false;
   #again = false;
   #stopped = false;
-  #batches = 0;
+  #leases = 0;
   #errorBackoffMs = 0;
   /** The store held deferred runs when last asked. */
   #pending = true;
@@ -82,12 +82,12 @@ export class DeferredRunner {
     this.#wakeAt(this.#o.clock.now());
   }
 
-  /** Nothing of the store's runs in a batch now, and none deferred when the store was last asked. */
+  /** Nothing of the store's runs in a lease now, and none deferred when the store was last asked. */
   get idle(): boolean {
     return this.#running.size === 0 && !this.#pending;
   }
 
-  /** Takes nothing more; the batches running end with the scheduler's drain. */
+  /** Takes nothing more; the leases running end with the scheduler's drain. */
   stop(): void {
     this.#stopped = true;
     this.#o.clock.clearTimeout(this.#timer);
@@ -129,11 +129,11 @@ export class DeferredRunner {
     this.#wakeAt(nextAtMs);
   }
 
-  /** Takes what is due into one batch; returns when to look again. */
+  /** Takes what is due into one lease; returns when to look again. */
   async #take(): Promise<number> {
     const { deferred, scheduler, breakers } = this.#o;
     const nowMs = this.#o.clock.now();
-    const places = Math.min(MAX_BATCH_RUNS, scheduler.freePlaces);
+    const places = Math.min(MAX_LEASE_RUNS, scheduler.freePlaces);
     if (this.#stopped) return Number.POSITIVE_INFINITY;
     if (places === 0) return nowMs + AGAIN_MS;
     const next = await deferred.nextDueAtMs();
@@ -143,9 +143,9 @@ export class DeferredRunner {
     const skip = new Set<string>();
     for (const name of this.#o.handlers.keys()) if (breakers.state(name) === 'open') skip.add(name);
     const runs = this.#pick(await deferred.due(nowMs, places + this.#running.size, skip), places);
-    if (runs.length > 0) this.#startBatch(runs);
+    if (runs.length > 0) this.#startLease(runs);
     // As many as there were places: more may be due. Else what is due is running already, or its
-    // handler's breaker is open: the poll, a batch's end or a breaker's change wakes it.
+    // handler's breaker is open: the poll, a lease's end or a breaker's change wakes it.
     return runs.length === places ? nowMs + AGAIN_MS : nowMs + this.#pollMs;
   }
 
@@ -171,9 +171,9 @@ export class DeferredRunner {
     return runs;
   }
 
-  #startBatch(runs: readonly DeferredRun[]): void {
+  #startLease(runs: readonly DeferredRun[]): void {
     const { context, handlers } = this.#o;
-    const n = ++this.#batches;
+    const n = ++this.#leases;
     const batch: LeaseBatch = { leaseId: `deferred-${n}`, generation: 1, attempt: 1, events: runs.map((run) => run.event) };
     for (const run of runs) this.#running.add(run.key);
     const lease = new HeldLease(context, this.#o.scheduler, batch, DEFERRED_SLOT, this.#o.clock.now(), {
@@ -184,7 +184,7 @@ export class DeferredRunner {
     this.#o.scheduler.acceptDeferred(lease);
   }
 
-  /** A batch ended: the runs that ended (not deferred again, not cut) leave the store. */
+  /** A lease ended: the runs that ended (not deferred again, not cut) leave the store. */
   async #ended(lease: HeldLease, runs: readonly DeferredRun[]): Promise<AckResponse | undefined> {
     const ended: string[] = [];
     for (let i = 0; i < runs.length; i++) {
@@ -203,5 +203,5 @@ export class DeferredRunner {
   }
 }
 
-/** The workerId a batch of the deferred runner names in logs and events: it holds no lease of the platform. */
+/** The workerId a lease of the deferred runner names in logs and events: it holds no lease of the platform. */
 const DEFERRED_SLOT = new WorkerSlot('deferred', 0);

@@ -34,7 +34,7 @@ export interface LeaseOwner {
   leaseDone(lease: HeldLease, answer: 'answered' | 'unanswered'): void;
 }
 
-/** A batch of the deferred runner (deferred-runner.ts): each event's one handler, its claim owner, and what it does instead of an ack. */
+/** A lease of the deferred runner (deferred-runner.ts): each event's one handler, its claim owner, and what it does instead of an ack. */
 export interface HeldLeaseOptions {
   routes: (readonly LoadedHandler[])[];
   claimOwner: string;
@@ -47,17 +47,17 @@ const ACKING = 2;
 const DONE = 3;
 
 /**
- * One leased batch from its pull to its ack (docs/architecture.md, "One lease, from pull to ack"): its events
+ * One lease from its pull to its ack (docs/architecture.md, "One lease, from pull to ack"): its events
  * and their `<handler>:<event id>` keys, claimed in one store call; its deadline (the lease expiry
  * minus a safety margin: unfinished work is aborted and acked `failed` while the lease is still
  * valid, spec: an expired lease is redelivered with a higher generation); its done marks and claim
  * releases, stored before the ack; and the ack, `ok` when every event settled, else `failed` (the
- * platform requeues the batch at once). Its events start when the scheduler says so.
+ * platform requeues the lease at once). Its events start when the scheduler says so.
  */
 export class HeldLease implements LeaseView {
   readonly context: LeaseContext;
   readonly owner: LeaseOwner;
-  readonly batch: LeaseBatch;
+  readonly pulled: LeaseBatch;
   readonly slot: WorkerSlot;
   readonly workerId: string;
   /** When its pull was sent: the lease is counted from then (its answer came later). */
@@ -75,7 +75,7 @@ export class HeldLease implements LeaseView {
   readonly dispatch: LeaseDispatch;
   /** Its spans: the receive span (made now, the pull answered), then process and settle. */
   readonly trace: LeaseTrace;
-  /** A batch of the deferred runner: its events are chain heads, it is not in the platform's window. */
+  /** A lease of the deferred runner: its events are chain heads, it is not in the platform's window. */
   readonly runsChainHeads: boolean;
   readonly deferredKeys: Set<string> | undefined;
   readonly #ack: HeldLeaseOptions['ack'];
@@ -98,7 +98,7 @@ export class HeldLease implements LeaseView {
   constructor(context: LeaseContext, owner: LeaseOwner, batch: LeaseBatch, slot: WorkerSlot, pulledAtMs: number, options?: HeldLeaseOptions) {
     this.context = context;
     this.owner = owner;
-    this.batch = batch;
+    this.pulled = batch;
     this.slot = slot;
     this.workerId = slot.id;
     this.pulledAtMs = pulledAtMs;
@@ -116,7 +116,7 @@ export class HeldLease implements LeaseView {
     // Every handler run in flight listens to the lease's signal.
     setMaxListeners(0, this.#abort.signal);
     this.dispatch = context.dispatcher.open(this.#abort.signal);
-    this.trace = (context.tracer ?? NOOP_TRACER).received({ workerId: slot.id, batch, pulledAtMs });
+    this.trace = (context.tracer ?? NOOP_TRACER).received({ workerId: slot.id, pulled: batch, pulledAtMs });
 
     const layout = layOutKeys(batch.events, (event, i) => options?.routes[i] ?? context.router.route(event.type));
     this.routes = layout.routes;
@@ -159,7 +159,7 @@ export class HeldLease implements LeaseView {
     return this.#ready.size > 0;
   }
 
-  /** A lease of the platform (not a batch of the deferred runner): its events count in the consumer's window. */
+  /** A lease of the platform (not a lease of the deferred runner): its events count in the consumer's window. */
   get inWindow(): boolean {
     return !this.runsChainHeads;
   }
@@ -196,7 +196,7 @@ export class HeldLease implements LeaseView {
     // Awaited before the ack: the claims of what did not run are released with it.
     const { store, deferred } = this.context;
     // Which of its (handler, subject) chains hold deferred runs is read beside the claim (deferral.ts).
-    const chains = deferred === undefined || this.runsChainHeads ? undefined : deferred.chainsWithRuns(chainsOf(this, this.batch.events));
+    const chains = deferred === undefined || this.runsChainHeads ? undefined : deferred.chainsWithRuns(chainsOf(this, this.pulled.events));
     this.#claiming = this.trace.call('idempotency claim', () => Promise.all([store.claim(this.keys, this.claimOwner, Math.max(1, this.expiresAtMs - this.context.clock.now())), chains])).then(
       ([result, deferredChains]) => {
         this.#claims = result.states;
@@ -207,7 +207,7 @@ export class HeldLease implements LeaseView {
         onClaimed();
       },
       (err: unknown) => {
-        this.log.error({ err }, 'idempotency store claim failed: the batch is requeued and the process backs off');
+        this.log.error({ err }, 'idempotency store claim failed: the lease is requeued and the process backs off');
         // The claim may have gone through with its answer lost: given back once the store answers.
         this.context.claimsLost?.(this.keys, this.claimOwner);
         this.context.storeFailed(err);

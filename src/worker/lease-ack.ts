@@ -17,16 +17,16 @@ export const FORCED_ACK_GRACE_MS = 1_000;
  * Acknowledges a lease. A network error or 5xx is retried (bounded exponential backoff with jitter)
  * until the lease expires: after that the ack could only be `stale`. A `stale` answer means the lease
  * expired and went to another worker (spec): nothing committed; logged and counted, never retried.
- * Not tied to the drain signal: a failed ack at shutdown is what requeues the batch at once. At the
+ * Not tied to the drain signal: a failed ack at shutdown is what requeues the lease at once. At the
  * forced shutdown, though, an ack still unanswered after FORCED_ACK_GRACE_MS is abandoned: the lease
- * expires on the platform and the batch is redelivered; done marks were stored before the ack, so the
+ * expires on the platform and its events are redelivered; done marks were stored before the ack, so the
  * effects of the events that finished stay single. Resolves with the answer, or undefined without one.
  */
 export async function acknowledgeLease(lease: LeaseView, sent: AckStatus): Promise<AckResponse | undefined> {
   const { api, destination, events, forceSignal, clock } = lease.context;
-  const { batch, slot, log } = lease;
-  const lastSequence = batch.events.at(-1)?.sequence;
-  const base = { workerId: slot.id, leaseId: batch.leaseId, generation: batch.generation, sent, ...(lastSequence === undefined ? {} : { lastSequence }) };
+  const { pulled, slot, log } = lease;
+  const lastSequence = pulled.events.at(-1)?.sequence;
+  const base = { workerId: slot.id, leaseId: pulled.leaseId, generation: pulled.generation, sent, ...(lastSequence === undefined ? {} : { lastSequence }) };
   const startedMs = performance.now();
   let giveUpAtMs = lease.expiresAtMs;
   let giveUpReason = 'the lease expired before the ack was answered';
@@ -46,7 +46,7 @@ export async function acknowledgeLease(lease: LeaseView, sent: AckStatus): Promi
       const signal = slot.ackTimeout.arm(Math.max(1, giveUpAtMs - clock.now()), giveUpReason);
       inFlight = true;
       try {
-        response = await api.acknowledge(destination, { leaseId: batch.leaseId, generation: batch.generation, status: sent }, signal);
+        response = await api.acknowledge(destination, { leaseId: pulled.leaseId, generation: pulled.generation, status: sent }, signal);
       } catch (err) {
         const waitMs = backoffMs(attempt, ACK_RETRY_BASE_MS, ACK_RETRY_MAX_MS);
         if (isRetryable(err) && clock.now() + waitMs < giveUpAtMs) {
@@ -55,7 +55,7 @@ export async function acknowledgeLease(lease: LeaseView, sent: AckStatus): Promi
           continue;
         }
         events.emit('ack:done', { ...base, status: 'error', durationMs: performance.now() - startedMs });
-        log.error({ err, sent }, `acknowledge failed (${giveUpReason}): the lease will expire and the batch be redelivered`);
+        log.error({ err, sent }, `acknowledge failed (${giveUpReason}): the lease will expire and its events be redelivered`);
         return undefined;
       } finally {
         inFlight = false;

@@ -70,7 +70,7 @@ export type EventEnd = 'settled' | 'failed' | 'unstarted';
  */
 export interface LeaseView {
   readonly context: LeaseContext;
-  readonly batch: LeaseBatch;
+  readonly pulled: LeaseBatch;
   readonly slot: WorkerSlot;
   readonly workerId: string;
   readonly log: Logger;
@@ -97,9 +97,9 @@ export interface LeaseView {
   readonly stopped: boolean;
   /** Chains that held deferred runs when its keys were claimed (undefined when none did, or without deferral). */
   readonly deferredChains: ReadonlySet<string> | undefined;
-  /** Its events are the heads of deferred chains (a batch of the deferred runner): the chain rule does not hold them back. */
+  /** Its events are the heads of deferred chains (a lease of the deferred runner): the chain rule does not hold them back. */
   readonly runsChainHeads: boolean;
-  /** Keys of its runs that were deferred (again) while it held them (kept by a batch of the deferred runner). */
+  /** Keys of its runs that were deferred (again) while it held them (kept by a lease of the deferred runner). */
   readonly deferredKeys: Set<string> | undefined;
   /** Claims given back (with the ack, or at once when nothing else waits): a redelivery finds them free. */
   release(keys: string[]): void;

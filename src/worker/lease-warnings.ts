@@ -12,10 +12,10 @@ export function warnNearDeadline(lease: WarnedLease, hitDeadline: boolean): void
   const visibilityMs = context.visibilitySeconds * 1_000;
   const usedFraction = (context.clock.now() - lease.pulledAtMs) / visibilityMs;
   if (!hitDeadline && usedFraction <= NEAR_DEADLINE_FRACTION) return;
-  context.events.emit('lease:near-deadline', { workerId: lease.workerId, leaseId: lease.batch.leaseId, usedFraction });
+  context.events.emit('lease:near-deadline', { workerId: lease.workerId, leaseId: lease.pulled.leaseId, usedFraction });
   if (!context.nearDeadlineWarnings.allow(lease.workerId, context.clock.now())) return;
   const total = lease.events.length;
-  const what = hitDeadline ? `batch deadline reached with ${total - lease.settledEvents} of ${total} events unfinished (requeued)` : `batch used ${Math.round(usedFraction * 100)} % of its lease`;
+  const what = hitDeadline ? `lease deadline reached with ${total - lease.settledEvents} of ${total} events unfinished (requeued)` : `lease used ${Math.round(usedFraction * 100)} % of its time`;
   lease.log.warn(
     { usedFraction: Math.round(usedFraction * 100) / 100, visibilitySeconds: context.visibilitySeconds, events: total },
     `${what}: raise --visibility, or lower --limit, or raise --max-in-progress`,

@@ -124,7 +124,7 @@ export class PullController {
 
   /**
    * Whether the process is idle (for --exit-when-idle): a pull sent after the last lease came and the
-   * last ack was answered found nothing (a failed ack requeues its batch: only a later pull can tell),
+   * last ack was answered found nothing (a failed ack requeues its lease: only a later pull can tell),
    * nothing is held or on its way, and every workerId was pulled with since start.
    */
   get idle(): boolean {

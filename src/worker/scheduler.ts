@@ -38,8 +38,8 @@ export class Scheduler implements LeaseOwner {
   /** Events that ran, failed, and wait in their lease for their retry time (a store without deferred runs). */
   #retrying = 0;
   #unacked = 0;
-  /** Batches of the deferred runner among `#leases`. */
-  #deferredBatches = 0;
+  /** Leases of the deferred runner among `#leases`. */
+  #deferredLeases = 0;
   /** Events that may not start yet: a retry time, or an open breaker. */
   readonly #parked: ParkedEvents;
   #pumping = false;
@@ -58,7 +58,7 @@ export class Scheduler implements LeaseOwner {
 
   /** Leases held: pulled and not yet acknowledged (an ack on its way included). */
   get held(): number {
-    return this.#leases.length - this.#deferredBatches;
+    return this.#leases.length - this.#deferredLeases;
   }
 
   /** Events queued: leased and not started (nor given up). */
@@ -96,7 +96,7 @@ export class Scheduler implements LeaseOwner {
       const order = this.#order;
       if (order.fenced > 0) {
         const ids = new Set(lease.events.map((event) => event.eventId));
-        const newWorkPulledAtMs = lease.batch.attempt === 1 && earlierPullsAnswered ? pullSentAtMs : undefined;
+        const newWorkPulledAtMs = lease.pulled.attempt === 1 && earlierPullsAnswered ? pullSentAtMs : undefined;
         order.admitLease((id) => ids.has(id), newWorkPulledAtMs, this.#clock.now() - lease.context.visibilitySeconds * 1_000);
       }
       for (const event of lease.events) {
@@ -109,13 +109,13 @@ export class Scheduler implements LeaseOwner {
     this.pump();
   }
 
-  /** Takes a batch of the deferred runner: chain heads, ready at once, outside the window and the subject order, first in line. */
-  acceptDeferred(batch: HeldLease): void {
-    this.#leases.unshift(batch);
-    this.#deferredBatches++;
-    batch.start(() => this.pump());
-    if (this.#draining) batch.stop(undefined);
-    else for (const event of batch.events) batch.enqueueReady(event.index);
+  /** Takes a lease of the deferred runner: chain heads, ready at once, outside the window and the subject order, first in line. */
+  acceptDeferred(lease: HeldLease): void {
+    this.#leases.unshift(lease);
+    this.#deferredLeases++;
+    lease.start(() => this.pump());
+    if (this.#draining) lease.stop(undefined);
+    else for (const event of lease.events) lease.enqueueReady(event.index);
     this.pump();
   }
 
@@ -263,7 +263,7 @@ export class Scheduler implements LeaseOwner {
   leaseDone(lease: HeldLease, answer: 'answered' | 'unanswered'): void {
     const at = this.#leases.indexOf(lease);
     if (at !== -1) this.#leases.splice(at, 1);
-    if (!lease.inWindow) this.#deferredBatches--;
+    if (!lease.inWindow) this.#deferredLeases--;
     this.#parked.leaseDone(lease);
     // Without an answer the platform keeps the lease until it expires, then redelivers it.
     this.#order.released(lease, answer === 'answered' ? this.#clock.now() : lease.expiresAtMs);

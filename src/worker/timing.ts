@@ -1,7 +1,7 @@
 import { HandlerTimeoutError } from '../errors.js';
 
 /**
- * Safety margin between the batch deadline and the lease expiry: time to abort handlers, write done
+ * Safety margin between the lease deadline (when the worker stops its runs) and the lease's expiry: time to abort handlers, write done
  * marks and get the `failed` ack to the server before the lease expires (spec: an expired lease is
  * redelivered with a higher generation and a late ack is `stale`). 10 % of the lease, at least 1 s,
  * but never more than half the lease (a 1 s lease still gets 500 ms of work).

@@ -25,7 +25,7 @@ const ctx = { attempt: 1, deliveryAttempt: 3, generation: 2, workerId: 'w-0', le
 
 /** One lease's life through the tracer: a traced and an untraced event, one of them failing. */
 async function traceOneLease(tracing: Tracing): Promise<void> {
-  const lease = tracing.tracer.received({ workerId: 'w-0', batch, pulledAtMs: Date.now() - 5 });
+  const lease = tracing.tracer.received({ workerId: 'w-0', pulled: batch, pulledAtMs: Date.now() - 5 });
   await lease.call('idempotency claim', async () => 'claimed');
   const ok = lease.process({ handler: 'orders/sync', event: batch.events[0]!, ctx });
   // The handler's own span, made through the API in the run's scope (as a handler thread does).
@@ -47,7 +47,7 @@ describe('tracing off', () => {
     const tracing = await startTracing({ enabled: false, destination: 'd' });
     expect(tracing.tracer).toBe(NOOP_TRACER);
     expect(handlerScope().activeCarrier()).toBeUndefined();
-    const run = tracing.tracer.received({ workerId: 'w', batch, pulledAtMs: 0 }).process({ handler: 'h', event: batch.events[0]!, ctx });
+    const run = tracing.tracer.received({ workerId: 'w', pulled: batch, pulledAtMs: 0 }).process({ handler: 'h', event: batch.events[0]!, ctx });
     expect(run.carrier).toBeUndefined();
   });
 

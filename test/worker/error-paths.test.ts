@@ -166,7 +166,7 @@ describe('an idempotency store that fails the claims of a whole batch', () => {
     await server.stop();
     const events = appendBehave(t.emulator, 5, () => ({ record }), (i) => `s-${i}`);
 
-    const claimFailed = 'idempotency store claim failed: the batch is requeued and the process backs off';
+    const claimFailed = 'idempotency store claim failed: the lease is requeued and the process backs off';
     await waitFor('two batches requeued for their claims', () => messages().filter((m) => m === claimFailed).length >= 2);
     expect(records(record)).toEqual([]);
     // The second requeue's ack follows its log line: wait for its answer to be counted.

@@ -23,8 +23,8 @@ function ownerOf(f: LeaseFixture) {
     },
     eventRetrying: (event) => void heard.push(`${event.eventId} retrying`),
     chainedStarted: (event) => void heard.push(`${event.eventId} chained`),
-    ackSending: (l) => void heard.push(`ack sending ${l.batch.leaseId}`),
-    leaseDone: (l, answer) => void heard.push(`done ${l.batch.leaseId} ${answer}`),
+    ackSending: (l) => void heard.push(`ack sending ${l.pulled.leaseId}`),
+    leaseDone: (l, answer) => void heard.push(`done ${l.pulled.leaseId} ${answer}`),
   };
   const hold = (events: { id: string; subject: string }[]) => {
     lease = new HeldLease(f.context, owner, batchOf(events), new WorkerSlot('w', 0), f.clock.now());
@@ -55,7 +55,7 @@ describe('HeldLease', () => {
     f.dispatcher.end('sync:a1', { status: 'failed', error: { message: 'lease deadline', code: ErrorCodes.HANDLER_TIMEOUT } });
     await f.clock.advance(0);
     expect(f.acks.map((ack) => ack.status)).toEqual(['failed']);
-    expect(heard.at(-1)).toBe(`done ${lease.batch.leaseId} answered`);
+    expect(heard.at(-1)).toBe(`done ${lease.pulled.leaseId} answered`);
   });
 
   it('a run that cannot report is given up STRAGGLER_GRACE_MS after the abort, on the injected clock: the lease is acked failed', async () => {

@@ -15,7 +15,7 @@ function schedulerOf(f: LeaseFixture, maxInProgress: number) {
   const listener: SchedulerListener = {
     leaseArrived: () => void calls.push('arrived'),
     eventsStarted: (count) => void calls.push(`started ${count}`),
-    leaseLeaving: (lease, answered) => void calls.push(`${lease.batch.leaseId} ${answered}`),
+    leaseLeaving: (lease, answered) => void calls.push(`${lease.pulled.leaseId} ${answered}`),
   };
   const inFlight = new InFlightCounter(f.context.events);
   const scheduler = new Scheduler({ maxInProgress, inFlight, listener, clock: f.clock });
@@ -52,10 +52,10 @@ describe('Scheduler', () => {
     f.dispatcher.end('sync:c1');
     f.dispatcher.end('sync:a2');
     await f.clock.advance(0);
-    expect(f.acks).toEqual([{ leaseId: lease.batch.leaseId, generation: 1, status: 'ok' }]);
+    expect(f.acks).toEqual([{ leaseId: lease.pulled.leaseId, generation: 1, status: 'ok' }]);
     expect(scheduler.held).toBe(0);
     expect(inFlight.count).toBe(0);
-    expect(calls).toContain(`${lease.batch.leaseId} answered`);
+    expect(calls).toContain(`${lease.pulled.leaseId} answered`);
   });
 
   it('keeps subject order across leases: a later lease\'s event of the subject starts only after the earlier one settled', async () => {
@@ -129,7 +129,7 @@ describe('Scheduler', () => {
     expect(f.acks).toEqual([]);
     f.dispatcher.end('sync:a1');
     await f.clock.advance(0);
-    expect(f.acks).toEqual([{ leaseId: lease.batch.leaseId, generation: 1, status: 'failed' }]);
+    expect(f.acks).toEqual([{ leaseId: lease.pulled.leaseId, generation: 1, status: 'failed' }]);
     expect(empty).toBe(true);
     expect(f.dispatcher.started.map((run) => run.job.event.id)).toEqual(['a1']);
     // b1 never ran: its claim went back with the ack, a redelivery finds it free.
