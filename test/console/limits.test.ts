@@ -1,15 +1,19 @@
 /**
  * The console's Limits page's API over real HTTP, on a real worker (in-process emulator, a real
  * handler module declaring limits): the declared and current values, the runs waiting for a permit
- * and in progress, the throttles heard, and the worker followed as `dev --watch` replaces it.
+ * and in progress, those deferred to the store for their limit, the throttles heard, and the worker
+ * followed as `dev --watch` replaces it.
  */
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DevConsole } from '../../src/console/index.js';
+import { chainOf, deferredRunsOf } from '../../src/idempotency/deferred.js';
+import { createIdempotencyStore } from '../../src/idempotency/index.js';
 import { startWorker } from '../../src/worker/start.js';
 import { appendBehave, createConsumer, emulatorForFile, FAST, silent, tempDir, untilCommitted, waitFor, workerConfig } from '../worker/harness.js';
-import { consoleOptions } from './console-options.js';
+import { consoleOptions, type ConsoleStartOptions } from './console-options.js';
 
 const LIMITED = fileURLToPath(new URL('../fixtures/console-limits-handlers', import.meta.url));
 const UNLIMITED = fileURLToPath(new URL('../fixtures/console-handlers', import.meta.url));
@@ -20,11 +24,11 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function startConsole(): Promise<{ devConsole: DevConsole; limits: () => Promise<any> }> {
+async function startConsole(overrides: Partial<ConsoleStartOptions> = {}): Promise<{ devConsole: DevConsole; limits: () => Promise<any> }> {
   const devConsole = new DevConsole({ maxEvents: 100 });
   cleanups.push(() => devConsole.close());
   const dir = tempDir('console-limits');
-  const url = await devConsole.start(consoleOptions(t.emulator.url, `file:${dir}/dead-letter.jsonl`, { cwd: dir }));
+  const url = await devConsole.start(consoleOptions(t.emulator.url, `file:${join(dir, 'dead-letter.jsonl')}`, { cwd: dir, ...overrides }));
   return {
     devConsole,
     limits: async () => {
@@ -74,6 +78,27 @@ describe('the Limits page\'s API', () => {
     appendBehave(t.emulator, 1, () => ({ throttle: true }), () => 'throttled', 'console.limited');
     await untilCommitted(t.emulator, destination);
     expect((await limits()).handlers[0]).toMatchObject({ throttles: 1, allowedPerSecond: 16, inProgress: 0 });
+  });
+
+  it('counts the runs deferred to the store for their limit, apart from those deferred for other reasons', async () => {
+    const destination = await createConsumer(t.emulator, 'console-limits-deferred');
+    const dir = tempDir('console-limits-sqlite');
+    const config = workerConfig(t.emulator, destination, dir, { handlersDir: LIMITED, idempotencyUrl: `sqlite:${join(dir, 'store.db')}` });
+    // Runs a worker deferred earlier, due in an hour: two for the limit, one for its retry time.
+    const store = await createIdempotencyStore(config.idempotencyUrl, { prefix: config.idempotencyPrefix, doneTtlMs: 600_000 });
+    const laterMs = Date.now() + 3_600_000;
+    const run = (id: string, sequence: string, reason: 'limit' | 'retry') => {
+      const event = { specversion: '1.0', id, source: 'test', type: 'console.limited', subject: `s-${id}`, time: new Date().toISOString(), sequence, data: {} };
+      return { key: `limited:${id}`, handler: 'limited', chain: chainOf('limited', event.subject), sequence, event: event as never, retryAtMs: laterMs, deferredAtMs: Date.now(), reason };
+    };
+    await deferredRunsOf(store)!.defer([run('e-1', '1', 'limit'), run('e-2', '2', 'limit'), run('e-3', '3', 'retry')], 'owner');
+    await store.close();
+
+    const { devConsole, limits } = await startConsole({ replay: { handlersDir: LIMITED, idempotencyUrl: config.idempotencyUrl }, idempotencyPrefix: config.idempotencyPrefix });
+    const worker = await startWorker(config, { logger: silent, timings: FAST, healthServer: false });
+    t.running.push(worker);
+    devConsole.attach(worker);
+    expect((await limits()).handlers[0]).toMatchObject({ handler: 'limited', waiting: 0, deferred: 2 });
   });
 
   it('follows the worker a reload starts: none while it is down, then the new one\'s handlers (none with limits: the empty state)', async () => {
