@@ -80,7 +80,7 @@ export function limitsPage(root, _store) {
   async function load() {
     try {
       const page = await get('/api/limits');
-      if (!page.running) summary.textContent = 'No worker runs (its handlers did not start: see the reload message).';
+      if (!page.running) summary.textContent = 'No worker runs now (it is starting, or the saved handlers did not load: see the message above).';
       else if (page.handlers.length === 0) summary.textContent = 'No handler declares limits (limits on defineHandler: docs/handlers.md, "Protecting a downstream").';
       else summary.textContent = page.scope === 'deployment' ? 'The limits hold across every replica sharing the idempotency store; the counts are this process\'s.' : 'The limits hold in this process (a redis:// or postgres:// idempotency store shares them across replicas).';
       replace(
