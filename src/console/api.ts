@@ -9,6 +9,7 @@ import type { ConsumerWatch } from './consumer-watch.js';
 import type { DeadLetterDesk } from './dead-letter-desk.js';
 import type { DeferredDesk } from './deferred-desk.js';
 import type { EmulatorControl } from './emulator-control.js';
+import type { LimitsDesk } from './limits-desk.js';
 import type { ConsoleFeed } from './feed.js';
 import type { Hello, ReloadView } from './protocol.js';
 
@@ -20,6 +21,7 @@ export interface ApiDeps {
   control: EmulatorControl;
   deadLetters: DeadLetterDesk;
   deferred: DeferredDesk;
+  limits: LimitsDesk;
   /** The last reload of the handlers after a save, if any. */
   reload?: () => ReloadView | undefined;
 }
@@ -111,6 +113,7 @@ export function apiRoutes(deps: ApiDeps): ApiRoute[] {
       return ok({ purged: (await deadLetters.purge(ids)).map((record) => record.id) });
     }),
     route('GET', /^\/api\/deferred$/, async ({ query }) => ok(await deferred.list(parseOrProblem(LimitQuery, query.get('limit') ?? undefined) ?? 200))),
+    route('GET', /^\/api\/limits$/, async () => ok(await deps.limits.read())),
     route('POST', /^\/api\/send$/, async ({ req }) => {
       const { sourceId, entries } = parseOrProblem(SendSchema, await readJson(req));
       return { status: 202, body: await control.ingest(sourceId, { entries } as Parameters<EmulatorControl['ingest']>[1]) };

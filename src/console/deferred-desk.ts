@@ -54,6 +54,16 @@ export class DeferredDesk {
     };
   }
 
+  /** Per handler, its deferred runs waiting for a limit (among its first `cap`); undefined when the store keeps none. */
+  async limitWaits(handlers: readonly string[], cap: number): Promise<Map<string, number> | undefined> {
+    this.#store ??= this.#options.open();
+    const deferred = this.#options.deferredOf(await this.#store);
+    if (deferred === undefined) return undefined;
+    const counts = new Map<string, number>();
+    for (const handler of handlers) counts.set(handler, (await deferred.list({ handler, limit: cap })).filter((r) => r.reason === 'limit').length);
+    return counts;
+  }
+
   async close(): Promise<void> {
     const store = this.#store;
     this.#store = undefined;

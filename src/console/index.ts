@@ -11,6 +11,7 @@ import { DeadLetterDesk } from './dead-letter-desk.js';
 import { DeferredDesk } from './deferred-desk.js';
 import { deferredRunsOf } from '../idempotency/deferred.js';
 import { EmulatorControl } from './emulator-control.js';
+import { LimitsDesk, type LimitedWorker } from './limits-desk.js';
 import { EventStreamHub } from './event-stream.js';
 import { ConsoleFeed } from './feed.js';
 import { peekEventLogLine } from './log-lines.js';
@@ -60,6 +61,8 @@ export class DevConsole {
   readonly #channelName = `durable-worker:console-logs:${randomUUID()}`;
   readonly #channel: BroadcastChannel;
   readonly #hub = new EventStreamHub();
+  readonly #limits = new LimitsDesk({ deferredForLimits: (handlers, cap) => this.#deferred?.limitWaits(handlers, cap) ?? Promise.resolve(undefined) });
+  #deferred: DeferredDesk | undefined;
   #reload: ReloadView | undefined;
   #closers: Array<() => unknown> = [];
 
@@ -88,9 +91,13 @@ export class DevConsole {
     });
   }
 
-  /** Listens to the worker's event bus (until close). */
-  attach(events: WorkerEmitter): void {
-    this.#closers.push(this.feed.attach(events));
+  /**
+   * Follows a worker (each one `dev --watch` starts): listens to its event bus (until close), and
+   * reads its limits for the Limits page until the next one.
+   */
+  attach(worker: { events: WorkerEmitter } & LimitedWorker): void {
+    this.#closers.push(this.feed.attach(worker.events));
+    this.#limits.follow(worker);
   }
 
   /** The outcome of a reload of the handlers after a save: shown on the page until the next one. */
@@ -125,6 +132,7 @@ export class DevConsole {
       },
       deferredOf: deferredRunsOf,
     });
+    this.#deferred = deferred;
     this.#closers.push(() => deferred.close());
     this.#closers.push(
       this.feed.subscribe({
@@ -149,7 +157,7 @@ export class DevConsole {
       ...(options.allowedOrigins === undefined ? {} : { allowedOrigins: options.allowedOrigins }),
       port: options.port,
       portIsDefault: options.portIsDefault,
-      routes: apiRoutes({ hello, feed: this.feed, watch, control, deadLetters, deferred, reload: () => this.#reload }),
+      routes: apiRoutes({ hello, feed: this.feed, watch, control, deadLetters, deferred, limits: this.#limits, reload: () => this.#reload }),
       page: loadPageFiles(),
       stream: (res) =>
         hub.add(res, [

@@ -14,14 +14,35 @@ export interface RunPermit {
 /** One event's answer: its permit, or how long to wait before asking again. */
 export type PermitResult = { granted: true; permit: RunPermit } | { granted: false; waitMs: number; /** the limit's gap between starts at its pace (0: a concurrency limit) */ paceMs: number };
 
-/** What the metrics read per handler. */
+/** A handler's declared limits, as data (its `perKey.key` function left out). */
+export interface DeclaredLimits {
+  rate?: ResolvedRate;
+  concurrency?: number;
+  perKey?: { rate?: ResolvedRate; concurrency?: number };
+  adaptive: boolean;
+}
+
+/** What the metrics and the dev console read per handler, in this process. */
 export interface LimitsView {
+  declared: DeclaredLimits;
   /** Starts per second the handler's rate allows now (the adaptive rate as it moves); undefined without a handler rate. */
   allowedPerSecond: number | undefined;
+  /** With an adaptive `perKey.rate`: the keys whose rate this process follows, and the lowest allowed now (starts per second). */
+  perKeyAllowed?: { keys: number; lowestPerSecond: number | undefined };
   /** Runs waiting for a permit now. */
   waiting: number;
+  /** Runs started under the limits and not ended yet (holding their concurrency permits, if any). */
+  inProgress: number;
   /** Throttles heard (RetryLaterError, a 429/503 to the forwarding handler). */
   throttles: number;
+}
+
+/** The limits of every handler that declares some, read as they are now (RunGate.metrics). */
+export interface LimitsReader {
+  /** `deployment`: they hold across the replicas sharing the store; `process`: in this process alone. */
+  scope: PermitStore['scope'];
+  handlers: readonly string[];
+  view: (handler: string) => LimitsView | undefined;
 }
 
 /** The gap between starts of the slowest rate among `checks` (per / max), in ms. */
@@ -49,6 +70,7 @@ class HandlerLimits {
   readonly adaptiveByKey = new Map<string, AdaptiveRate>();
   readonly rate: AdaptiveRate | undefined;
   waiting = 0;
+  inProgress = 0;
   throttles = 0;
 
   constructor(
@@ -160,7 +182,10 @@ export class Limiter {
     const answers = await this.#permits.take(asked.map(({ checks }, i) => ({ checks, ttlMs: Math.max(1, (runs[i] as { ttlMs: number }).ttlMs) })));
     return answers.map((answer, i) => {
       const { checks, rates } = asked[i] as { checks: LimitCheck[]; rates: AdaptiveRate[] };
-      if (answer.granted) return { granted: true, permit: { handler, token: answer.token, checks } };
+      if (answer.granted) {
+        limits.inProgress++;
+        return { granted: true, permit: { handler, token: answer.token, checks } };
+      }
       if (answer.refusedBy === 'rate') for (const rate of rates) rate.limited();
       return { granted: false, waitMs: answer.waitMs, paceMs: answer.refusedBy === 'rate' ? paceOf(checks) : 0 };
     });
@@ -174,6 +199,8 @@ export class Limiter {
 
   /** Gives a run's concurrency permits back and wakes this process's runs waiting for one. */
   async release(permit: RunPermit): Promise<void> {
+    const limits = this.#handlers.get(permit.handler);
+    if (limits !== undefined) limits.inProgress = Math.max(0, limits.inProgress - 1);
     if (!permit.checks.some((check) => check.kind === 'concurrency')) return;
     try {
       await this.#permits.release(permit.token, permit.checks);
@@ -223,6 +250,17 @@ export class Limiter {
   view(handler: string): LimitsView | undefined {
     const limits = this.#handlers.get(handler);
     if (limits === undefined) return undefined;
-    return { allowedPerSecond: limits.rate?.perSecond, waiting: limits.waiting, throttles: limits.throttles };
+    const { rate, concurrency, perKey, adaptive } = limits.limits;
+    const declared: DeclaredLimits = { adaptive };
+    if (rate !== undefined) declared.rate = rate;
+    if (concurrency !== undefined) declared.concurrency = concurrency;
+    if (perKey !== undefined) declared.perKey = { ...(perKey.rate === undefined ? {} : { rate: perKey.rate }), ...(perKey.concurrency === undefined ? {} : { concurrency: perKey.concurrency }) };
+    const view: LimitsView = { declared, allowedPerSecond: limits.rate?.perSecond, waiting: limits.waiting, inProgress: limits.inProgress, throttles: limits.throttles };
+    if (limits.adaptsPerKey) {
+      let lowest: number | undefined;
+      for (const keyRate of limits.adaptiveByKey.values()) lowest = Math.min(lowest ?? Infinity, keyRate.perSecond);
+      view.perKeyAllowed = { keys: limits.adaptiveByKey.size, lowestPerSecond: lowest };
+    }
+    return view;
   }
 }

@@ -1,7 +1,7 @@
 import { ErrorCodes } from '../errors.js';
 import { systemClock, type Clock } from '../runtime/clock.js';
 import type { CloudEvent } from '../types.js';
-import type { Limiter, LimitsView, PermitResult, RunPermit } from './limiter.js';
+import type { Limiter, LimitsReader, PermitResult, RunPermit } from './limiter.js';
 
 /** What the gate needs of a run about to start (the worker's HandlerRun). */
 export interface GatedRun {
@@ -91,9 +91,9 @@ export class RunGate {
     return this.#limiter;
   }
 
-  /** What the metrics read (limit-gauges.ts). */
-  get metrics(): { handlers: readonly string[]; view: (handler: string) => LimitsView | undefined } {
-    return { handlers: this.#limiter.handlers, view: (handler) => this.#limiter.view(handler) };
+  /** What the metrics (limit-gauges.ts) and the dev console read. */
+  get metrics(): LimitsReader {
+    return { scope: this.#limiter.scope, handlers: this.#limiter.handlers, view: (handler) => this.#limiter.view(handler) };
   }
 
   /** Asks for the run's permit, waiting in its lease while the wait fits there. Rejects when the store fails. */

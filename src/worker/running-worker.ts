@@ -4,6 +4,7 @@ import type { WorkerConfig } from '../config/types.js';
 import type { DeadLetterSink } from '../dead-letter/sink.js';
 import type { DeadLetterStore } from '../dead-letter/store.js';
 import type { IdempotencyStore } from '../idempotency/store.js';
+import type { LimitsReader } from '../limits/limiter.js';
 import type { WorkerEmitter } from '../observability/worker-events.js';
 import type { Clock } from '../runtime/clock.js';
 import type { PullTimings } from './pull-options.js';
@@ -30,6 +31,8 @@ export interface RunningWorker extends WorkerHandle {
   events: WorkerEmitter;
   /** /readyz state. */
   readonly ready: boolean;
+  /** Its handlers' limits as they are now (what the limit metrics and the dev console read); undefined when none declares limits. */
+  limits: LimitsReader | undefined;
 }
 
 export interface StartWorkerOptions {

@@ -265,6 +265,7 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     done,
     metricsUrl,
     events,
+    limits: limits?.metrics,
     get ready() {
       return readiness.ready;
     },

@@ -3,7 +3,7 @@
  * `durable-worker dev --demo` process: what a developer does with it, step by step. The steps share
  * one dev process and one page, in order; the last restarts the process.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -22,6 +22,20 @@ function shopHandler(broken: boolean): string {
     const name = event.data.current.properties.find((p) => p.id === 'name')?.value;
     ctx.log.info({ entry: event.subject, name }, \`entry \${event.subject} is \${name}\`);
     if (${broken} && event.subject.startsWith('poison')) throw Object.assign(new Error(\`cannot take \${event.subject}\`), { code: 'DW_ERR_PERMANENT' });
+  },
+};
+`;
+}
+
+/** A handler with limits on the demo's events: 2 starts a second, one at a time, slow; product-1's first attempt is throttled. */
+function quotaHandler(): string {
+  return `export default {
+  [Symbol.for('durable-worker.handler')]: true,
+  type: 'source_entry.updated',
+  limits: { rate: { max: 2, per: '1s' }, concurrency: 1, adaptive: true },
+  async handle(event, ctx) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    if (event.subject === 'product-1' && ctx.attempt === 1) throw Object.assign(new Error('the quota API answered 429'), { code: 'DW_ERR_RETRY_LATER', retryAfterMs: 1000 });
   },
 };
 `;
@@ -241,6 +255,27 @@ if (!chromiumInstalled() && !underCi()) {
       // The replay ran the fixed handler in a fresh thread: its log line is the event's too.
       await shows(page.locator('#event-detail .run-detail[data-outcome="replayed"] .logs'), 'entry poison-1 is Kettle');
       await shots.take(page, 'events');
+    });
+
+    it('the Limits page: none declared; a saved handler that declares limits shows them, its runs waiting and its 429s; gone again when deleted', async () => {
+      await page.goto(`${dev.consoleUrl}/#/limits`);
+      await shows(page.locator('#limits-summary'), 'No handler declares limits');
+      // The demo ingests 2 entries a second; this handler takes 1 at a time and says "429" to product-1's first attempts.
+      writeFileSync(join(handlers, 'quota.mjs'), quotaHandler());
+      const row = page.locator('table.limits tbody tr[data-handler="quota"]');
+      await shows(row.locator('td.declared'), /^rate 2 \/ 1 s · concurrency 1 · adaptive$/);
+      await shows(page.locator('#limits-summary'), 'The limits hold in this process');
+      await shows(row.locator('td.throttles'), /^[1-9]/);
+      await shows(row.locator('td.allowed'), /^1 \/s \(declared 2 \/s\)$/);
+      // Runs wait for a permit: in their lease, or (longer than the lease holds) deferred to the store.
+      await page.waitForFunction(`(() => {
+        const cell = (name) => Number(document.querySelector('tr[data-handler="quota"] td.' + name)?.textContent ?? '0');
+        return cell('waiting') + cell('deferred') > 0;
+      })()`);
+      await shots.take(page, 'limits');
+      rmSync(join(handlers, 'quota.mjs'));
+      await row.waitFor({ state: 'detached' });
+      await shows(page.locator('#limits-summary'), 'No handler declares limits');
     });
 
     it('takes every screenshot of docs/console/ (rewritten only when the page changed)', () => {

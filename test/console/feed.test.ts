@@ -37,7 +37,7 @@ describe.each(['none', 'thread'] as const)('the console feed of a worker (isolat
     const config = workerConfig(t.emulator, destination, tempDir('console-feed'), { handlersDir: HANDLERS, isolation, logLevel: 'info' });
     const worker = await startWorker(config, { logger, timings: FAST, healthServer: false });
     t.running.push(worker);
-    devConsole.attach(worker.events);
+    devConsole.attach(worker);
 
     const fails = ['none', 'once', 'permanent'];
     const [ok, once, bad] = appendBehave(t.emulator, 3, (i) => ({ n: i, fail: fails[i] }), (i) => `entry-${fails[i]}`, 'console.test');
@@ -99,7 +99,7 @@ describe('the console feed', () => {
     const destination = await createConsumer(t.emulator, 'console-bound');
     const worker = await startWorker(workerConfig(t.emulator, destination, tempDir('console-bound'), { handlersDir: HANDLERS, logLevel: 'info', limit: 2 }), { logger, timings: FAST, healthServer: false });
     t.running.push(worker);
-    devConsole.attach(worker.events);
+    devConsole.attach(worker);
     const changed = new Set<string>();
     const dropped: string[] = [];
     devConsole.feed.subscribe({ changed: (summaries, ids) => (summaries.forEach((s) => changed.add(s.id)), dropped.push(...ids)), deadLettersChanged: () => {}, notice: () => {} });

@@ -8,7 +8,7 @@ import { REPO_ROOT } from '../cli/cli-process.js';
 import { VIEWPORT } from './browser.js';
 
 export const SCREENSHOT_DIR = join(REPO_ROOT, 'docs', 'console');
-export const SCREENSHOTS = ['events', 'consumer', 'dead-letters', 'send'] as const;
+export const SCREENSHOTS = ['events', 'consumer', 'dead-letters', 'limits', 'send'] as const;
 const STAMP_FILE = join(SCREENSHOT_DIR, 'screenshots.json');
 
 /**

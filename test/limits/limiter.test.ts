@@ -110,6 +110,17 @@ describe('Limiter with the memory permits, on a fake clock', () => {
     expect(limiter.view('h')?.waiting).toBe(0);
   });
 
+  it('its view: the declared limits as data, the runs in progress from grant to release, an adaptive per-key rate by its lowest key', async () => {
+    const { limiter } = limiterWith({ adaptive: true, concurrency: 3, perKey: { key: (e) => e.subject, rate: { max: 10, perMs: 1_000 } } });
+    expect(limiter.view('h')).toEqual({ declared: { adaptive: true, concurrency: 3, perKey: { rate: { max: 10, perMs: 1_000 } } }, allowedPerSecond: undefined, perKeyAllowed: { keys: 0, lowestPerSecond: undefined }, waiting: 0, inProgress: 0, throttles: 0 });
+    const answers = await limiter.take('h', runs([event('a', 1), event('b', 2)], 60_000));
+    expect(limiter.view('h')?.inProgress).toBe(2);
+    limiter.throttled('h', event('a', 1));
+    expect(limiter.view('h')).toMatchObject({ inProgress: 2, throttles: 1, perKeyAllowed: { keys: 2, lowestPerSecond: 8 } });
+    for (const answer of answers) if (answer.granted) await limiter.release(answer.permit);
+    expect(limiter.view('h')?.inProgress).toBe(0);
+  });
+
   it('adaptive: a throttle lowers the allowed rate, windows that ran into it raise it again up to max', async () => {
     const { limiter, clock } = limiterWith({ adaptive: true, rate: { max: 100, perMs: 1_000 } });
     expect(limiter.view('h')?.allowedPerSecond).toBe(100);

@@ -125,7 +125,7 @@ function startWorkerWithConsole(devConsole: DevConsole | undefined): StartWorker
   return async (config, options) => {
     const { startWorker } = await import('../../worker/start.js');
     const worker = await startWorker(config, options);
-    devConsole.attach(worker.events);
+    devConsole.attach(worker);
     return worker;
   };
 }

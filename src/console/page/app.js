@@ -1,17 +1,18 @@
 // @ts-check
-/** The console page: one store fed by the server's event stream, five views chosen by the URL hash. */
+/** The console page: one store fed by the server's event stream, six views chosen by the URL hash. */
 import { consumerPage } from './consumer.js';
 import { deadLettersPage } from './dead-letters.js';
 import { deferredPage } from './deferred.js';
 import { formatTime, h, replace } from './dom.js';
 import { eventsPage } from './events.js';
+import { limitsPage } from './limits.js';
 import { sendPage } from './send.js';
 import { Store } from './store.js';
 
 /** @typedef {(root: HTMLElement, store: Store, arg: string | undefined) => (() => void)} Page */
 
 /** @type {Record<string, Page>} */
-const PAGES = { events: eventsPage, consumer: consumerPage, deferred: deferredPage, 'dead-letters': deadLettersPage, send: sendPage };
+const PAGES = { events: eventsPage, consumer: consumerPage, deferred: deferredPage, limits: limitsPage, 'dead-letters': deadLettersPage, send: sendPage };
 
 const store = new Store();
 const root = /** @type {HTMLElement} */ (document.getElementById('page'));
