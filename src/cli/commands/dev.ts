@@ -210,7 +210,7 @@ export function devCommand(context: CliContext, setExitCode: (code: number) => v
           logger.info({ url: consoleUrl }, `console at ${consoleUrl}`);
         }
         // Meant to be copied into a browser or a shell: plain text on a terminal, records on a pipe.
-        if (consoleUrl !== undefined) printHints(context.stdout, logger, `Open the console: ${consoleUrl}  (events, consumer, dead letters, send; --no-console to turn it off)`);
+        if (consoleUrl !== undefined) printHints(context.stdout, logger, `Open the console: ${consoleUrl}  (events, consumer, deferred, limits, dead letters, send; --no-console to turn it off)`);
         printHints(context.stdout, logger, curlHints(emulator.url));
         if (demo) {
           const createClient = await loadCreateClient();
