@@ -28,7 +28,7 @@ export const ErrorCodes = {
   STORE: 'DW_ERR_STORE',
   /** An operation was aborted through its AbortSignal. */
   ABORTED: 'DW_ERR_ABORTED',
-  /** A transactional handler used `ctx.tx` after its call settled, or to end the worker's transaction itself. */
+  /** A transactional handler used `ctx.tx` after its call ended, or to end the worker's transaction itself. */
   TRANSACTION: 'DW_ERR_TRANSACTION',
   /**
    * An event of a transactional batch call that succeeded, undone with the call's transaction because
@@ -146,7 +146,7 @@ export class DeadLetterError extends DurableWorkerError {
   }
 }
 
-/** `ctx.tx` used after its call settled, or to end the worker's transaction (`DW_ERR_TRANSACTION`). */
+/** `ctx.tx` used after its call ended, or to end the worker's transaction (`DW_ERR_TRANSACTION`). */
 export class TransactionError extends DurableWorkerError {
   constructor(message: string, options?: { cause?: unknown }) {
     super(ErrorCodes.TRANSACTION, message, options);

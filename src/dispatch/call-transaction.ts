@@ -46,7 +46,7 @@ export interface TransactionalCall {
   /** When the call must end: its handler's timeout or the lease deadline. */
   readonly deadlineMs: number;
   /** It ended already (an abort: the deadline, a timeout, a forced shutdown). */
-  readonly settled: boolean;
+  readonly ended: boolean;
   now(): number;
   /** The transaction is open: `ctx.tx` is its client, and an abort destroys it. */
   hold(transaction: EffectTransaction): void;
@@ -70,7 +70,7 @@ const ROLLED_BACK: CallOutcome = Object.freeze({
  * those that were ok end `failed` with DW_ERR_ROLLED_BACK (run again, not counted).
  *
  * A transaction still open at the call's deadline is destroyed by the abort (HandlerCall.abort),
- * and a call whose handler settles after its deadline never commits.
+ * and a call whose handler returns after its deadline never commits.
  */
 export async function runInTransaction(call: TransactionalCall, transactions: (() => Promise<CallTransactions>) | undefined): Promise<void> {
   const { handler, job } = call;
@@ -86,7 +86,7 @@ export async function runInTransaction(call: TransactionalCall, transactions: ((
   } catch (err) {
     return call.finish(outcomeOfError(err));
   }
-  if (call.settled) {
+  if (call.ended) {
     transaction.destroy(new Error('its call ended before its transaction opened'));
     return;
   }
@@ -114,18 +114,18 @@ export async function runInTransaction(call: TransactionalCall, transactions: ((
   try {
     value = await call.invoke(fresh);
   } catch (err) {
-    if (call.settled) return;
+    if (call.ended) return;
     await transaction.rollback();
     return call.finish(merged(outcomeOfError(err)));
   }
   // Aborted meanwhile: the abort ended the call and destroyed its transaction.
-  if (call.settled) return;
+  if (call.ended) return;
   const outcome = handler.batch === undefined ? OK : batchOutcome(value, fresh.length, handler.name);
   if (outcome.status !== 'ok' || outcome.results !== undefined) {
     await transaction.rollback();
     return call.finish(merged(rolledBack(outcome)));
   }
-  // Settled past its deadline before the abort's timer fired (a busy turn): never committed.
+  // Ended past its deadline before the abort's timer fired (a busy turn): never committed.
   if (call.now() >= call.deadlineMs) {
     transaction.destroy(new Error('deadline'));
     return call.finish({ status: 'failed', error: { message: `handler ${handler.name} ended at its deadline: its transaction was rolled back`, code: ErrorCodes.HANDLER_TIMEOUT } });

@@ -104,7 +104,7 @@ class HandlerCall implements TransactionalCall {
   readonly #clock: Clock;
   readonly #startMs: number;
   readonly #receiver: OutcomeReceiver;
-  #settled = false;
+  #ended = false;
   #controller: AbortController | undefined = undefined;
   #abortReason: Error | undefined = undefined;
   #deadlineWatch: Watch | undefined = undefined;
@@ -174,8 +174,8 @@ class HandlerCall implements TransactionalCall {
     );
   }
 
-  get settled(): boolean {
-    return this.#settled;
+  get ended(): boolean {
+    return this.#ended;
   }
 
   now(): number {
@@ -201,8 +201,8 @@ class HandlerCall implements TransactionalCall {
   }
 
   finish(outcome: CallOutcome): void {
-    if (this.#settled) return;
-    this.#settled = true;
+    if (this.#ended) return;
+    this.#ended = true;
     this.#deadlineWatch?.cancel();
     this.#signalWatch?.cancel();
     this.#receiver.end(outcome);
@@ -213,7 +213,7 @@ class HandlerCall implements TransactionalCall {
    * transactional call whose commit was sent already ends with that commit's outcome.
    */
   abort(cause: AbortCause): void {
-    if (this.#settled) return;
+    if (this.#ended) return;
     const ended = abortedOutcome(this.handler, cause);
     this.#abortReason = ended.reason;
     // Before the handler hears of the abort: a handler that goes on finds its transaction gone. A

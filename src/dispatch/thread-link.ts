@@ -40,7 +40,7 @@ export class ThreadLink {
     this.threadId = threadId;
     this.#port = port;
     this.#resend = resend;
-    port.on('message', (outcomes: OutcomesMessage) => this.#settle(outcomes));
+    port.on('message', (outcomes: OutcomesMessage) => this.#readOutcomes(outcomes));
     // Referenced only while runs are out (send): an idle link must not keep the process alive.
     port.unref();
   }
@@ -74,7 +74,7 @@ export class ThreadLink {
     if (this.#runs.size === 0 && !this.#closed) this.#port.unref();
   }
 
-  #settle(outcomes: OutcomesMessage): void {
+  #readOutcomes(outcomes: OutcomesMessage): void {
     readOutcomes(outcomes, (taskId, outcome, missed) => {
       const run = this.#runs.get(taskId);
       if (run === undefined) return;

@@ -147,7 +147,7 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
       return;
     }
     if (warmUpState === 'failed') {
-      for (const run of pending.splice(0)) if (!run.settled) run.finish({ status: 'unstarted' });
+      for (const run of pending.splice(0)) if (!run.ended) run.finish({ status: 'unstarted' });
       return;
     }
     // No thread up (all of them being replaced): the runs wait for the next link (attach).
@@ -158,7 +158,7 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
     const followers: PooledRun[] = [];
     for (const run of runs) {
       // Withdrawn before it was sent.
-      if (run.settled) continue;
+      if (run.ended) continue;
       // A lease aborted in the same turn its runs started: they never reach a thread.
       if (run.lease.aborted) run.finish({ status: 'unstarted' });
       else if (run.after !== undefined) followers.push(run);
@@ -205,11 +205,11 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
       const leader = run.after as PooledRun;
       const leaderLink = leader.link ?? planned.get(leader);
       // Its leader is a follower still on its way: next turn.
-      if (leaderLink === undefined && !leader.settled) {
+      if (leaderLink === undefined && !leader.ended) {
         sendRun(run);
         continue;
       }
-      if (leaderLink === undefined || leaderLink.closed || leader.settled) {
+      if (leaderLink === undefined || leaderLink.closed || leader.ended) {
         run.followMissed(sendRun);
         continue;
       }

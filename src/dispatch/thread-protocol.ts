@@ -202,17 +202,17 @@ export class OutcomesWriter {
   }
 }
 
-/** Calls `settle` for each run of `message`, in the order the runs ended; a plain ok comes back as `{ status: 'ok', durationMs }`. */
-export function readOutcomes(message: OutcomesMessage, settle: (taskId: number, outcome: DispatchResult, missed: boolean) => void): void {
+/** Calls `report` for each run of `message`, in the order the runs ended; a plain ok comes back as `{ status: 'ok', durationMs }`. */
+export function readOutcomes(message: OutcomesMessage, report: (taskId: number, outcome: DispatchResult, missed: boolean) => void): void {
   const { taskIds, okDurationsMs, others } = message;
   let other = 0;
   for (let i = 0; i < taskIds.length; i++) {
     const durationMs = okDurationsMs[i] as number;
     const taskId = taskIds[i] as number;
-    if (durationMs !== NOT_OK_DURATION) settle(taskId, { status: 'ok', durationMs }, false);
+    if (durationMs !== NOT_OK_DURATION) report(taskId, { status: 'ok', durationMs }, false);
     else {
       const reported = others[other++] as RunReport;
-      settle(taskId, reported.outcome, reported.missed === true);
+      report(taskId, reported.outcome, reported.missed === true);
     }
   }
 }

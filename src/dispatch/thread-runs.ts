@@ -46,8 +46,8 @@ export class PooledRun {
   #link: ThreadLink | undefined = undefined;
   #states: Uint8Array | undefined = undefined;
   #index = -1;
-  #settled = false;
-  /** How it ended, once settled. */
+  #ended = false;
+  /** How it ended, once it did. */
   #result: DispatchResult | undefined = undefined;
   #ownTimeout: Watch | undefined = undefined;
 
@@ -71,8 +71,8 @@ export class PooledRun {
     this.#index = index;
   }
 
-  get settled(): boolean {
-    return this.#settled;
+  get ended(): boolean {
+    return this.#ended;
   }
 
   get link(): ThreadLink | undefined {
@@ -86,11 +86,11 @@ export class PooledRun {
   }
 
   finish(result: DispatchResult): void {
-    if (this.#settled) return;
-    this.#settled = true;
+    if (this.#ended) return;
+    this.#ended = true;
     this.#result = result;
     this.#ownTimeout?.cancel();
-    this.lease.runSettled();
+    this.lease.runEnded();
     this.run.end(result);
   }
 
@@ -121,7 +121,7 @@ export class PooledRun {
    * when it has started or ended otherwise.
    */
   withdraw(): boolean {
-    if (this.#settled) return this.#result?.status === 'unstarted';
+    if (this.#ended) return this.#result?.status === 'unstarted';
     const recorded = this.recorded();
     if (recorded?.status !== 'unstarted') return false;
     this.#link?.forget(this.taskId);
@@ -131,17 +131,17 @@ export class PooledRun {
 
   /**
    * Its thread got it after the run it follows had ended there (ThreadJobOutcome.missed), or that
-   * run's thread is gone. Settled, that run has told the main thread how it ended: after an ok this
-   * one runs as any run; else it never starts. Not settled, that run was itself sent again
+   * run's thread is gone. Ended, that run has told the main thread how it ended: after an ok this
+   * one runs as any run; else it never starts. Not ended, that run was itself sent again
    * elsewhere (it had missed its own leader): this one follows it there.
    */
   followMissed(send: (run: PooledRun) => void): void {
-    if (this.#settled) return;
+    if (this.#ended) return;
     const after = this.after;
     this.#link = undefined;
     this.#states = undefined;
     this.taskId = 0;
-    if (after !== undefined && !after.settled && after.link?.closed !== true) return send(this);
+    if (after !== undefined && !after.ended && after.link?.closed !== true) return send(this);
     this.after = undefined;
     if (after !== undefined && !after.endedOk) return this.finish(UNSTARTED);
     send(this);
@@ -149,7 +149,7 @@ export class PooledRun {
 
   /** The thread did not answer in time: what it recorded of the run stands; else the run fails and its thread is suspected. */
   giveUp(failure: DispatchResult, pool: RunPool): void {
-    if (this.#settled) return;
+    if (this.#ended) return;
     // First: a follower not started never will, so the state read below decides for both (the
     // thread records this run's end before it starts the follower).
     this.follower?.withdraw();
@@ -177,7 +177,7 @@ export class PooledLease implements LeaseDispatch {
   readonly #pool: RunPool;
   readonly #signal: AbortSignal;
   readonly #runs: PooledRun[] = [];
-  #unsettled = 0;
+  #running = 0;
   #deadlineWatch: Watch | undefined = undefined;
   #signalWatch: Watch | undefined = undefined;
   #graceTimer: NodeJS.Timeout | undefined = undefined;
@@ -227,12 +227,12 @@ export class PooledLease implements LeaseDispatch {
     const pooled = new PooledRun(run, this, handler, pool, after);
     pooledRuns.set(run, pooled);
     this.#runs.push(pooled);
-    this.#unsettled++;
+    this.#running++;
     pool.send(pooled);
   }
 
-  runSettled(): void {
-    this.#unsettled--;
+  runEnded(): void {
+    this.#running--;
   }
 
   close(): void {
@@ -243,8 +243,8 @@ export class PooledLease implements LeaseDispatch {
   }
 
   #each(action: (run: PooledRun) => void): void {
-    if (this.#unsettled === 0) return;
-    for (const run of this.#runs) if (!run.settled) action(run);
+    if (this.#running === 0) return;
+    for (const run of this.#runs) if (!run.ended) action(run);
   }
 
   /** The lease deadline or a forced shutdown: abort its running runs, give up on the silent ones after the grace. */

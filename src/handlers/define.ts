@@ -93,7 +93,7 @@ export interface HandlerContext<R = unknown> {
    * Transactional handlers only (`transactional: true`; undefined for the others): a `pg` client
    * inside the worker's open transaction, on the database of the `postgres://` idempotency store.
    * Its writes commit together with the done marks of the call's events, or roll back with them.
-   * Valid until the call settles; the worker begins and ends the transaction, never the handler.
+   * Valid until the call ends; the worker begins and ends the transaction, never the handler.
    */
   tx?: TransactionClient;
 }

@@ -38,7 +38,7 @@ export interface TransactionQueryConfig {
 }
 
 /**
- * A `pg` client inside the worker's open transaction. Valid only until the handler's call settles:
+ * A `pg` client inside the worker's open transaction. Valid only until the handler's call ends:
  * later queries reject. Its statements commit together with the event's done mark, or not at all;
  * so it must not end the transaction itself (`BEGIN`, `COMMIT`, `ROLLBACK` reject; a `SAVEPOINT`
  * and `ROLLBACK TO SAVEPOINT` are fine). A transaction ended some other way is found at the commit:
@@ -79,7 +79,7 @@ export class TransactionView implements TransactionClient {
   query<R extends TransactionRow = any>(config: TransactionQueryConfig): Promise<TransactionQueryResult<R>>;
   query(textOrConfig: string | TransactionQueryConfig, values?: readonly unknown[]): Promise<TransactionQueryResult> {
     const query = this.#query;
-    if (query === undefined) return Promise.reject(new TransactionError(`ctx.tx cannot be used after its handler call settled (${this.#closedBecause})`));
+    if (query === undefined) return Promise.reject(new TransactionError(`ctx.tx cannot be used after its handler call ended (${this.#closedBecause})`));
     const text = typeof textOrConfig === 'string' ? textOrConfig : textOrConfig?.text;
     if (typeof text === 'string' && ENDS_TRANSACTION.test(text)) {
       return Promise.reject(

@@ -107,7 +107,7 @@ export class PullController {
   /** A lease's ack was answered: a 429 wait ends (the ack made room), and room may allow a pull. */
   ackAnswered(): void {
     // A probe whose lease needed no claim (or never got one) says nothing of the store: let another go.
-    this.#store.probeSettled();
+    this.#store.probeAnswered();
     this.#workSeenAtPull = this.#pullsSent;
     if (this.#wait === 'throttled') this.#endWait();
     this.#o.onIdle(this.idle);
@@ -142,14 +142,14 @@ export class PullController {
       // Not the drain signal: a pull aborted mid-flight could leave a lease behind on the server.
       result = await o.api.pull(o.destination, { limit: o.limit, visibilitySeconds: o.visibilitySeconds, workerId: slot.id }, o.forceSignal);
     } catch (err) {
-      this.#settled(pull);
-      this.#store.probeSettled();
+      this.#answered(pull);
+      this.#store.probeAnswered();
       o.ids.release(slot);
       if (!o.forceSignal.aborted && !isAbortError(err)) this.#failed(slot, err, sentAtMs);
       return this.maybePull();
     }
-    this.#settled(pull);
-    if (result.status !== 200) this.#store.probeSettled();
+    this.#answered(pull);
+    if (result.status !== 200) this.#store.probeAnswered();
     try {
       this.#take(slot, result, sentAtMs, pull);
     } catch (err) {
@@ -159,7 +159,7 @@ export class PullController {
   }
 
   /** A pull was answered (or failed): it is no longer in flight. */
-  #settled(pull: number): void {
+  #answered(pull: number): void {
     this.#outstanding.delete(pull);
     if (this.#stopped && this.pulling === 0) this.#onStopped?.();
   }

@@ -33,7 +33,7 @@ export class StoreProbe {
   }
 
   /** The probe's pull brought no claim to make (no lease, its lease acked): another may go. */
-  probeSettled(): void {
+  probeAnswered(): void {
     this.#probeOut = false;
   }
 
