@@ -216,11 +216,11 @@ export interface LegacyImportVerified {
 export interface JobContext {
   /** This handler's attempt on this event: its failed runs so far + 1 (kept in the idempotency store). */
   attempt: number;
-  /** The lease's delivery attempt (the platform's `attempt`: how often the batch was handed out). */
+  /** The lease's delivery attempt (the platform's `attempt`: how often its events were handed out). */
   deliveryAttempt: number;
   generation: number;
   workerId: string;
   leaseId: string;
-  /** Epoch ms of the lease deadline (lease expiry minus the safety margin). */
-  deadlineMs: number;
+  /** Epoch ms of the lease deadline (lease expiry minus the safety margin); a handler's own `ctx.deadlineMs` may come sooner (its timeout). */
+  leaseDeadlineMs: number;
 }

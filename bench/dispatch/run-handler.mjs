@@ -27,7 +27,7 @@ const IN_FLIGHT = 100;
 const handler = { name: 'noop', types: ['*'], handle: async () => {} };
 const batchSignal = new AbortController().signal;
 const deadlineMs = Date.now() + 600_000;
-const jobContext = { attempt: 1, generation: 1, workerId: 'w-0', leaseId: 'l-1', deadlineMs };
+const jobContext = { attempt: 1, generation: 1, workerId: 'w-0', leaseId: 'l-1', leaseDeadlineMs: deadlineMs };
 const jobs = Array.from({ length: IN_FLIGHT }, (_, i) => ({ handler: 'noop', event: { id: `e-${i}`, type: 't', subject: `s-${i}` }, ctx: jobContext }));
 const options = { signal: batchSignal, logger: () => ({}) };
 

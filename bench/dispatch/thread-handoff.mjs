@@ -51,7 +51,7 @@ async function measure(way, kind) {
   await new Promise((resolve) => thread.once('online', resolve));
   let received = 0;
   const allReceived = new Promise((resolve) => thread.on('message', (count) => (received += count) === EVENTS && resolve()));
-  const ctx = { attempt: 1, generation: 1, workerId: 'w-0', leaseId: 'lease', deadlineMs: Date.now() + 30_000 };
+  const ctx = { attempt: 1, generation: 1, workerId: 'w-0', leaseId: 'lease', leaseDeadlineMs: Date.now() + 30_000 };
   const start = process.threadCpuUsage();
   let parseUs = 0;
   for (const text of texts) {

@@ -20,7 +20,7 @@ const ROUNDS = Number(values.rounds);
 
 const events: CloudEvent[] = Array.from({ length: BATCH }, (_, i) => ({ specversion: '1.0', id: `e${i}`, type: 't', subject: `s${i % 7}`, sequence: String(i + 1), data: null }));
 const batch: LeaseBatch = { leaseId: 'l', generation: 1, attempt: 1, events };
-const ctx = { attempt: 1, deliveryAttempt: 1, generation: 1, workerId: 'w-0', leaseId: 'l', deadlineMs: 0 };
+const ctx = { attempt: 1, deliveryAttempt: 1, generation: 1, workerId: 'w-0', leaseId: 'l', leaseDeadlineMs: 0 };
 const claim = async () => 0;
 let sink = 0;
 

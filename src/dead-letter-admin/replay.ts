@@ -215,7 +215,7 @@ export class ReplayRun {
       generation: record.generation,
       workerId: this.#owner,
       leaseId: `replay:${record.id}`,
-      deadlineMs,
+      leaseDeadlineMs: deadlineMs,
     };
     const signal = this.#resources.signal ?? new AbortController().signal;
     const job: DispatchJob = { handler: record.handler, event: record.event, ctx };

@@ -82,7 +82,7 @@ export async function runInTransaction(call: TransactionalCall, transactions: ((
   try {
     // The server ends the transaction on its own a second after the deadline: a process frozen
     // or cut off mid-call holds the keys' locks no longer than its lease.
-    transaction = await (await transactions()).begin(keys, { serverTimeoutMs: Math.max(1_000, job.ctx.deadlineMs - call.now() + 1_000), prefix: job.keyPrefix });
+    transaction = await (await transactions()).begin(keys, { serverTimeoutMs: Math.max(1_000, job.ctx.leaseDeadlineMs - call.now() + 1_000), prefix: job.keyPrefix });
   } catch (err) {
     return call.finish(outcomeOfError(err));
   }

@@ -43,7 +43,7 @@ export interface RunHandlerOptions {
 /** When the run must end: the earlier of the lease deadline and the handler's own timeout. */
 export function effectiveDeadlineMs(handler: Pick<LoadedHandler, 'timeoutMs'>, job: DispatchJob, startMs: number, defaultTimeoutMs?: number): number {
   const timeoutMs = handler.timeoutMs ?? defaultTimeoutMs;
-  return timeoutMs === undefined ? job.ctx.deadlineMs : Math.min(job.ctx.deadlineMs, startMs + timeoutMs);
+  return timeoutMs === undefined ? job.ctx.leaseDeadlineMs : Math.min(job.ctx.leaseDeadlineMs, startMs + timeoutMs);
 }
 
 /** Why a run was cut short: its own timeout, the lease deadline, or the caller's signal (with its reason). */
@@ -124,7 +124,7 @@ class HandlerCall implements TransactionalCall {
 
   start(handle: LoadedHandler['handle']): void {
     const clock = this.#clock;
-    const ownTimeout = this.deadlineMs < this.job.ctx.deadlineMs;
+    const ownTimeout = this.deadlineMs < this.job.ctx.leaseDeadlineMs;
     if (ownTimeout || clock !== systemClock) {
       // A fake clock (durable-worker/testing) gets a timer per run, so a finished run leaves none.
       const afterMs = this.deadlineMs - this.#startMs;

@@ -205,7 +205,7 @@ class ThreadRun {
     const taskId = this.#taskId;
     const job = this.#job;
     // A run whose lease deadline passed on its way never starts: the lease requeues it.
-    if (Date.now() >= job.ctx.deadlineMs) return this.#unstarted();
+    if (Date.now() >= job.ctx.leaseDeadlineMs) return this.#unstarted();
     // Before the handler can run (and perhaps kill or block the thread): the main thread reads the
     // states when outcomes do not come. A run it withdrew never starts, nor do the ones behind it
     // (it withdraws them as it drops them).

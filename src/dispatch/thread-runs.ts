@@ -60,7 +60,7 @@ export class PooledRun {
     // thread. Not a follower: it starts when its leader ends, however long that takes (its thread
     // times it from then; a thread blocked meanwhile is found through the leader's watch).
     const deadlineMs = after === undefined ? effectiveDeadlineMs(handler, run.job, Date.now(), pool.defaultTimeoutMs) : Number.POSITIVE_INFINITY;
-    if (deadlineMs < run.job.ctx.deadlineMs) this.#ownTimeout = atDeadline(systemClock, deadlineMs + pool.graceMs, () => this.missedDeadline(pool));
+    if (deadlineMs < run.job.ctx.leaseDeadlineMs) this.#ownTimeout = atDeadline(systemClock, deadlineMs + pool.graceMs, () => this.missedDeadline(pool));
   }
 
   /** It went to `link`'s thread as `taskId`, its state at `states[index]`. */
@@ -221,7 +221,7 @@ export class PooledLease implements LeaseDispatch {
     if (this.#signal.aborted) return run.end(UNSTARTED);
     if (this.#runs.length === 0) {
       // Every run of the lease shares its deadline: one watch (and one timer per deadline, abort-fanout.ts).
-      this.#deadlineWatch = atDeadline(systemClock, run.job.ctx.deadlineMs + pool.graceMs, () => this.#each((r) => r.missedDeadline(pool)));
+      this.#deadlineWatch = atDeadline(systemClock, run.job.ctx.leaseDeadlineMs + pool.graceMs, () => this.#each((r) => r.missedDeadline(pool)));
       this.#signalWatch = whenAborted(this.#signal, (reason) => this.#aborted(reason));
     }
     const pooled = new PooledRun(run, this, handler, pool, after);

@@ -39,7 +39,7 @@ export function runBatchHandler(handler: unknown, events: readonly CloudEvent[],
       workerId: options.workerId ?? 'test-worker-0',
       leaseId: options.leaseId ?? 'test-lease',
       // One lease: every call shares its deadline.
-      deadlineMs: (clock?.now() ?? Date.now()) + (options.leaseMs ?? 60_000),
+      leaseDeadlineMs: (clock?.now() ?? Date.now()) + (options.leaseMs ?? 60_000),
     };
     const runOptions = { signal: options.signal, logger: (bindings: Record<string, unknown>) => captureLogger(logs, bindings), defaultTimeoutMs: options.defaultTimeoutMs, clock };
     const outcomes: EventNext[] = [];

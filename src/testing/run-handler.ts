@@ -149,7 +149,7 @@ function runOnce(loaded: LoadedHandler, event: CloudEvent, options: RunHandlerOp
       generation: options.generation ?? 1,
       workerId: options.workerId ?? 'test-worker-0',
       leaseId: options.leaseId ?? 'test-lease',
-      deadlineMs: nowMs + (options.leaseMs ?? 60_000),
+      leaseDeadlineMs: nowMs + (options.leaseMs ?? 60_000),
     },
   };
   // Called synchronously (also in a transaction): the deadline timer is armed before this returns, so `clock.advance` fires it.

@@ -111,7 +111,7 @@ export class HeldLease implements LeaseView {
     this.#ack = options?.ack ?? acknowledgeLease;
     this.log = context.logger.child({ workerId: slot.id, leaseId: batch.leaseId, generation: batch.generation, deliveryAttempt: batch.attempt });
     // attempt 1 for every run without failures behind it; HandlerRun gives the others their own.
-    this.jobContext = { attempt: 1, deliveryAttempt: batch.attempt, generation: batch.generation, workerId: slot.id, leaseId: batch.leaseId, deadlineMs: this.deadlineMs };
+    this.jobContext = { attempt: 1, deliveryAttempt: batch.attempt, generation: batch.generation, workerId: slot.id, leaseId: batch.leaseId, leaseDeadlineMs: this.deadlineMs };
     this.doneMarks = new DoneMarkWriter(context.store, this.log, this.#pendingWrites, (err) => context.storeFailed(err));
     // Every handler run in flight listens to the lease's signal.
     setMaxListeners(0, this.#abort.signal);

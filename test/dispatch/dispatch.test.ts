@@ -24,7 +24,7 @@ function event(type: string, data: unknown): CloudEvent {
 }
 
 function job(handler: string, ev: CloudEvent): DispatchJob {
-  return { handler, event: ev, ctx: { attempt: 1, deliveryAttempt: 1, generation: 1, workerId: 'w-0', leaseId: 'lease-1', deadlineMs: Date.now() + 60_000 } };
+  return { handler, event: ev, ctx: { attempt: 1, deliveryAttempt: 1, generation: 1, workerId: 'w-0', leaseId: 'lease-1', leaseDeadlineMs: Date.now() + 60_000 } };
 }
 
 async function dispatcherFor(isolation: 'thread' | 'none', dir: string): Promise<Dispatcher> {

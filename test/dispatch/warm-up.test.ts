@@ -17,7 +17,7 @@ const silent = pino({ level: 'silent' });
 
 function job(handler: string, data: unknown): DispatchJob {
   const event = { specversion: '1.0', id: `e-${Math.random()}`, type: 'behave.test', subject: 's-1', sequence: '1', data } as const;
-  return { handler, event, ctx: { attempt: 1, deliveryAttempt: 1, generation: 1, workerId: 'w-0', leaseId: 'lease-1', deadlineMs: Date.now() + 60_000 } };
+  return { handler, event, ctx: { attempt: 1, deliveryAttempt: 1, generation: 1, workerId: 'w-0', leaseId: 'lease-1', leaseDeadlineMs: Date.now() + 60_000 } };
 }
 
 async function start(dir: string) {

@@ -21,7 +21,7 @@ function event(id: string, traced: boolean): CloudEvent {
 }
 
 const batch: LeaseBatch = { leaseId: 'lease-1', generation: 2, attempt: 3, events: [event('1', true), event('2', false)] };
-const ctx = { attempt: 1, deliveryAttempt: 3, generation: 2, workerId: 'w-0', leaseId: 'lease-1', deadlineMs: Date.now() + 60_000 };
+const ctx = { attempt: 1, deliveryAttempt: 3, generation: 2, workerId: 'w-0', leaseId: 'lease-1', leaseDeadlineMs: Date.now() + 60_000 };
 
 /** One lease's life through the tracer: a traced and an untraced event, one of them failing. */
 async function traceOneLease(tracing: Tracing): Promise<void> {
