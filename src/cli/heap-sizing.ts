@@ -17,7 +17,7 @@ export const MAIN_SEMI_SPACE_MIB = 8;
 
 /**
  * The same with `--isolation none`: no handler thread heaps, and the main thread runs every
- * handler. Each scavenge copies the events of the batches in progress, whatever the semi-space
+ * handler. Each scavenge copies the events of the leases in flight, whatever the semi-space
  * size, so a larger one means fewer of them, and less time spent in them.
  */
 export const IN_PROCESS_MAIN_SEMI_SPACE_MIB = 16;

@@ -26,9 +26,9 @@ export interface WorkerConfig {
   limit: number;
   /** Lease seconds 1..600 (default 60). */
   visibilitySeconds: number;
-  /** Events in progress at once per worker (default 8). */
+  /** Events in flight at once per worker (default 8). */
   concurrency: number;
-  /** Events in progress at once in the process, across its leases (default: workers x concurrency; see flowLimits). */
+  /** Events in flight at once in the process, across its leases (default: workers x concurrency; see flowLimits). */
   maxInProgress?: number;
   /** Leases held at once, pulls and acks on their way included: the workerId pool's size (default: see flowLimits). */
   maxLeases?: number;
@@ -79,7 +79,7 @@ export interface WorkerConfig {
   forwardMode: 'binary' | 'structured';
   /** `--forward-rate`: the forwarding handler's rate (`MAX/PER`, `adaptive`, `adaptive:MAX/PER`). */
   forwardRate?: string;
-  /** `--forward-concurrency`: the forwarding handler's requests in progress at once. */
+  /** `--forward-concurrency`: the forwarding handler's requests in flight at once. */
   forwardConcurrency?: number;
   /** Per-event handler timeout in ms; default: until the lease deadline. */
   handlerTimeoutMs?: number;

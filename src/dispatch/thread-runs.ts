@@ -177,7 +177,7 @@ export class PooledLease implements LeaseDispatch {
   readonly #pool: RunPool;
   readonly #signal: AbortSignal;
   readonly #runs: PooledRun[] = [];
-  #running = 0;
+  #notEnded = 0;
   #deadlineWatch: Watch | undefined = undefined;
   #signalWatch: Watch | undefined = undefined;
   #graceTimer: NodeJS.Timeout | undefined = undefined;
@@ -227,12 +227,12 @@ export class PooledLease implements LeaseDispatch {
     const pooled = new PooledRun(run, this, handler, pool, after);
     pooledRuns.set(run, pooled);
     this.#runs.push(pooled);
-    this.#running++;
+    this.#notEnded++;
     pool.send(pooled);
   }
 
   runEnded(): void {
-    this.#running--;
+    this.#notEnded--;
   }
 
   close(): void {
@@ -243,7 +243,7 @@ export class PooledLease implements LeaseDispatch {
   }
 
   #each(action: (run: PooledRun) => void): void {
-    if (this.#running === 0) return;
+    if (this.#notEnded === 0) return;
     for (const run of this.#runs) if (!run.ended) action(run);
   }
 

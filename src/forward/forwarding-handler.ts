@@ -29,7 +29,7 @@ export interface ForwardingHandlerOptions {
   dispatcher?: Dispatcher;
   /** `--forward-rate`: `MAX/PER`, `adaptive` or `adaptive:MAX/PER` (forward-limits.ts). Default: no rate. */
   rate?: string | undefined;
-  /** `--forward-concurrency`: requests in progress at once. Default: no bound of its own. */
+  /** `--forward-concurrency`: requests in flight at once. Default: no bound of its own. */
   concurrency?: number | undefined;
 }
 

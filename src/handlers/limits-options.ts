@@ -18,7 +18,7 @@ export interface PerKeyLimits {
   /** The key of an event; events with the same key share the limits below. */
   key: (event: CloudEvent) => string;
   rate?: RateLimit;
-  /** Runs in progress at once for one key. */
+  /** Runs in flight at once for one key. */
   concurrency?: number;
 }
 
@@ -31,7 +31,7 @@ export interface PerKeyLimits {
 export interface HandlerLimits {
   /** At most `max` run starts in any window of `per`, for the handler as a whole. */
   rate?: RateLimit;
-  /** Runs in progress at once, for the handler as a whole. */
+  /** Runs in flight at once, for the handler as a whole. */
   concurrency?: number;
   perKey?: PerKeyLimits;
   /**

@@ -144,7 +144,7 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
       this.set(destination, backlog.ageSeconds());
     },
   });
-  const inFlight = new Gauge({ name: METRIC_NAMES.inFlight, help: 'Events in progress across the process (at most --max-in-progress)', registers });
+  const inFlight = new Gauge({ name: METRIC_NAMES.inFlight, help: 'Events in flight across the process (at most --max-in-progress)', registers });
   // Flow control (docs/operations.md, "Flow control"): written per lease, not per event.
   const leasesHeld = new Gauge({ name: METRIC_NAMES.leasesHeld, help: 'Leases held: pulled and not yet acknowledged, an ack on its way included (at most --max-leases)', registers });
   const pullDuration = new Histogram({ name: METRIC_NAMES.pullDuration, help: 'Time from sending a pull to its answer (or failure)', buckets: ROUND_TRIP_BUCKETS_SECONDS, registers });

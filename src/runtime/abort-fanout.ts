@@ -124,7 +124,7 @@ let lastDeadline: DeadlineEntry | undefined;
  * Calls `callback` at `deadlineMs` on `clock`. Every run of a batch has the same lease deadline, so
  * they share one timer instead of arming and clearing one each. An entry left empty is cleared when
  * the next deadline is registered (batches of one worker follow each other), so the timers alive
- * stay about one per batch in progress; an empty entry's timer is unref'd so it never keeps a
+ * stay about one per lease in flight; an empty entry's timer is unref'd so it never keeps a
  * finished process alive.
  */
 export function atDeadline(clock: Clock, deadlineMs: number, callback: () => void): Watch {

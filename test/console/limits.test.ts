@@ -1,7 +1,7 @@
 /**
  * The console's Limits page's API over real HTTP, on a real worker (in-process emulator, a real
  * handler module declaring limits): the declared and current values, the runs waiting for a permit
- * and in progress, those deferred to the store for their limit, the throttles heard, and the worker
+ * and in flight, those deferred to the store for their limit, the throttles heard, and the worker
  * followed as `dev --watch` replaces it.
  */
 import { join } from 'node:path';
@@ -46,7 +46,7 @@ async function startWorkerOn(handlersDir: string, destination: string) {
 }
 
 describe('the Limits page\'s API', () => {
-  it('shows a handler\'s declared limits and what they do now: runs waiting for a permit and in progress, throttles heard, the adaptive rate', async () => {
+  it('shows a handler\'s declared limits and what they do now: runs waiting for a permit and in flight, throttles heard, the adaptive rate', async () => {
     const { devConsole, limits } = await startConsole();
     expect(await limits()).toMatchObject({ running: false, scope: null, handlers: [] });
     const destination = await createConsumer(t.emulator, 'console-limits');
@@ -64,7 +64,7 @@ describe('the Limits page\'s API', () => {
     cleanups.push(() => open());
     appendBehave(t.emulator, 4, () => ({ hold: true }), (i) => `held-${i}`, 'console.limited');
     let seen: any;
-    await waitFor('two runs in progress and two waiting for a permit', async () => {
+    await waitFor('two runs in flight and two waiting for a permit', async () => {
       seen = (await limits()).handlers[0];
       return seen.inProgress === 2 && seen.waiting === 2;
     });

@@ -67,7 +67,7 @@ export function limitsPage(root, _store) {
           h('th', {}, 'handler'),
           h('th', {}, 'declared'),
           h('th', {}, 'allowed now'),
-          h('th', { class: 'num' }, 'in progress'),
+          h('th', { class: 'num' }, 'in flight'),
           h('th', { class: 'num', title: 'runs waiting in their lease for a permit' }, 'waiting'),
           h('th', { class: 'num', title: 'runs deferred to the store until their limit lets them start' }, 'deferred'),
           h('th', { class: 'num', title: 'RetryLaterError, or a 429/503 with Retry-After to the forwarding handler' }, '429s seen'),
