@@ -1,6 +1,7 @@
 // `npm run lint`: type-aware checks of promises, the mistakes an async-heavy codebase makes
 // silently (a promise nobody awaits or catches; an async function where a callback must return
-// void), over the TypeScript sources, tests, benchmarks and examples. Formatting is not checked here.
+// void), over the TypeScript sources, tests, benchmarks and examples. Formatting is Prettier's
+// (.prettierrc.json), which `npm run lint` runs after this.
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(

@@ -6,7 +6,8 @@ import { defineConfig } from 'vitest/config';
  * one when it starts nothing: no emulator or worker, no process, no server, no Redis or PostgreSQL,
  * no built dist/. What a file imports or calls decides, so a new test joins or leaves by itself.
  */
-const STARTS_SOMETHING = /startEmulator|emulatorForFile|withEmulator|startWorker|harness|child_process|spawn|runCli|fork\(|REDIS_URL|DATABASE_URL|PGBOUNCER_URL|dist\/|helm|promtool|chromium|bench\/|fetch\(/;
+const STARTS_SOMETHING =
+  /startEmulator|emulatorForFile|withEmulator|startWorker|harness|child_process|spawn|runCli|fork\(|REDIS_URL|DATABASE_URL|PGBOUNCER_URL|dist\/|helm|promtool|chromium|bench\/|fetch\(/;
 
 const quick = readdirSync('test', { recursive: true, encoding: 'utf8' })
   .filter((file) => file.endsWith('.test.ts'))

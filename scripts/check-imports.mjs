@@ -67,10 +67,7 @@ const DECLARATION = /\.d\.(?:ts|mts|cts)$/;
 // --- reading imports ------------------------------------------------------------------------------
 
 /** Words after which a `/` starts a regular expression rather than a division. */
-const BEFORE_REGEX = new Set([
-  'return', 'typeof', 'case', 'do', 'else', 'in', 'of', 'new', 'delete', 'void', 'throw', 'instanceof',
-  'yield', 'await',
-]);
+const BEFORE_REGEX = new Set(['return', 'typeof', 'case', 'do', 'else', 'in', 'of', 'new', 'delete', 'void', 'throw', 'instanceof', 'yield', 'await']);
 
 /**
  * The code's tokens with comments dropped and strings kept whole, enough to find import statements:
@@ -212,8 +209,23 @@ export function readImports(text, { javascript = false } = {}) {
 
 /** Tokens that end an `import`/`export` statement that has no `from` (or begin the next one). */
 const STATEMENT_END = new Set([
-  ';', '=', 'function', 'class', 'const', 'let', 'var', 'interface', 'enum', 'default', 'abstract', 'async',
-  'declare', 'namespace', 'module', 'import', 'export',
+  ';',
+  '=',
+  'function',
+  'class',
+  'const',
+  'let',
+  'var',
+  'interface',
+  'enum',
+  'default',
+  'abstract',
+  'async',
+  'declare',
+  'namespace',
+  'module',
+  'import',
+  'export',
 ]);
 
 /** From an `import`/`export` keyword: the `from '...'` that closes its statement, and its kind. */
@@ -269,7 +281,10 @@ function sourceFiles(dir) {
 function resolveSpecifier(fromFile, specifier) {
   const base = resolve(dirname(fromFile), specifier);
   const candidates = [base];
-  const swapped = base.replace(/\.js$/, '.ts').replace(/\.mjs$/, '.mts').replace(/\.cjs$/, '.cts');
+  const swapped = base
+    .replace(/\.js$/, '.ts')
+    .replace(/\.mjs$/, '.mts')
+    .replace(/\.cjs$/, '.cts');
   if (swapped !== base) candidates.push(swapped);
   candidates.push(`${base}.ts`, `${base}.js`, join(base, 'index.ts'), join(base, 'index.js'));
   return candidates.find((path) => existsSync(path) && statSync(path).isFile());
@@ -372,7 +387,10 @@ export function check({ root = ROOT, layers = LAYERS, allowedUpward = ALLOWED_UP
   const problems = [];
 
   // (a) circles between files
-  const fileCircles = circles(files, edges.map((e) => [e.from, e.to]));
+  const fileCircles = circles(
+    files,
+    edges.map((e) => [e.from, e.to]),
+  );
   for (const members of fileCircles) {
     const inside = new Set(members);
     const arrows = edges.filter((e) => inside.has(e.from) && inside.has(e.to));
@@ -397,9 +415,7 @@ export function check({ root = ROOT, layers = LAYERS, allowedUpward = ALLOWED_UP
     unitEdges.get(key).push(edge);
   }
   const units = [...new Set(files.map((f) => unitOf(f)))].sort();
-  const unitArrows = [...unitEdges]
-    .filter(([, list]) => list.some((e) => !allowed.has(`${e.from}\0${e.to}`)))
-    .map(([key]) => key.split('\0'));
+  const unitArrows = [...unitEdges].filter(([, list]) => list.some((e) => !allowed.has(`${e.from}\0${e.to}`))).map(([key]) => key.split('\0'));
   for (const members of circles(units, unitArrows)) {
     const inside = new Set(members);
     const arrows = unitArrows.filter(([a, b]) => inside.has(a) && inside.has(b)).sort();
@@ -408,7 +424,13 @@ export function check({ root = ROOT, layers = LAYERS, allowedUpward = ALLOWED_UP
     const down = (a, b) => layerOf.get(a) > layerOf.get(b);
     const lines = arrows
       .filter(([a, b]) => !down(a, b))
-      .map(([a, b]) => `  ${a} → ${b}:\n${unitEdges.get(`${a}\0${b}`).map((e) => `  ${describeEdge(e)}`).join('\n')}`);
+      .map(
+        ([a, b]) =>
+          `  ${a} → ${b}:\n${unitEdges
+            .get(`${a}\0${b}`)
+            .map((e) => `  ${describeEdge(e)}`)
+            .join('\n')}`,
+      );
     const downward = arrows.filter(([a, b]) => down(a, b)).map(([a, b]) => `${a} → ${b}`);
     if (downward.length > 0) lines.push(`  closed by the downward arrows ${downward.join(', ')}`);
     problems.push({ kind: 'folder cycle', text: `folder cycle between ${members.join(', ')}:\n${lines.join('\n')}` });

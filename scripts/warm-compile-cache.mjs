@@ -15,12 +15,25 @@ const handlers = join(dir, 'handlers');
 mkdirSync(handlers);
 // The package entry by its resolved URL (the temporary folder has no node_modules): the very file the
 // image's handlers load from /app/node_modules.
-writeFileSync(join(handlers, 'warm.mjs'), `import { defineHandler } from ${JSON.stringify(import.meta.resolve('durable-worker'))};\nexport default defineHandler({ type: '*', async handle() {} });\n`);
+writeFileSync(
+  join(handlers, 'warm.mjs'),
+  `import { defineHandler } from ${JSON.stringify(import.meta.resolve('durable-worker'))};\nexport default defineHandler({ type: '*', async handle() {} });\n`,
+);
 const emulator = await startEmulator({ port: 0 });
 try {
   emulator.appendEvents('dev-tenant', [{ type: 'warm.up', subject: 'warm', data: {} }]);
   const args = ['run', '--base-url', emulator.url, '--destination', 'dev-consumer', '--api-key', 'dev-api-key', '--handlers', handlers];
-  args.push('--metrics-port', '0', '--exit-when-idle', '--log-level', 'warn', '--idempotency', `sqlite:${join(dir, 'idempotency.sqlite')}`, '--dead-letter', `file:${join(dir, 'dead-letter.jsonl')}`);
+  args.push(
+    '--metrics-port',
+    '0',
+    '--exit-when-idle',
+    '--log-level',
+    'warn',
+    '--idempotency',
+    `sqlite:${join(dir, 'idempotency.sqlite')}`,
+    '--dead-letter',
+    `file:${join(dir, 'dead-letter.jsonl')}`,
+  );
   const child = spawn('durable-worker', args, { stdio: 'inherit' });
   const code = await new Promise((resolve, reject) => child.on('exit', resolve).on('error', reject));
   if (code !== 0) throw new Error(`warm-compile-cache: durable-worker run exited ${code}`);

@@ -4,16 +4,7 @@
  */
 
 /** Property data types of the spec; `null` means "no type configured". */
-export type PropertyDataType =
-  | 'Text'
-  | 'LocalizedText'
-  | 'List'
-  | 'LocalizedList'
-  | 'Boolean'
-  | 'Timestamp'
-  | 'Integer'
-  | 'Decimal'
-  | 'Wildcard';
+export type PropertyDataType = 'Text' | 'LocalizedText' | 'List' | 'LocalizedList' | 'Boolean' | 'Timestamp' | 'Integer' | 'Decimal' | 'Wildcard';
 
 export type PropertyValue = string | number | boolean | string[] | null;
 

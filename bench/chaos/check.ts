@@ -135,9 +135,11 @@ export function checkRun(input: CheckInput): ChaosVerdict {
   const failures: string[] = [];
   if (lost.length > 0) failures.push(`${lost.length} events lost (no effect), e.g. ${lost.slice(0, 3).join(', ')}`);
   if (unexpectedEffects.length > 0) failures.push(`${unexpectedEffects.length} unexpected effects, e.g. ${unexpectedEffects.slice(0, 3).join(', ')}`);
-  if (unexplainedDuplicates.length > 0) failures.push(`${unexplainedDuplicates.length} duplicates not explained by a kill, e.g. ${unexplainedDuplicates.slice(0, 3).join(', ')}`);
+  if (unexplainedDuplicates.length > 0)
+    failures.push(`${unexplainedDuplicates.length} duplicates not explained by a kill, e.g. ${unexplainedDuplicates.slice(0, 3).join(', ')}`);
   if (missingDeadLetters.length > 0) failures.push(`${missingDeadLetters.length} poison events not dead-lettered`);
-  if (wrongDeadLetters.length > 0) failures.push(`${wrongDeadLetters.length} events dead-lettered that should have succeeded, e.g. ${wrongDeadLetters.slice(0, 3).join(', ')}`);
+  if (wrongDeadLetters.length > 0)
+    failures.push(`${wrongDeadLetters.length} events dead-lettered that should have succeeded, e.g. ${wrongDeadLetters.slice(0, 3).join(', ')}`);
   if (c.committed !== c.head) failures.push(`committed ${c.committed} != head ${c.head}`);
   if (c.leased !== 0 || c.pendingRedelivery !== 0) failures.push(`${c.leased} leased and ${c.pendingRedelivery} pending events at the end`);
   if (childrenLeft.length > 0) failures.push(`processes left running: ${childrenLeft.join(', ')}`);

@@ -15,7 +15,10 @@ export function formatReport(r: ChaosReport): string {
   const v = r.verdict;
   const bySlot = new Map<number, number>();
   for (const k of r.kills) bySlot.set(k.slot, (bySlot.get(k.slot) ?? 0) + 1);
-  const killsBySlot = [...bySlot].sort(([a], [b]) => a - b).map(([slot, n]) => `slot ${slot} x${n}`).join(', ');
+  const killsBySlot = [...bySlot]
+    .sort(([a], [b]) => a - b)
+    .map(([slot, n]) => `slot ${slot} x${n}`)
+    .join(', ');
   const total = r.counts.work + r.counts.flaky + r.counts.poison;
   const lines = [
     `chaos run      seed ${o.seed}   replay: ${replayCommand(r)}`,
@@ -29,7 +32,11 @@ export function formatReport(r: ChaosReport): string {
     `dead letters   ${v.deadLettered} events (${v.deadLetterRecords} records): missing poison ${v.missingDeadLetters.length}, wrongly dead-lettered ${v.wrongDeadLetters.length}`,
     `cursor         committed ${v.cursor.committed} ${v.cursor.committed === v.cursor.head ? '==' : '!='} head ${v.cursor.head}, leased ${v.cursor.leased}, pending ${v.cursor.pendingRedelivery}`,
     `processes      ${v.childrenLeft.length === 0 ? 'none left running' : `LEFT RUNNING: ${v.childrenLeft.join(', ')}`}; final SIGTERM drain ${v.badExits.length === 0 ? 'exit 0 for all' : v.badExits.join('; ')}`,
-    `emulator log   ${Object.entries(r.emulatorLog).map(([msg, n]) => `${n} x "${msg}"`).join(', ') || 'nothing'}`,
+    `emulator log   ${
+      Object.entries(r.emulatorLog)
+        .map(([msg, n]) => `${n} x "${msg}"`)
+        .join(', ') || 'nothing'
+    }`,
     `time           ${s(r.durationMs)} total, ${s(r.drainMs)} from the end of the chaos to the head`,
     v.failures.length === 0 ? 'verdict        PASS' : `verdict        FAIL (records kept in ${r.dir})\n${v.failures.map((f) => `  - ${f}`).join('\n')}`,
   ];

@@ -112,7 +112,10 @@ function countMessages(file: string): Record<string, number> {
 }
 
 function consumerOf(emulator: RunningEmulator): ConsumerStateSummary {
-  const consumer = emulator.state().tenants.find((t) => t.id === TENANT)?.consumers.find((c) => c.id === DESTINATION);
+  const consumer = emulator
+    .state()
+    .tenants.find((t) => t.id === TENANT)
+    ?.consumers.find((c) => c.id === DESTINATION);
   if (consumer === undefined) throw new Error('chaos consumer missing');
   return consumer;
 }
@@ -167,28 +170,53 @@ export async function runChaos(options: Partial<ChaosOptions> = {}, progress: (l
   let keep = o.keepDir;
   try {
     const args = [
-      '--base-url', emulator.url,
-      '--tenant', TENANT,
-      '--client-id', CLIENT_ID,
-      '--destination', DESTINATION,
-      '--handlers', join(REPO_ROOT, 'test/fixtures/chaos-handlers'),
-      '--workers', String(o.workersPerProcess),
-      '--limit', String(o.limit),
-      '--visibility', String(o.visibilitySeconds),
-      '--concurrency', String(o.concurrency),
-      '--max-attempts', String(o.maxAttempts),
-      '--idempotency', store,
-      '--idempotency-prefix', prefix,
-      '--metrics-port', '0',
-      '--metrics-host', '127.0.0.1',
-      '--isolation', o.isolation,
-      '--shutdown-timeout', String(Math.max(1, o.visibilitySeconds - 2)),
+      '--base-url',
+      emulator.url,
+      '--tenant',
+      TENANT,
+      '--client-id',
+      CLIENT_ID,
+      '--destination',
+      DESTINATION,
+      '--handlers',
+      join(REPO_ROOT, 'test/fixtures/chaos-handlers'),
+      '--workers',
+      String(o.workersPerProcess),
+      '--limit',
+      String(o.limit),
+      '--visibility',
+      String(o.visibilitySeconds),
+      '--concurrency',
+      String(o.concurrency),
+      '--max-attempts',
+      String(o.maxAttempts),
+      '--idempotency',
+      store,
+      '--idempotency-prefix',
+      prefix,
+      '--metrics-port',
+      '0',
+      '--metrics-host',
+      '127.0.0.1',
+      '--isolation',
+      o.isolation,
+      '--shutdown-timeout',
+      String(Math.max(1, o.visibilitySeconds - 2)),
       // info: the `worker started` line tells the runner a restarted process is up (waitUntilStarted).
-      '--log-level', 'info',
+      '--log-level',
+      'info',
     ];
     for (let slot = 0; slot < o.processes; slot++) {
       const slotArgs = [...args, '--dead-letter', `file:${join(dir, `dead-letter-${slot}.jsonl`)}`];
-      slots.push(new WorkerSlot({ slot, args: slotArgs, env: { CHAOS_EFFECTS_DIR: dir, DURABLE_WORKER_CLIENT_SECRET: clientSecret }, logDir: join(dir, 'logs'), from: o.from }));
+      slots.push(
+        new WorkerSlot({
+          slot,
+          args: slotArgs,
+          env: { CHAOS_EFFECTS_DIR: dir, DURABLE_WORKER_CLIENT_SECRET: clientSecret },
+          logDir: join(dir, 'logs'),
+          from: o.from,
+        }),
+      );
     }
     for (const slot of slots) slot.start();
     emulator.faults.set(baseFaults(o.seed));
@@ -204,7 +232,10 @@ export async function runChaos(options: Partial<ChaosOptions> = {}, progress: (l
       for (let tick = 1; tick <= ticks; tick++) {
         const until = Math.round((o.events * tick) / ticks);
         const chunk = plan.slice(produced, until);
-        const appended = emulator.appendEvents(TENANT, chunk.map((p) => p.event));
+        const appended = emulator.appendEvents(
+          TENANT,
+          chunk.map((p) => p.event),
+        );
         appended.forEach((event, i) => {
           const kind = (chunk[i] as (typeof chunk)[number]).kind;
           kinds.set(event.id, kind);
@@ -254,7 +285,9 @@ export async function runChaos(options: Partial<ChaosOptions> = {}, progress: (l
       const killed = await slot.kill();
       if (killed !== undefined) {
         kills.push(killed);
-        progress(`SIGKILL slot ${killed.slot} pid ${killed.pid} at ${((Date.now() - started) / 1000).toFixed(1)} s (produced ${produced}/${o.events}, committed ${consumerOf(emulator).committed})`);
+        progress(
+          `SIGKILL slot ${killed.slot} pid ${killed.pid} at ${((Date.now() - started) / 1000).toFixed(1)} s (produced ${produced}/${o.events}, committed ${consumerOf(emulator).committed})`,
+        );
       }
       await sleep(between(0, 800));
       slot.start();
@@ -276,7 +309,20 @@ export async function runChaos(options: Partial<ChaosOptions> = {}, progress: (l
     const processes = slots.flatMap((s) => s.processes);
     const verdict = checkRun({ dir, kinds, processes, consumer: consumerOf(emulator), inFlightWindowMs: (o.visibilitySeconds + 2) * 1_000, drained });
     if (verdict.failures.length > 0) keep = true;
-    return { options: o, store: redactUrl(store), dir, counts, kills, starts: processes.length, spikes, pause, durationMs: Date.now() - started, drainMs, emulatorLog: countMessages(emulatorLog), verdict };
+    return {
+      options: o,
+      store: redactUrl(store),
+      dir,
+      counts,
+      kills,
+      starts: processes.length,
+      spikes,
+      pause,
+      durationMs: Date.now() - started,
+      drainMs,
+      emulatorLog: countMessages(emulatorLog),
+      verdict,
+    };
   } catch (err) {
     keep = true;
     throw err;

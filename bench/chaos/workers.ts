@@ -119,7 +119,10 @@ export class WorkerSlot {
     if (child === undefined || !this.running) return true;
     child.kill('SIGTERM');
     let timer: NodeJS.Timeout | undefined;
-    const drained = await Promise.race([this.#exited.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))]);
+    const drained = await Promise.race([
+      this.#exited.then(() => true),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
+    ]);
     clearTimeout(timer);
     if (!drained) {
       child.kill('SIGKILL');

@@ -33,7 +33,9 @@ const BIN = join(ROOT, 'bin', 'durable-worker.js');
 const NAIVE = join(ROOT, 'bench', 'coldstart', 'naive-loop.mjs');
 const NAIVE_THREADS = join(ROOT, 'bench', 'coldstart', 'naive-threads.mjs');
 
-const { values } = parseArgs({ options: { spawns: { type: 'string', default: '10' }, only: { type: 'string', default: 'naive,naive-threads,bin,npx,bin-none' } } });
+const { values } = parseArgs({
+  options: { spawns: { type: 'string', default: '10' }, only: { type: 'string', default: 'naive,naive-threads,bin,npx,bin-none' } },
+});
 const spawns = Number(values.spawns);
 const variants = values.only.split(',');
 
@@ -75,7 +77,24 @@ export default defineHandler({ type: '*', async handle() { writeFileSync('/marks
 const emulator = await startEmulator({ port: 0 });
 
 function command(variant: string, state: string): [string, string[]] {
-  const run = ['run', '--base-url', emulator.url, '--destination', 'dev-consumer', '--api-key', 'dev-api-key', '--handlers', handlers, '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--exit-when-idle', '--log-level', 'warn'];
+  const run = [
+    'run',
+    '--base-url',
+    emulator.url,
+    '--destination',
+    'dev-consumer',
+    '--api-key',
+    'dev-api-key',
+    '--handlers',
+    handlers,
+    '--metrics-port',
+    '0',
+    '--metrics-host',
+    '127.0.0.1',
+    '--exit-when-idle',
+    '--log-level',
+    'warn',
+  ];
   const stores = ['--idempotency', `sqlite:${join(state, 'idempotency.sqlite')}`, '--dead-letter', `file:${join(state, 'dead-letter.jsonl')}`];
   if (variant === 'naive') return [process.execPath, [NAIVE, emulator.url, 'dev-consumer', 'dev-api-key', pathToFileURL(naiveHandler).href]];
   if (variant === 'naive-threads') return [process.execPath, [NAIVE_THREADS, emulator.url, 'dev-consumer', 'dev-api-key', pathToFileURL(naiveHandler).href]];
@@ -87,7 +106,8 @@ function command(variant: string, state: string): [string, string[]] {
     const mounts = ['-v', `${imageHandlers}:/app/handlers:ro`, '-v', `${imageMarks}:/marks`];
     return ['podman', ['run', '--rm', '--network', 'host', '--read-only', ...mounts, '--entrypoint', 'sh', image, '-c', inside]];
   }
-  if (variant === 'bin-none') return [process.execPath, [BIN, ...run, '--isolation', 'none', '--idempotency', 'memory', '--dead-letter', `file:${join(state, 'dead-letter.jsonl')}`]];
+  if (variant === 'bin-none')
+    return [process.execPath, [BIN, ...run, '--isolation', 'none', '--idempotency', 'memory', '--dead-letter', `file:${join(state, 'dead-letter.jsonl')}`]];
   throw new Error(`unknown variant ${variant} (naive, naive-threads, bin, npx, bin-none, image)`);
 }
 
@@ -112,7 +132,11 @@ async function once(variant: string): Promise<number> {
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
-console.log(`node ${process.version}, ${cpus().length} cores, load ${loadavg().map((l) => l.toFixed(1)).join(' ')}; ${spawns} spawns each`);
+console.log(
+  `node ${process.version}, ${cpus().length} cores, load ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}; ${spawns} spawns each`,
+);
 console.log('| variant | median | min | max |');
 console.log('|---|---|---|---|');
 try {
@@ -126,4 +150,8 @@ try {
   await emulator.close();
   rmSync(dir, { recursive: true, force: true });
 }
-console.log(`load after: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+console.log(
+  `load after: ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`,
+);

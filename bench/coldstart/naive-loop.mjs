@@ -11,6 +11,10 @@ for (;;) {
   if (pulled.status !== 200) throw new Error(`pull: ${pulled.status} ${await pulled.text()}`);
   const batch = await pulled.json();
   for (const event of batch.events) await handler.handle(event, {});
-  const acked = await fetch(`${base}/acknowledge`, { method: 'POST', headers, body: JSON.stringify({ leaseId: batch.leaseId, generation: batch.generation, status: 'ok' }) });
+  const acked = await fetch(`${base}/acknowledge`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ leaseId: batch.leaseId, generation: batch.generation, status: 'ok' }),
+  });
   if (!acked.ok) throw new Error(`ack: ${acked.status} ${await acked.text()}`);
 }

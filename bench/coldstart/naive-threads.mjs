@@ -5,7 +5,12 @@
 import { Piscina } from 'piscina';
 
 const [baseUrl, destination, apiKey, handlerFile, threads = '2'] = process.argv.slice(2);
-const pool = new Piscina({ filename: new URL('./naive-thread.mjs', import.meta.url).href, minThreads: Number(threads), maxThreads: Number(threads), atomics: 'disabled' });
+const pool = new Piscina({
+  filename: new URL('./naive-thread.mjs', import.meta.url).href,
+  minThreads: Number(threads),
+  maxThreads: Number(threads),
+  atomics: 'disabled',
+});
 const headers = { 'x-api-key': apiKey, 'content-type': 'application/json' };
 const base = `${baseUrl}/v1/event-destinations/${encodeURIComponent(destination)}`;
 for (;;) {
@@ -14,7 +19,11 @@ for (;;) {
   if (pulled.status !== 200) throw new Error(`pull: ${pulled.status} ${await pulled.text()}`);
   const batch = await pulled.json();
   await Promise.all(batch.events.map((event) => pool.run({ handlerFile, event })));
-  const acked = await fetch(`${base}/acknowledge`, { method: 'POST', headers, body: JSON.stringify({ leaseId: batch.leaseId, generation: batch.generation, status: 'ok' }) });
+  const acked = await fetch(`${base}/acknowledge`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ leaseId: batch.leaseId, generation: batch.generation, status: 'ok' }),
+  });
   if (!acked.ok) throw new Error(`ack: ${acked.status} ${await acked.text()}`);
 }
 await pool.destroy();

@@ -30,18 +30,36 @@ const { ConsoleFeed } = await import(dist('console/feed.js').href);
 const { peekEventLogLine } = await import(dist('console/log-lines.js').href);
 const { isEventLine } = await import(dist('observability/handler-log-tap.js').href);
 
-const { values } = parseArgs({ options: { events: { type: 'string', default: '200000' }, rounds: { type: 'string', default: '5' }, 'max-events': { type: 'string', default: '500' } } });
+const { values } = parseArgs({
+  options: { events: { type: 'string', default: '200000' }, rounds: { type: 'string', default: '5' }, 'max-events': { type: 'string', default: '500' } },
+});
 const EVENTS = Number(values.events);
 const ROUNDS = Number(values.rounds);
 const MAX_EVENTS = Number(values['max-events']);
 const BATCH = 100;
 
-const properties = ['name', 'price', 'inStock', 'colour', 'size', 'brand'].map((id, i) => ({ id, value: i === 1 ? 24.5 : `value of ${id}`, type: 'Text', delimiter: null, lastUpdated: '2026-11-26T10:00:00.000Z', language: null }));
+const properties = ['name', 'price', 'inStock', 'colour', 'size', 'brand'].map((id, i) => ({
+  id,
+  value: i === 1 ? 24.5 : `value of ${id}`,
+  type: 'Text',
+  delimiter: null,
+  lastUpdated: '2026-11-26T10:00:00.000Z',
+  language: null,
+}));
 let sequence = 0;
 function event() {
   sequence += 1;
   const entry = { id: `product-${sequence % 50}`, properties, lastUpdated: '2026-11-26T10:00:00.000Z' };
-  return { specversion: '1.0', id: `00000000-0000-4000-8000-${String(sequence).padStart(12, '0')}`, type: 'source_entry.updated', subject: entry.id, sequence: String(sequence), source: '/tenants/dev-tenant', time: '2026-11-26T10:00:00.000Z', data: { sourceId: 'demo-products', entryId: entry.id, previous: entry, current: entry } };
+  return {
+    specversion: '1.0',
+    id: `00000000-0000-4000-8000-${String(sequence).padStart(12, '0')}`,
+    type: 'source_entry.updated',
+    subject: entry.id,
+    sequence: String(sequence),
+    source: '/tenants/dev-tenant',
+    time: '2026-11-26T10:00:00.000Z',
+    data: { sourceId: 'demo-products', entryId: entry.id, previous: entry, current: entry },
+  };
 }
 
 function logLine(e) {
@@ -94,6 +112,8 @@ for (let round = 1; round <= ROUNDS; round++) {
   console.log(`round ${round}: ${KINDS.map((k) => `${k} ${row[k].toFixed(2)}`).join(', ')} µs/event`);
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-console.log(`median: ${KINDS.map((k) => `${k} ${median(rows.map((r) => r[k])).toFixed(2)}`).join(', ')} µs/event (${EVENTS} events x ${ROUNDS} rounds, batches of ${BATCH}, node ${process.version})`);
+console.log(
+  `median: ${KINDS.map((k) => `${k} ${median(rows.map((r) => r[k])).toFixed(2)}`).join(', ')} µs/event (${EVENTS} events x ${ROUNDS} rounds, batches of ${BATCH}, node ${process.version})`,
+);
 globalThis.gc?.();
 console.log(`heap used after the runs: ${(process.memoryUsage().heapUsed / 2 ** 20).toFixed(1)} MiB (the feed keeps ${MAX_EVENTS} events)`);

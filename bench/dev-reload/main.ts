@@ -66,11 +66,15 @@ async function measure(isolation: string): Promise<number[]> {
   const file = join(handlers, 'marker.js');
   const markers = join(dir, 'markers.txt');
   writeFileSync(file, handler(0));
-  const child = spawn(process.execPath, [BIN, 'dev', '--port', '0', '--no-console', '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--isolation', isolation, '--idempotency', 'memory'], {
-    cwd: dir,
-    env: { ...process.env, DW_BENCH_MARKERS: markers, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [BIN, 'dev', '--port', '0', '--no-console', '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--isolation', isolation, '--idempotency', 'memory'],
+    {
+      cwd: dir,
+      env: { ...process.env, DW_BENCH_MARKERS: markers, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   const times: number[] = [];
@@ -106,11 +110,19 @@ async function measure(isolation: string): Promise<number[]> {
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-console.log(`node ${process.version}, ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; ${saves} saves, ${ratePerSecond} events/s`);
+console.log(
+  `node ${process.version}, ${cpus().length} cores, load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}; ${saves} saves, ${ratePerSecond} events/s`,
+);
 console.log('| isolation | median ms | min ms | max ms |');
 console.log('|---|---:|---:|---:|');
 for (const isolation of String(values.isolation).split(',')) {
   const times = await measure(isolation);
   console.log(`| ${isolation} | ${median(times)} | ${Math.min(...times)} | ${Math.max(...times)} |`);
 }
-console.log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `load average after: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);

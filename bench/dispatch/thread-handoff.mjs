@@ -21,7 +21,9 @@ import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { eventData } from '../emulator/event-data.mjs';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '10' }, events: { type: 'string', default: '20000' }, child: { type: 'string' }, kind: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { runs: { type: 'string', default: '10' }, events: { type: 'string', default: '20000' }, child: { type: 'string' }, kind: { type: 'string' } },
+});
 const EVENTS = Number(values.events);
 const PER_LEASE = 100;
 
@@ -38,7 +40,9 @@ if (values.child === undefined) {
   }
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   for (const [name, xs] of Object.entries(results)) {
-    console.log(`${name}: main thread ${median(xs).toFixed(2)} µs per event (median of ${xs.length}; ${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)})`);
+    console.log(
+      `${name}: main thread ${median(xs).toFixed(2)} µs per event (median of ${xs.length}; ${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)})`,
+    );
   }
 } else {
   console.log(await measure(values.child, values.kind ?? 'small'));
@@ -115,7 +119,17 @@ function leaseText(lease, kind) {
   for (let i = 0; i < PER_LEASE; i++) {
     const n = lease * PER_LEASE + i + 1;
     const subject = `s-${n % 50}`;
-    events.push({ specversion: '1.0', id: crypto.randomUUID(), source: '/tenants/dev-tenant', type: 'bench.event', subject, time: new Date().toISOString(), sequence: String(n), datacontenttype: 'application/json', data: eventData(kind, n, subject) });
+    events.push({
+      specversion: '1.0',
+      id: crypto.randomUUID(),
+      source: '/tenants/dev-tenant',
+      type: 'bench.event',
+      subject,
+      time: new Date().toISOString(),
+      sequence: String(n),
+      datacontenttype: 'application/json',
+      data: eventData(kind, n, subject),
+    });
   }
   return JSON.stringify({ leaseId: `lease-${lease}`, generation: 1, attempt: 1, expiresAt: new Date(Date.now() + 60_000).toISOString(), events });
 }

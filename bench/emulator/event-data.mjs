@@ -8,7 +8,13 @@ export function eventData(kind, n, subject) {
   const entry = (version) => ({
     id: subject,
     sourceId: 'src_bench',
-    values: { sku: `SKU-${n % 997}`, title: `Product ${subject}`, price: { amount: 1999 + version, currency: 'EUR' }, stock: 40 + version, tags: ['bench', 'entry', `v${version}`] },
+    values: {
+      sku: `SKU-${n % 997}`,
+      title: `Product ${subject}`,
+      price: { amount: 1999 + version, currency: 'EUR' },
+      stock: 40 + version,
+      tags: ['bench', 'entry', `v${version}`],
+    },
     tags: ['imported'],
     version,
     updatedAt: new Date(1_780_000_000_000 + version * 1_000).toISOString(),

@@ -62,7 +62,10 @@ async function startServer(): Promise<BenchServer> {
     const em = await startEmulator({ port: 0 });
     const prefill = Number(process.env.BENCH_PREFILL_EVENTS ?? 1_000_000);
     for (let done = 0; done < prefill; done += 10_000) {
-      em.appendEvents('dev-tenant', Array.from({ length: 10_000 }, (_, i) => ({ type: 'bench.event', subject: `s-${done + i}`, data: { n: done + i, payload: 'x'.repeat(64) } })));
+      em.appendEvents(
+        'dev-tenant',
+        Array.from({ length: 10_000 }, (_, i) => ({ type: 'bench.event', subject: `s-${done + i}`, data: { n: done + i, payload: 'x'.repeat(64) } })),
+      );
     }
     let cpu = process.cpuUsage();
     return {
@@ -77,7 +80,9 @@ async function startServer(): Promise<BenchServer> {
   }
   // BENCH_PROFILE_DIR=dir writes a CPU profile of the emulator process there.
   const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', fileURLToPath(new URL('./emulator-child.ts', import.meta.url))], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', fileURLToPath(new URL('./emulator-child.ts', import.meta.url))], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let output = '';
   child.stdout.on('data', (chunk) => void (output += String(chunk)));
   const exited = once(child, 'exit');
@@ -88,7 +93,10 @@ async function startServer(): Promise<BenchServer> {
   }
   return {
     url: /READY (\S+)/.exec(output)![1]!,
-    prefill: /PREFILL (\d+) (\d+) (\d+)/.exec(output)?.slice(1).reduce((_, __, i, m) => `${m[0]} events in ${m[1]} ms, rss ${m[2]} MiB`, ''),
+    prefill: /PREFILL (\d+) (\d+) (\d+)/
+      .exec(output)
+      ?.slice(1)
+      .reduce((_, __, i, m) => `${m[0]} events in ${m[1]} ms, rss ${m[2]} MiB`, ''),
     mark: () => void child.kill('SIGUSR2'),
     stop: async () => {
       child.kill('SIGTERM');

@@ -19,7 +19,9 @@ import { runAdaptive } from './adaptive.js';
 import { killReplicas } from './replicas.js';
 import { mostAtOnce, runReplicas } from './scenarios.js';
 
-const { values } = parseArgs({ options: { only: { type: 'string' }, redis: { type: 'string' }, postgres: { type: 'string' }, keep: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: { only: { type: 'string' }, redis: { type: 'string' }, postgres: { type: 'string' }, keep: { type: 'boolean', default: false } },
+});
 const only = values.only;
 if (only !== undefined && !['rate', 'perkey', 'concurrency', 'adaptive'].includes(only)) {
   process.stderr.write(`bench:limits: --only must be rate, perkey, concurrency or adaptive (got ${only})\n`);
@@ -42,22 +44,37 @@ const storeName = (url: string) => url.split(':')[0];
 out(`node ${process.version}, ${process.platform} ${process.arch}`);
 
 if (only === undefined || only === 'rate') {
-  out('\n| store | events | busiest 1 s window (<= 41) | span s (<= 40.5) | replicas start to exit s | attempts > 1 | dead letters | committed = head | exits |');
+  out(
+    '\n| store | events | busiest 1 s window (<= 41) | span s (<= 40.5) | replicas start to exit s | attempts > 1 | dead letters | committed = head | exits |',
+  );
   out('|---|---|---|---|---|---|---|---|---|');
   for (const store of stores) {
-    const r = await runReplicas({ scenario: 'rate', store, subjects: Array.from({ length: 1_200 }, (_, i) => `s${i}`), replicas: 2, timeoutMs: 120_000, keep: values.keep });
-    out(`| ${storeName(store)} | ${r.distinctRuns}/${r.events} | ${r.busiest} ${yes(r.busiest <= 41)} | ${r.spanSeconds.toFixed(1)} ${yes(r.spanSeconds <= 40.5)} | ${r.wallSeconds.toFixed(1)} | ${r.attemptsAbove1} | ${r.deadLetters} | ${yes(r.committed === r.head)} (${r.committed}/${r.head}) | ${r.exits.join(', ')} |`);
+    const r = await runReplicas({
+      scenario: 'rate',
+      store,
+      subjects: Array.from({ length: 1_200 }, (_, i) => `s${i}`),
+      replicas: 2,
+      timeoutMs: 120_000,
+      keep: values.keep,
+    });
+    out(
+      `| ${storeName(store)} | ${r.distinctRuns}/${r.events} | ${r.busiest} ${yes(r.busiest <= 41)} | ${r.spanSeconds.toFixed(1)} ${yes(r.spanSeconds <= 40.5)} | ${r.wallSeconds.toFixed(1)} | ${r.attemptsAbove1} | ${r.deadLetters} | ${yes(r.committed === r.head)} (${r.committed}/${r.head}) | ${r.exits.join(', ')} |`,
+    );
   }
 }
 
 if (only === undefined || only === 'perkey') {
-  out('\n| store | events | worst subject in 1 s (<= 3) | busiest 1 s overall | span s (<= 21.75) | start to exit s | attempts > 1 | dead letters | committed = head | exits |');
+  out(
+    '\n| store | events | worst subject in 1 s (<= 3) | busiest 1 s overall | span s (<= 21.75) | start to exit s | attempts > 1 | dead letters | committed = head | exits |',
+  );
   out('|---|---|---|---|---|---|---|---|---|---|');
   const subjects = Array.from({ length: 1_500 }, (_, i) => `k${i % 50}`);
   for (const store of stores) {
     const r = await runReplicas({ scenario: 'perkey', store, subjects, replicas: 2, timeoutMs: 120_000, keep: values.keep });
     const worst = r.worstSubject ?? { subject: '', count: 0 };
-    out(`| ${storeName(store)} | ${r.distinctRuns}/${r.events} | ${worst.count} (${worst.subject}) ${yes(worst.count <= 3)} | ${r.busiest} | ${r.spanSeconds.toFixed(1)} ${yes(r.spanSeconds <= 21.75)} | ${r.wallSeconds.toFixed(1)} | ${r.attemptsAbove1} | ${r.deadLetters} | ${yes(r.committed === r.head)} | ${r.exits.join(', ')} |`);
+    out(
+      `| ${storeName(store)} | ${r.distinctRuns}/${r.events} | ${worst.count} (${worst.subject}) ${yes(worst.count <= 3)} | ${r.busiest} | ${r.spanSeconds.toFixed(1)} ${yes(r.spanSeconds <= 21.75)} | ${r.wallSeconds.toFixed(1)} | ${r.attemptsAbove1} | ${r.deadLetters} | ${yes(r.committed === r.head)} | ${r.exits.join(', ')} |`,
+    );
   }
 }
 
@@ -83,20 +100,31 @@ if (only === undefined || only === 'concurrency') {
       },
     });
     const { starts, ends } = r.records;
-    const before = mostAtOnce(starts.filter((s) => killed === undefined || s.t < killed.atMs), ends, killed);
+    const before = mostAtOnce(
+      starts.filter((s) => killed === undefined || s.t < killed.atMs),
+      ends,
+      killed,
+    );
     const overall = mostAtOnce(starts, ends, killed);
     // After the kill: the first moment the survivor alone holds 4 runs at once.
     let backAfterS = Number.NaN;
     if (killed !== undefined) {
       const survivor = starts.filter((s) => s.p !== killed!.pid && s.t >= killed!.atMs).sort((x, y) => x.t - y.t);
       for (const start of survivor) {
-        if (mostAtOnce(survivor.filter((s) => s.t <= start.t), ends.filter((e) => e.e <= start.t)) >= 4) {
+        if (
+          mostAtOnce(
+            survivor.filter((s) => s.t <= start.t),
+            ends.filter((e) => e.e <= start.t),
+          ) >= 4
+        ) {
           backAfterS = (start.t - killed.atMs) / 1_000;
           break;
         }
       }
     }
-    out(`| ${storeName(store)} | 4 | ${before} ${yes(before <= 4)} | ${overall} ${yes(overall <= 4)} | ${backAfterS.toFixed(1)} (lease 10 s) | ${r.distinctRuns}/${r.events} | ${r.exits[1]} |`);
+    out(
+      `| ${storeName(store)} | 4 | ${before} ${yes(before <= 4)} | ${overall} ${yes(overall <= 4)} | ${backAfterS.toFixed(1)} (lease 10 s) | ${r.distinctRuns}/${r.events} | ${r.exits[1]} |`,
+    );
   }
 }
 
@@ -105,7 +133,9 @@ if (only === undefined || only === 'adaptive') {
   out('|---|---|---|---|');
   for (const store of stores.slice(0, 1)) {
     const r = await runAdaptive({ store });
-    out(`| ${storeName(store)} | ${(r.throttledShare * 100).toFixed(1)} % ${yes(r.throttledShare < 0.05)} | ${r.okPerSecond.toFixed(1)} ${yes(r.okPerSecond >= 48)} | ${r.okPerSecondAfterRaise.toFixed(1)} |`);
+    out(
+      `| ${storeName(store)} | ${(r.throttledShare * 100).toFixed(1)} % ${yes(r.throttledShare < 0.05)} | ${r.okPerSecond.toFixed(1)} ${yes(r.okPerSecond >= 48)} | ${r.okPerSecondAfterRaise.toFixed(1)} |`,
+    );
     out(`per second (ok/429): ${r.perSecond.map((s) => `${s.ok}/${s.throttled}`).join(' ')}`);
   }
 }

@@ -47,12 +47,20 @@ export function busiestPerSubject(starts: readonly Start[], perMs: number): { su
  */
 export function mostAtOnce(starts: readonly Start[], ends: readonly End[], killed?: { pid: number; atMs: number }): number {
   const endOf = new Map(ends.map((end) => [`${end.p}:${end.id}`, end.e]));
-  return mostOverlapping(starts.map((start) => [start.t, endOf.get(`${start.p}:${start.id}`) ?? (killed !== undefined && start.p === killed.pid ? killed.atMs : Infinity)]));
+  return mostOverlapping(
+    starts.map((start) => [start.t, endOf.get(`${start.p}:${start.id}`) ?? (killed !== undefined && start.p === killed.pid ? killed.atMs : Infinity)]),
+  );
 }
 
 /** The most of `[start, end)` intervals that overlap at any moment. */
 export function mostOverlapping(intervals: readonly (readonly [number, number])[]): number {
-  const points: [number, number][] = intervals.flatMap(([start, end]) => [[start, 1], [end, -1]] as [number, number][]);
+  const points: [number, number][] = intervals.flatMap(
+    ([start, end]) =>
+      [
+        [start, 1],
+        [end, -1],
+      ] as [number, number][],
+  );
   // Ends before starts at the same instant: a permit released and taken in the same millisecond.
   points.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
   let now = 0;

@@ -15,11 +15,19 @@ export class Replica {
   readonly child: ChildProcess;
   readonly exited: Promise<number | null>;
 
-  private constructor(args: readonly string[], env: Record<string, string>, readonly logFile: string) {
+  private constructor(
+    args: readonly string[],
+    env: Record<string, string>,
+    readonly logFile: string,
+  ) {
     const log = openSync(logFile, 'a');
     const clean: NodeJS.ProcessEnv = {};
     for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('DURABLE_WORKER_')) clean[key] = value;
-    this.child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'durable-worker.js'), 'run', ...args], { cwd: REPO_ROOT, env: { ...clean, NO_COLOR: '1', ...env }, stdio: ['ignore', log, log] });
+    this.child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'durable-worker.js'), 'run', ...args], {
+      cwd: REPO_ROOT,
+      env: { ...clean, NO_COLOR: '1', ...env },
+      stdio: ['ignore', log, log],
+    });
     closeSync(log);
     live.add(this.child);
     this.exited = once(this.child, 'exit').then(() => {
@@ -30,7 +38,10 @@ export class Replica {
 
   static async start(args: readonly string[], env: Record<string, string>, logFile: string): Promise<Replica> {
     const replica = new Replica(args, env, logFile);
-    await waitForOutput(() => readFileSync(logFile, 'utf8'), /health and metrics server listening/, { exited: () => replica.child.exitCode !== null, child: 'durable-worker run' });
+    await waitForOutput(() => readFileSync(logFile, 'utf8'), /health and metrics server listening/, {
+      exited: () => replica.child.exitCode !== null,
+      child: 'durable-worker run',
+    });
     return replica;
   }
 

@@ -40,7 +40,9 @@ export interface ScenarioSetup {
  * The emulator in its own process with every event appended before the replicas start (waiting
  * events), then `replicas` `durable-worker run --exit-when-idle` processes on `store`, a fresh prefix.
  */
-export async function runReplicas(setup: ScenarioSetup): Promise<ReplicaRun & { records: ReturnType<typeof readRecords>; startedAtMs: number; replicaPids: number[] }> {
+export async function runReplicas(
+  setup: ScenarioSetup,
+): Promise<ReplicaRun & { records: ReturnType<typeof readRecords>; startedAtMs: number; replicaPids: number[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'dw-limits-'));
   const platform = await PlatformProcess.start();
   const replicas: Replica[] = [];
@@ -48,11 +50,27 @@ export async function runReplicas(setup: ScenarioSetup): Promise<ReplicaRun & { 
     for (let i = 0; i < setup.subjects.length; i += 500) await platform.append(setup.subjects.slice(i, i + 500));
     const record = join(dir, 'runs.jsonl');
     const args = [
-      '--base-url', platform.url, '--tenant', 'dev-tenant', '--client-id', 'dev-client', '--destination', 'dev-consumer',
-      '--handlers', join(REPO_ROOT, 'bench/limits/handlers'),
-      '--idempotency', setup.store, '--idempotency-prefix', `bench-limits-${Date.now()}`,
-      '--dead-letter', `file:${join(dir, 'dead-letter.jsonl')}`,
-      '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--exit-when-idle',
+      '--base-url',
+      platform.url,
+      '--tenant',
+      'dev-tenant',
+      '--client-id',
+      'dev-client',
+      '--destination',
+      'dev-consumer',
+      '--handlers',
+      join(REPO_ROOT, 'bench/limits/handlers'),
+      '--idempotency',
+      setup.store,
+      '--idempotency-prefix',
+      `bench-limits-${Date.now()}`,
+      '--dead-letter',
+      `file:${join(dir, 'dead-letter.jsonl')}`,
+      '--metrics-port',
+      '0',
+      '--metrics-host',
+      '127.0.0.1',
+      '--exit-when-idle',
       ...(setup.extraArgs ?? []),
     ];
     const env = { DURABLE_WORKER_CLIENT_SECRET: 'dev-secret', BENCH_SCENARIO: setup.scenario, BENCH_RECORD: record, ...setup.env };

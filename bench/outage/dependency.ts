@@ -38,7 +38,14 @@ export class Dependency {
       const isDown = () => this.down && (this.downFor === undefined || this.downFor === handler);
       req.resume();
       const answer = (status: number) => {
-        this.calls.push({ eventId, subject, atMs: Date.now(), ok: status === 200, ...(handler === undefined ? {} : { handler }), ...(publishedAtMs === undefined ? {} : { publishedAtMs }) });
+        this.calls.push({
+          eventId,
+          subject,
+          atMs: Date.now(),
+          ok: status === 200,
+          ...(handler === undefined ? {} : { handler }),
+          ...(publishedAtMs === undefined ? {} : { publishedAtMs }),
+        });
         res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'unavailable');
       };
       if (isDown()) return answer(503);

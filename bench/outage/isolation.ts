@@ -79,7 +79,8 @@ function percentile(sorted: readonly number[], p: number): number | undefined {
 export function timeliness(calls: readonly DependencyCall[], fromMs: number, toMs: number): Timeliness {
   // Each event once: its first effect, for events appended in [fromMs, toMs).
   const first = new Map<string, DependencyCall>();
-  for (const c of calls) if (c.ok && c.publishedAtMs !== undefined && c.publishedAtMs >= fromMs && c.publishedAtMs < toMs && !first.has(c.eventId)) first.set(c.eventId, c);
+  for (const c of calls)
+    if (c.ok && c.publishedAtMs !== undefined && c.publishedAtMs >= fromMs && c.publishedAtMs < toMs && !first.has(c.eventId)) first.set(c.eventId, c);
   const latencies = [...first.values()].map((c) => c.atMs - (c.publishedAtMs as number)).sort((a, b) => a - b);
   const effects = calls.filter((c) => c.ok && c.atMs >= fromMs && c.atMs < toMs).length;
   return {
@@ -106,7 +107,8 @@ export async function runIsolation(options: Partial<IsolationOptions> = {}): Pro
       handlersDir: join(REPO_ROOT, 'bench/outage/isolation-handlers'),
       downFor: 'flaky',
       // Every flaky event took effect: its retries are deferred runs, which outlive the cursor.
-      settled: (calls) => new Set(calls.filter((c) => c.handler === 'flaky' && c.ok).map((c) => c.eventId)).size >= (o.sharedType ? count : Math.floor(count / 2)),
+      settled: (calls) =>
+        new Set(calls.filter((c) => c.handler === 'flaky' && c.ok).map((c) => c.eventId)).size >= (o.sharedType ? count : Math.floor(count / 2)),
       ...(o.idempotencyUrl === undefined ? {} : { idempotencyUrl: o.idempotencyUrl }),
       ...(o.keepDir === true ? { keepDir: true } : {}),
     },

@@ -78,7 +78,15 @@ if (only === undefined || only === 'isolation') {
     for (const mode of modes) {
       for (const sharedType of [false, true]) {
         for (const ms of latencies) {
-          const result = await runIsolation({ sharedType, latencyMs: ms, outageSeconds, produceSeconds, workerArgs: ['--isolation', mode], ...(store === undefined ? {} : { idempotencyUrl: store }), keepDir: values.keep });
+          const result = await runIsolation({
+            sharedType,
+            latencyMs: ms,
+            outageSeconds,
+            produceSeconds,
+            workerArgs: ['--isolation', mode],
+            ...(store === undefined ? {} : { idempotencyUrl: store }),
+            keepDir: values.keep,
+          });
           out(formatIsolation(`${label(ms)}, ${mode}`, result));
         }
       }

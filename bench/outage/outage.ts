@@ -70,7 +70,13 @@ export async function runOutage(options: Partial<OutageOptions> = {}): Promise<O
   const downMs = o.outageStartSeconds * 1_000;
   const upMs = downMs + o.outageSeconds * 1_000;
   const record = await runOnce(
-    { workerArgs: [...(o.breaker ? [] : ['--no-breaker']), ...(o.workerArgs ?? [])], latencyMs: o.latencyMs, delayMs: o.delayMs, drainTimeoutSeconds: o.drainTimeoutSeconds, ...(o.keepDir ? { keepDir: true } : {}) },
+    {
+      workerArgs: [...(o.breaker ? [] : ['--no-breaker']), ...(o.workerArgs ?? [])],
+      latencyMs: o.latencyMs,
+      delayMs: o.delayMs,
+      drainTimeoutSeconds: o.drainTimeoutSeconds,
+      ...(o.keepDir ? { keepDir: true } : {}),
+    },
     async ({ platform, dependency, startedAtMs }) => {
       const outage = outageBetween(dependency, startedAtMs, downMs, upMs);
       await produceSteadily(platform, startedAtMs, o.events, o.produceSeconds, (i) => `entry-${i % o.subjects}`);

@@ -60,7 +60,14 @@ export interface PoisonResult {
 
 async function runPoisonOnce(o: PoisonOptions, poison: boolean): Promise<PoisonRun> {
   const record = await runOnce(
-    { workerArgs: o.workerArgs ?? [], latencyMs: o.latencyMs, delayMs: o.delayMs, drainTimeoutSeconds: o.drainTimeoutSeconds, ...(poison ? { poisonSubject: POISON_SUBJECT } : {}), ...(o.keepDir ? { keepDir: true } : {}) },
+    {
+      workerArgs: o.workerArgs ?? [],
+      latencyMs: o.latencyMs,
+      delayMs: o.delayMs,
+      drainTimeoutSeconds: o.drainTimeoutSeconds,
+      ...(poison ? { poisonSubject: POISON_SUBJECT } : {}),
+      ...(o.keepDir ? { keepDir: true } : {}),
+    },
     async ({ platform, startedAtMs, records }) => {
       const poisonTimes = o.poisonAtSeconds.map((s) => startedAtMs + s * 1_000);
       let produced = 0;
@@ -117,5 +124,14 @@ export async function runPoison(options: Partial<PoisonOptions> = {}): Promise<P
     seconds: (Date.parse(d.lastFailedAt ?? '') - Date.parse(d.firstFailedAt ?? '')) / 1_000,
     attempt: d.attempt,
   }));
-  return { options: o, baseline, poisoned, windowMs, othersEventsPerSecondBaseline: base, othersEventsPerSecondPoisoned: with_, othersRatio: base === 0 ? 0 : with_ / base, poisonDeadLettered };
+  return {
+    options: o,
+    baseline,
+    poisoned,
+    windowMs,
+    othersEventsPerSecondBaseline: base,
+    othersEventsPerSecondPoisoned: with_,
+    othersRatio: base === 0 ? 0 : with_ / base,
+    poisonDeadLettered,
+  };
 }

@@ -57,7 +57,11 @@ export class PlatformProcess {
   /** `latencyMs` before the emulator answers each pull and each ack (its latency fault); 0 clears it. */
   async setLatency(latencyMs: number): Promise<void> {
     const faults = latencyMs > 0 ? { latencyMs, latencyRoutes: ['pull', 'ack'] } : {};
-    const response = await fetch(`${this.url}/_emulator/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(faults) });
+    const response = await fetch(`${this.url}/_emulator/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(faults),
+    });
     if (response.status !== 200) throw new Error(`setting the emulator's faults: ${response.status} ${await response.text()}`);
   }
 
@@ -103,11 +107,19 @@ export class WorkerProcess {
   readonly #exited: Promise<unknown>;
   metricsUrl = '';
 
-  private constructor(args: readonly string[], env: Record<string, string>, readonly logFile: string) {
+  private constructor(
+    args: readonly string[],
+    env: Record<string, string>,
+    readonly logFile: string,
+  ) {
     const log = openSync(logFile, 'a');
     const clean: NodeJS.ProcessEnv = {};
     for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('DURABLE_WORKER_')) clean[key] = value;
-    this.#child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'durable-worker.js'), 'run', ...args], { cwd: REPO_ROOT, env: { ...clean, NO_COLOR: '1', ...env }, stdio: ['ignore', log, log] });
+    this.#child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'durable-worker.js'), 'run', ...args], {
+      cwd: REPO_ROOT,
+      env: { ...clean, NO_COLOR: '1', ...env },
+      stdio: ['ignore', log, log],
+    });
     closeSync(log);
     this.#exited = track(this.#child);
   }

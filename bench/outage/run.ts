@@ -61,7 +61,12 @@ export interface RunSetup {
 
 function readDeadLetters(dir: string): DeadLetter[] {
   const file = join(dir, 'dead-letter.jsonl');
-  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as DeadLetter) : [];
+  return existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as DeadLetter)
+    : [];
 }
 
 /** What a scenario does while the run goes on: produce, take the dependency down and up. */
@@ -83,15 +88,24 @@ export async function runOnce(setup: RunSetup, drive: Drive): Promise<RunRecord>
   try {
     if (setup.latencyMs > 0) await platform.setLatency(setup.latencyMs);
     const args = [
-      '--base-url', platform.url,
-      '--tenant', 'dev-tenant',
-      '--client-id', 'dev-client',
-      '--destination', 'dev-consumer',
-      '--handlers', setup.handlersDir ?? join(REPO_ROOT, 'bench/outage/handlers'),
-      '--idempotency', setup.idempotencyUrl ?? `sqlite:${join(dir, 'idempotency.sqlite')}`,
-      '--dead-letter', `file:${join(dir, 'dead-letter.jsonl')}`,
-      '--metrics-port', '0',
-      '--metrics-host', '127.0.0.1',
+      '--base-url',
+      platform.url,
+      '--tenant',
+      'dev-tenant',
+      '--client-id',
+      'dev-client',
+      '--destination',
+      'dev-consumer',
+      '--handlers',
+      setup.handlersDir ?? join(REPO_ROOT, 'bench/outage/handlers'),
+      '--idempotency',
+      setup.idempotencyUrl ?? `sqlite:${join(dir, 'idempotency.sqlite')}`,
+      '--dead-letter',
+      `file:${join(dir, 'dead-letter.jsonl')}`,
+      '--metrics-port',
+      '0',
+      '--metrics-host',
+      '127.0.0.1',
       ...setup.workerArgs,
     ];
     worker = await WorkerProcess.start(args, { DURABLE_WORKER_CLIENT_SECRET: 'dev-secret', BENCH_DEPENDENCY_URL: dependency.url }, join(dir, 'worker.log'));
@@ -100,7 +114,7 @@ export async function runOnce(setup: RunSetup, drive: Drive): Promise<RunRecord>
     const samples: Sample[] = [];
     let sampling = true;
     const sampler = (async () => {
-      for (let next = startedAtMs; sampling; ) {
+      for (let next = startedAtMs; sampling;) {
         const [counters, consumer] = await Promise.all([started.counters(), platform.consumer()]);
         samples.push({ atMs: Date.now() - startedAtMs, appended: platform.appended, ...counters, ...consumer });
         next += 1_000;
@@ -123,7 +137,18 @@ export async function runOnce(setup: RunSetup, drive: Drive): Promise<RunRecord>
     const consumer = await platform.consumer();
     const workerExit = await worker.stop();
     const deadLetters = readDeadLetters(dir);
-    return { startedAtMs, calls: dependency.calls, samples, deadLetters, appended: platform.appended, head: consumer.head, committed: consumer.committed, final, workerExit, drainSeconds };
+    return {
+      startedAtMs,
+      calls: dependency.calls,
+      samples,
+      deadLetters,
+      appended: platform.appended,
+      head: consumer.head,
+      committed: consumer.committed,
+      final,
+      workerExit,
+      drainSeconds,
+    };
   } finally {
     await worker?.stop(5_000).catch(() => null);
     await platform.stop();
@@ -158,7 +183,13 @@ export function sampleAt(r: RunRecord, atMs: number): Sample {
 }
 
 /** Produces `count` events over `seconds` in ticks of 100 ms; `subject(i)` names the i-th event's subject. */
-export async function produceSteadily(platform: PlatformProcess, startedAtMs: number, count: number, seconds: number, subject: (i: number) => string): Promise<void> {
+export async function produceSteadily(
+  platform: PlatformProcess,
+  startedAtMs: number,
+  count: number,
+  seconds: number,
+  subject: (i: number) => string,
+): Promise<void> {
   const ticks = Math.max(1, Math.round(seconds * 10));
   let produced = 0;
   for (let tick = 1; tick <= ticks; tick++) {

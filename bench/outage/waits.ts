@@ -117,7 +117,8 @@ export async function runFailOnce(latencyMs = 0): Promise<FailOnceResult> {
       delayMs: 5,
       drainTimeoutSeconds: 60,
       handlersDir: HANDLERS,
-      settled: (calls, deadLetters) => new Set(calls.filter((c) => c.ok).map((c) => c.eventId)).size >= count - POISON_INDEXES.length && deadLetters().length >= POISON_INDEXES.length,
+      settled: (calls, deadLetters) =>
+        new Set(calls.filter((c) => c.ok).map((c) => c.eventId)).size >= count - POISON_INDEXES.length && deadLetters().length >= POISON_INDEXES.length,
     },
     async ({ platform }) => {
       appendedAtMs = Date.now();

@@ -98,9 +98,17 @@ const finished = new Promise<void>((resolve) => {
       setImmediate(() => {
         gc?.();
         const m = process.memoryUsage();
-        const s: Sample = { events: done, seconds: (Date.now() - started) / 1000, rssMiB: mib(m.rss), heapMiB: mib(m.heapUsed), handles: process.getActiveResourcesInfo().length };
+        const s: Sample = {
+          events: done,
+          seconds: (Date.now() - started) / 1000,
+          rssMiB: mib(m.rss),
+          heapMiB: mib(m.heapUsed),
+          handles: process.getActiveResourcesInfo().length,
+        };
         samples.push(s);
-        process.stdout.write(`${String(s.events).padStart(8)} events  ${s.seconds.toFixed(0).padStart(4)} s  rss ${s.rssMiB} MiB  heap ${s.heapMiB} MiB  handles ${s.handles}\n`);
+        process.stdout.write(
+          `${String(s.events).padStart(8)} events  ${s.seconds.toFixed(0).padStart(4)} s  rss ${s.rssMiB} MiB  heap ${s.heapMiB} MiB  handles ${s.handles}\n`,
+        );
       });
     }
     if (done >= target) resolve();

@@ -178,7 +178,12 @@ async function round(adapter: string, store: IdempotencyStore): Promise<RoundRes
       await store.claim(released[b]!, owners[b]!, 60_000);
       await meters.release.time(batchSize, () => store.release(released[b]!, owners[b]!));
     }
-    figures = { claimNew: meters.claimNew.figures(), markDone: meters.markDone.figures(), claimDone: meters.claimDone.figures(), release: meters.release.figures() };
+    figures = {
+      claimNew: meters.claimNew.figures(),
+      markDone: meters.markDone.figures(),
+      claimDone: meters.claimDone.figures(),
+      release: meters.release.figures(),
+    };
   } else {
     const claimNew = await measure(batches, keys, async (b) => expect(await store.claim(batchKeys[b]!, owners[b]!, 60_000), 'new'));
     const markDone = await measure(batches, keys, (b) => markBatch(store, batchKeys[b]!));
@@ -273,10 +278,10 @@ try {
 
 const marks = markGroup > 0 ? `markDone per key, ${markGroup} at a time` : 'markDone per batch';
 const shape = interleave ? 'interleaved batch by batch' : `${inFlight} in flight, one phase after the other`;
+console.log(`batches of ${batchSize} keys, ${shape}, ${batches * batchSize} event ids per phase, prefill ${prefillCount}, ${marks} (node ${process.version})`);
 console.log(
-  `batches of ${batchSize} keys, ${shape}, ${batches * batchSize} event ids per phase, prefill ${prefillCount}, ${marks} (node ${process.version})`,
+  'µs per key: CPU of all threads (user + system) while the call ran, event loop busy (wall time not idle) during the call; max: the longest busy call',
 );
-console.log('µs per key: CPU of all threads (user + system) while the call ran, event loop busy (wall time not idle) during the call; max: the longest busy call');
 const cell = (text: string, width = 11) => text.padStart(width);
 console.log(`${'adapter'.padEnd(12)}${'phase'.padEnd(11)}${cell('ids/s', 12)}${cell('CPU µs')}${cell('busy µs')}${cell('max ms')}`);
 const fixed = (n: number) => (Number.isNaN(n) ? '-' : n.toFixed(1));
@@ -284,7 +289,9 @@ for (const { adapter, round: r, figures, roundCpuUs, roundMainUs, stallMaxMs, st
   const name = rounds > 1 ? `${adapter} #${r}` : adapter;
   for (const phase of PHASES) {
     const f = figures[phase];
-    console.log(`${name.padEnd(12)}${phase.padEnd(11)}${cell(Math.round(f.idsPerSecond).toLocaleString('en-US'), 12)}${cell(fixed(f.cpuUs))}${cell(fixed(f.busyUs))}${cell(fixed(f.maxBusyMs))}`);
+    console.log(
+      `${name.padEnd(12)}${phase.padEnd(11)}${cell(Math.round(f.idsPerSecond).toLocaleString('en-US'), 12)}${cell(fixed(f.cpuUs))}${cell(fixed(f.busyUs))}${cell(fixed(f.maxBusyMs))}`,
+    );
   }
   // Phases chain synchronous calls through microtasks: the event loop turns only between phases.
   const stalls = interleave ? `event-loop delay max ${stallMaxMs.toFixed(1)} ms, p99 ${stallP99Ms.toFixed(1)} ms` : 'event-loop delay: see --interleave';

@@ -17,7 +17,7 @@ const store = new MemoryIdempotencyStore({ doneTtlMs: 3_600_000, maxEntries });
 const batchSize = 100;
 const reportEvery = 100_000;
 let storeMs = 0;
-for (let written = 0; written < keys; ) {
+for (let written = 0; written < keys;) {
   const batch = Array.from({ length: batchSize }, () => idempotencyKey('work', crypto.randomUUID()));
   const started = performance.now();
   await store.claim(batch, 'bench', 60_000);

@@ -89,6 +89,8 @@ if (values.child !== undefined) {
   for (const kind of KINDS) {
     const sorted = [...perKind[kind]].sort((a, b) => a - b);
     const median = sorted[Math.floor(sorted.length / 2)];
-    console.log(`${kind}: CPU per key (claim + mark done; the main thread on Node 23.9 and later), fresh process: median ${median.toFixed(2)} µs, ${sorted[0].toFixed(2)}–${sorted.at(-1).toFixed(2)} over ${sorted.length} processes`);
+    console.log(
+      `${kind}: CPU per key (claim + mark done; the main thread on Node 23.9 and later), fresh process: median ${median.toFixed(2)} µs, ${sorted[0].toFixed(2)}–${sorted.at(-1).toFixed(2)} over ${sorted.length} processes`,
+    );
   }
 }

@@ -88,7 +88,14 @@ async function ingest(count: number): Promise<void> {
     for (let first = 0; first < count; first += 1_000) {
       const entries = [];
       for (let i = first; i < Math.min(count, first + 1_000); i++) {
-        entries.push({ id: `entry-${i}`, properties: [{ id: 'name', value: `Product ${i}` }, { id: 'price', value: (i % 1_000) + 0.5 }, { id: 'stock', value: i % 37 }] });
+        entries.push({
+          id: `entry-${i}`,
+          properties: [
+            { id: 'name', value: `Product ${i}` },
+            { id: 'price', value: (i % 1_000) + 0.5 },
+            { id: 'stock', value: i % 37 },
+          ],
+        });
       }
       await client.ingest('bench-products', { entries });
     }
@@ -101,7 +108,9 @@ async function ingest(count: number): Promise<void> {
 async function untilEmitted(count: number): Promise<void> {
   const deadline = Date.now() + 120_000;
   for (;;) {
-    const state = (await (await fetch(`${emulator.url}/_emulator/state`)).json()) as { tenants: Array<{ id: string; consumers: Array<{ id: string; head: string | null }> }> };
+    const state = (await (await fetch(`${emulator.url}/_emulator/state`)).json()) as {
+      tenants: Array<{ id: string; consumers: Array<{ id: string; head: string | null }> }>;
+    };
     const head = Number(state.tenants.find((t) => t.id === tenant)?.consumers[0]?.head ?? 0);
     if (head >= count) return;
     if (Date.now() > deadline) throw new Error(`the emulator emitted ${head} of ${count} events`);
@@ -131,14 +140,27 @@ async function runWorker(kind: Kind, round: number): Promise<Run> {
   const [code] = (await once(child, 'exit')) as [number | null];
   const endedAt = performance.now();
   if (code !== 0) throw new Error(`${kind} worker exited ${code}:\n${output.slice(-2_000)}`);
-  const { rows } = await db.query<{ count: string; ms: number }>(`SELECT count(*)::text AS count, extract(epoch FROM max(synced_at) - min(synced_at)) * 1000 AS ms FROM ${table}`);
-  return { kind, round, wallMs: endedAt - startedAt, upMs: endedAt - (upAt ?? startedAt), writingMs: Number(rows[0]?.ms ?? 0), rows: Number(rows[0]?.count ?? 0) };
+  const { rows } = await db.query<{ count: string; ms: number }>(
+    `SELECT count(*)::text AS count, extract(epoch FROM max(synced_at) - min(synced_at)) * 1000 AS ms FROM ${table}`,
+  );
+  return {
+    kind,
+    round,
+    wallMs: endedAt - startedAt,
+    upMs: endedAt - (upAt ?? startedAt),
+    writingMs: Number(rows[0]?.ms ?? 0),
+    rows: Number(rows[0]?.count ?? 0),
+  };
 }
 
 const rate = (rows: number, ms: number) => Math.round(rows / (ms / 1_000));
 
 try {
-  console.log(`bench/sync-to-postgres: ${EVENTS} events, ${REPEAT} round(s), --isolation ${values.isolation}, node ${process.version}, ${cpus().length} cores, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `bench/sync-to-postgres: ${EVENTS} events, ${REPEAT} round(s), --isolation ${values.isolation}, node ${process.version}, ${cpus().length} cores, load ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   for (let round = 1; round <= REPEAT; round++) for (const kind of Object.keys(KINDS) as Kind[]) await createConsumer(`bench-${kind}-${round}`);
   await ingest(EVENTS);
   await untilEmitted(EVENTS);
@@ -155,11 +177,21 @@ try {
       );
     }
     const [a, b] = ['per-event', 'batch'].map((k) => runs.find((r) => r.round === round && r.kind === k)!);
-    console.log(`round ${round} batch / per-event: wall ${(a!.wallMs / b!.wallMs).toFixed(1)}x, from 'worker started' ${(a!.upMs / b!.upMs).toFixed(1)}x, first to last row ${(a!.writingMs / b!.writingMs).toFixed(1)}x`);
+    console.log(
+      `round ${round} batch / per-event: wall ${(a!.wallMs / b!.wallMs).toFixed(1)}x, from 'worker started' ${(a!.upMs / b!.upMs).toFixed(1)}x, first to last row ${(a!.writingMs / b!.writingMs).toFixed(1)}x`,
+    );
   }
   const median = (xs: number[]) => xs.sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
-  const ratios = (key: 'wallMs' | 'upMs' | 'writingMs') => median(Array.from({ length: REPEAT }, (_, i) => runs.find((r) => r.round === i + 1 && r.kind === 'per-event')![key] / runs.find((r) => r.round === i + 1 && r.kind === 'batch')![key]));
-  console.log(`median batch / per-event: wall ${ratios('wallMs').toFixed(1)}x, from 'worker started' ${ratios('upMs').toFixed(1)}x, first to last row ${ratios('writingMs').toFixed(1)}x (target >= 5x)`);
+  const ratios = (key: 'wallMs' | 'upMs' | 'writingMs') =>
+    median(
+      Array.from(
+        { length: REPEAT },
+        (_, i) => runs.find((r) => r.round === i + 1 && r.kind === 'per-event')![key] / runs.find((r) => r.round === i + 1 && r.kind === 'batch')![key],
+      ),
+    );
+  console.log(
+    `median batch / per-event: wall ${ratios('wallMs').toFixed(1)}x, from 'worker started' ${ratios('upMs').toFixed(1)}x, first to last row ${ratios('writingMs').toFixed(1)}x (target >= 5x)`,
+  );
 } finally {
   for (const table of tables) await db.query(`DROP TABLE IF EXISTS ${table}`).catch(() => {});
   await db.end();

@@ -13,12 +13,21 @@ import { parseArgs } from 'node:util';
 import { NOOP_TRACER, type RunTracer } from '../../src/tracing/run-tracer.js';
 import type { CloudEvent, LeaseBatch } from '../../src/types.js';
 
-const { values } = parseArgs({ options: { events: { type: 'string', default: '20000000' }, batch: { type: 'string', default: '100' }, rounds: { type: 'string', default: '5' } } });
+const { values } = parseArgs({
+  options: { events: { type: 'string', default: '20000000' }, batch: { type: 'string', default: '100' }, rounds: { type: 'string', default: '5' } },
+});
 const EVENTS = Number(values.events);
 const BATCH = Number(values.batch);
 const ROUNDS = Number(values.rounds);
 
-const events: CloudEvent[] = Array.from({ length: BATCH }, (_, i) => ({ specversion: '1.0', id: `e${i}`, type: 't', subject: `s${i % 7}`, sequence: String(i + 1), data: null }));
+const events: CloudEvent[] = Array.from({ length: BATCH }, (_, i) => ({
+  specversion: '1.0',
+  id: `e${i}`,
+  type: 't',
+  subject: `s${i % 7}`,
+  sequence: String(i + 1),
+  data: null,
+}));
 const batch: LeaseBatch = { leaseId: 'l', generation: 1, attempt: 1, events };
 const ctx = { attempt: 1, deliveryAttempt: 1, generation: 1, workerId: 'w-0', leaseId: 'l', leaseDeadlineMs: 0 };
 const claim = async () => 0;

@@ -23,7 +23,9 @@ import pg from 'pg';
 import { PostgresIdempotencyStore } from '../../src/idempotency/postgres.js';
 import { EffectTransactions } from '../../src/idempotency/postgres-transactions.js';
 
-const { values } = parseArgs({ options: { calls: { type: 'string', default: '3000' }, connections: { type: 'string', default: '1' }, rounds: { type: 'string', default: '3' } } });
+const { values } = parseArgs({
+  options: { calls: { type: 'string', default: '3000' }, connections: { type: 'string', default: '1' }, rounds: { type: 'string', default: '3' } },
+});
 const url = process.env.DATABASE_URL;
 if (url === undefined || url === '') {
   console.error('bench/transactional/bound needs DATABASE_URL');
@@ -57,7 +59,9 @@ await probe.query(`CREATE TABLE ${table} (event_id text PRIMARY KEY, n int NOT N
 
 /** CPU of the backends of this database but the probe's, by pid. */
 async function serverCpu(): Promise<Map<number, Cpu>> {
-  const { rows: backends } = await probe.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+  const { rows: backends } = await probe.query<{ pid: number }>(
+    'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+  );
   const cpu = new Map<number, Cpu>();
   for (const { pid } of backends) {
     try {

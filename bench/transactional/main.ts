@@ -58,7 +58,9 @@ const suffix = `${process.pid}_${Date.now().toString(36)}`;
 try {
   console.log(
     `bench/transactional: ${events} events over 50 subjects, ${repeat} round(s), --isolation ${isolations.join(',')}, --max-in-progress ${values['max-in-progress']}, latency ${latencyMs} ms, ` +
-      `node ${process.version}, ${cpus().length} cores, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}${values['worker-root'] ? `, worker from ${values['worker-root']}` : ''}`,
+      `node ${process.version}, ${cpus().length} cores, load ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}${values['worker-root'] ? `, worker from ${values['worker-root']}` : ''}`,
   );
   if (latencyMs > 0) await em.setLatency(latencyMs);
   const results: RunResult[] = [];
@@ -79,7 +81,9 @@ try {
           ...(values['worker-root'] ? { workerRoot: values['worker-root'] } : {}),
         });
         results.push({ ...r, round });
-        const names = Object.entries(r.maxConnectionsByName).map(([n, c]) => `${n}: ${c}`).join(', ');
+        const names = Object.entries(r.maxConnectionsByName)
+          .map(([n, c]) => `${n}: ${c}`)
+          .join(', ');
         console.log(
           `${isolation} round ${round} ${variant.padEnd(11)} ${r.seconds.toFixed(2)} s = ${Math.round(r.eventsPerSecond)} events/s, ${r.cpuUsPerEvent.toFixed(1)} µs CPU/event, server ${r.serverCpuUsPerEvent.toFixed(1)} µs, ` +
             `syscalls/event ${r.writesPerEvent.toFixed(2)} w ${r.readsPerEvent.toFixed(2)} r, ` +
@@ -88,7 +92,11 @@ try {
       }
     }
   }
-  console.log(`\n${formatResults(results)}\n\n${formatRatios(results)}\nload ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `\n${formatResults(results)}\n\n${formatRatios(results)}\nload ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
 } finally {
   await db.end();
   await em.stop();

@@ -10,7 +10,10 @@ const spread = (xs: number[], digits: number) => (xs.length < 2 ? '' : ` (${Math
 
 /** A Markdown table: per isolation and variant, the median of the runs and their range. */
 export function formatResults(results: readonly RunResult[]): string {
-  const lines = ['| isolation | handler | events/s | CPU µs/event | server CPU µs/event | socket writes/event | PostgreSQL connections (most at once) | runs |', '|---|---|---|---|---|---|---|---|'];
+  const lines = [
+    '| isolation | handler | events/s | CPU µs/event | server CPU µs/event | socket writes/event | PostgreSQL connections (most at once) | runs |',
+    '|---|---|---|---|---|---|---|---|',
+  ];
   const keys = [...new Set(results.map((r) => `${r.isolation} ${r.variant}`))];
   for (const key of keys) {
     const runs = results.filter((r) => `${r.isolation} ${r.variant}` === key);
@@ -23,7 +26,9 @@ export function formatResults(results: readonly RunResult[]): string {
       .sort()
       .map((n) => `${n} ${Math.max(...runs.map((r) => r.maxConnectionsByName[n] ?? 0))}`)
       .join(', ');
-    lines.push(`| ${runs[0]!.isolation} | ${runs[0]!.variant} | ${Math.round(median(rate))}${spread(rate, 0)} | ${median(cpu).toFixed(1)}${spread(cpu, 1)} | ${median(server).toFixed(1)}${spread(server, 1)} | ${median(writes).toFixed(2)} | ${Math.max(...conns)}: ${names} | ${runs.length} |`);
+    lines.push(
+      `| ${runs[0]!.isolation} | ${runs[0]!.variant} | ${Math.round(median(rate))}${spread(rate, 0)} | ${median(cpu).toFixed(1)}${spread(cpu, 1)} | ${median(server).toFixed(1)}${spread(server, 1)} | ${median(writes).toFixed(2)} | ${Math.max(...conns)}: ${names} | ${runs.length} |`,
+    );
   }
   return lines.join('\n');
 }
@@ -31,7 +36,10 @@ export function formatResults(results: readonly RunResult[]): string {
 /** Each transactional variant's events/s over its plain variant's of the same round and isolation: median (range). */
 export function formatRatios(results: readonly RunResult[]): string {
   const lines: string[] = [];
-  for (const [tx, plain] of [['tx', 'plain'], ['tx-batch', 'plain-batch']] as const) {
+  for (const [tx, plain] of [
+    ['tx', 'plain'],
+    ['tx-batch', 'plain-batch'],
+  ] as const) {
     for (const isolation of [...new Set(results.map((r) => r.isolation))]) {
       const ratios: number[] = [];
       for (const run of results.filter((r) => r.variant === tx && r.isolation === isolation)) {

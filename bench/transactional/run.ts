@@ -132,7 +132,10 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
     ...['--metrics-port', '0', '--metrics-host', '127.0.0.1', '--log-level', 'info'],
     ...['--workers', '4', '--limit', '100', '--concurrency', '16', '--max-in-progress', String(options.maxInProgress), '--isolation', options.isolation],
   ];
-  const child = spawn(process.execPath, args, { env: { ...process.env, BENCH_TX_TABLE: table, DATABASE_URL: options.databaseUrl }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, BENCH_TX_TABLE: table, DATABASE_URL: options.databaseUrl },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   let startedAt: number | undefined;
   let cpuAtStart = 0;
@@ -159,7 +162,10 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
       const ports = clientPorts(child.pid!, serverPort);
       maxConnections = Math.max(maxConnections, ports.length);
       if (ports.length === 0) return;
-      const { rows } = await db.query<{ name: string; pid: number }>(`SELECT application_name AS name, pid FROM pg_stat_activity WHERE client_port = ANY($1::int[])`, [ports]);
+      const { rows } = await db.query<{ name: string; pid: number }>(
+        `SELECT application_name AS name, pid FROM pg_stat_activity WHERE client_port = ANY($1::int[])`,
+        [ports],
+      );
       const byName: Record<string, number> = {};
       for (const row of rows) {
         byName[row.name] = (byName[row.name] ?? 0) + 1;
@@ -222,7 +228,9 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
       writes: Number(rows[0]!.writes ?? 0),
     };
     if (result.rows !== events || result.writes !== events) {
-      throw new Error(`${variant} (${options.isolation}): ${result.rows} rows written ${result.writes} times for ${events} events: an event lost or applied twice`);
+      throw new Error(
+        `${variant} (${options.isolation}): ${result.rows} rows written ${result.writes} times for ${events} events: an event lost or applied twice`,
+      );
     }
     return result;
   } finally {

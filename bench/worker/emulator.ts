@@ -52,7 +52,11 @@ export class EmulatorChild {
    */
   async setLatency(latencyMs: number): Promise<void> {
     const faults = latencyMs > 0 ? { latencyMs, latencyRoutes: ['pull', 'ack'] } : {};
-    const response = await fetch(`${this.url}/_emulator/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(faults) });
+    const response = await fetch(`${this.url}/_emulator/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(faults),
+    });
     if (response.status !== 200) throw new Error(`setting the emulator's faults: ${response.status} ${await response.text()}`);
   }
 
@@ -64,7 +68,7 @@ export class EmulatorChild {
    * `subjects` as for `append`.
    */
   async feed(count: number, chunk = 50_000, subjects = 0): Promise<void> {
-    for (let appended = 0; appended < count; ) {
+    for (let appended = 0; appended < count;) {
       const { head, committed } = await this.consumer();
       if (appended === 0 || head - committed < chunk / 2) {
         const next = Math.min(chunk, count - appended);

@@ -49,4 +49,6 @@ const rows = [];
 for (let round = 1; round <= ROUNDS; round++) rows.push({ round, plainMicros: microsPerEmit(plain), guardedMicros: microsPerEmit(guarded) });
 for (const row of rows) console.log(`round ${row.round}: plain ${row.plainMicros.toFixed(4)} µs/emit, guarded ${row.guardedMicros.toFixed(4)} µs/emit`);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-console.log(`median: plain ${median(rows.map((r) => r.plainMicros)).toFixed(4)}, guarded ${median(rows.map((r) => r.guardedMicros)).toFixed(4)} µs/emit (${EMITS} emits x ${ROUNDS} rounds, node ${process.version})`);
+console.log(
+  `median: plain ${median(rows.map((r) => r.plainMicros)).toFixed(4)}, guarded ${median(rows.map((r) => r.guardedMicros)).toFixed(4)} µs/emit (${EMITS} emits x ${ROUNDS} rounds, node ${process.version})`,
+);

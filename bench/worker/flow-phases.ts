@@ -62,11 +62,23 @@ function checkEffects(file: string, events: number, what: string): number {
 }
 
 /** A fresh worker process on `events` events: the 2 ms handler with its effect, or (`noop`) a handler that does nothing. */
-async function freshWorker(options: FlowPhaseOptions, name: string, isolation: 'none' | 'thread', events: number, handler: '2ms' | 'noop', windowEvents = 0): Promise<Phase & { repeatedEffects: number }> {
+async function freshWorker(
+  options: FlowPhaseOptions,
+  name: string,
+  isolation: 'none' | 'thread',
+  events: number,
+  handler: '2ms' | 'noop',
+  windowEvents = 0,
+): Promise<Phase & { repeatedEffects: number }> {
   const { em, workers } = options;
   const effectsFile = workers.path(`effects-${name}-${randomUUID().slice(0, 6)}.txt`);
   const env: Record<string, string> = handler === 'noop' ? {} : { BENCH_HANDLER_DELAY_MS: HANDLER_DELAY_MS, BENCH_EFFECTS_FILE: effectsFile };
-  const phase = await workers.run(em, [workers.config(em.url, name, { isolation, idempotencyUrl: 'memory' })], events, { env, warmUp: 0, subjects: SUBJECTS, windowEvents });
+  const phase = await workers.run(em, [workers.config(em.url, name, { isolation, idempotencyUrl: 'memory' })], events, {
+    env,
+    warmUp: 0,
+    subjects: SUBJECTS,
+    windowEvents,
+  });
   return { ...phase, repeatedEffects: handler === 'noop' ? 0 : checkEffects(effectsFile, events, `${name} worker`) };
 }
 
@@ -93,7 +105,13 @@ export async function latencyPhase(options: FlowPhaseOptions): Promise<void> {
         await em.setLatency(latencyMs);
         const naiveEffects = workers.path(`effects-naive-${randomUUID().slice(0, 6)}.txt`);
         await em.append(options.naiveEvents, SUBJECTS);
-        const naive = await runLoops(em.url, { loops: 4, limit: 100, handlerDelayMs: Number(HANDLER_DELAY_MS), expected: options.naiveEvents, effectsFile: naiveEffects });
+        const naive = await runLoops(em.url, {
+          loops: 4,
+          limit: 100,
+          handlerDelayMs: Number(HANDLER_DELAY_MS),
+          expected: options.naiveEvents,
+          effectsFile: naiveEffects,
+        });
         checkEffects(naiveEffects, options.naiveEvents, 'naive loops');
         round[`naive${latencyMs}ms`] = naive.eventsPerSecond;
         if (latencyMs === options.latenciesMs[0]) round.handlerCeilingSpeedup = round.handlerCeiling / naive.eventsPerSecond;
@@ -152,9 +170,27 @@ export async function freshNoopPhase(options: FlowPhaseOptions): Promise<void> {
     const none = await freshWorker(options, 'h-none', 'none', options.freshEvents, 'noop', H_WINDOW_EVENTS);
     const thread = await freshWorker(options, 'h-thread', 'thread', options.freshEvents, 'noop', H_WINDOW_EVENTS);
     rounds.push(noopShares(raw, none, thread));
-    if (H_WINDOW_EVENTS > 0) options.log(`h_window_ms_round${r + 1}`, { windowEvents: H_WINDOW_EVENTS, none: windowMs(none, H_WINDOW_EVENTS), thread: windowMs(thread, H_WINDOW_EVENTS) });
+    if (H_WINDOW_EVENTS > 0)
+      options.log(`h_window_ms_round${r + 1}`, {
+        windowEvents: H_WINDOW_EVENTS,
+        none: windowMs(none, H_WINDOW_EVENTS),
+        thread: windowMs(thread, H_WINDOW_EVENTS),
+      });
   }
-  options.log('h_fresh_noop_handler', options.summarize(rounds, { fractionOfRawNone: 2, fractionOfRawThread: 2, cpuRawClientLoop: 1, cpuFrameworkNone: 1, cpuFrameworkThread: 1, cpuMainThreadNone: 1, cpuMainThreadThread: 1, cpuV8HelpersNone: 1, cpuV8HelpersThread: 1 }));
+  options.log(
+    'h_fresh_noop_handler',
+    options.summarize(rounds, {
+      fractionOfRawNone: 2,
+      fractionOfRawThread: 2,
+      cpuRawClientLoop: 1,
+      cpuFrameworkNone: 1,
+      cpuFrameworkThread: 1,
+      cpuMainThreadNone: 1,
+      cpuMainThreadThread: 1,
+      cpuV8HelpersNone: 1,
+      cpuV8HelpersThread: 1,
+    }),
+  );
 }
 
 /** i: a CPU-bound handler, subjects chained or not, `thread` (the only isolation with more than one core for handlers). */
@@ -163,7 +199,10 @@ export async function cpuBoundPhase(options: FlowPhaseOptions): Promise<void> {
   const rounds: Record<string, number>[] = [];
   for (let r = 0; r < options.repeat; r++) {
     const rates: Record<string, number> = {};
-    for (const [name, subjects] of [['subjects50', SUBJECTS], ['subjectPerEvent', 0]] as const) {
+    for (const [name, subjects] of [
+      ['subjects50', SUBJECTS],
+      ['subjectPerEvent', 0],
+    ] as const) {
       const config = workers.config(em.url, `i-${name}`, { isolation: 'thread', idempotencyUrl: 'memory' });
       const phase = await workers.run(em, [config], options.cpuEvents, { env: { BENCH_HANDLER_SPIN_MS: SPIN_MS }, warmUp: 0, subjects });
       rates[name] = phase.eventsPerSecond;

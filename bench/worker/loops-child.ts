@@ -16,6 +16,8 @@ const client = createLoopClient(url, 4);
 createInterface({ input: process.stdin }).on('line', (line) => {
   const [command, count] = line.split(' ');
   if (command !== 'RUN') return;
-  void runLoops(url, { loops: 4, limit: 100, handlerDelayMs: 0, expected: Number(count), client }).then((run) => process.stdout.write(`RESULT ${JSON.stringify(run)}\n`));
+  void runLoops(url, { loops: 4, limit: 100, handlerDelayMs: 0, expected: Number(count), client }).then((run) =>
+    process.stdout.write(`RESULT ${JSON.stringify(run)}\n`),
+  );
 });
 process.stdout.write('READY\n');

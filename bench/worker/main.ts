@@ -168,7 +168,15 @@ try {
         cpuOverheadThread: thread.cpuUsPerEvent - raw.cpuUsPerEvent,
       };
     });
-    const summary = summarize(rounds, { fractionOfRawNone: 2, fractionOfRawThread: 2, cpuRawClientLoop: 1, cpuFrameworkNone: 1, cpuFrameworkThread: 1, cpuOverheadNone: 1, cpuOverheadThread: 1 });
+    const summary = summarize(rounds, {
+      fractionOfRawNone: 2,
+      fractionOfRawThread: 2,
+      cpuRawClientLoop: 1,
+      cpuFrameworkNone: 1,
+      cpuFrameworkThread: 1,
+      cpuOverheadNone: 1,
+      cpuOverheadThread: 1,
+    });
     const cpu = ([key]: [string, unknown]) => key.startsWith('cpu');
     const entries = Object.entries(summary);
     log('b_noop_handler', Object.fromEntries(entries.filter((e) => !cpu(e))));
@@ -177,7 +185,14 @@ try {
   if (only.has('d')) {
     const isolation = process.env.BENCH_RSS_ISOLATION === 'none' ? 'none' : 'thread';
     const rss = await runWorkers(em, [workerConfig(em.url, `d-${isolation}`, { isolation })], RSS_EVENTS, {}, 50_000);
-    log('d_rss', { isolation, events: rss.events, eventsPerSecond: round(rss.eventsPerSecond), cpuUsPerEvent: round(rss.cpuUsPerEvent, 1), samples: rss.rssSamples, afterClose: rss.processes[0]?.rssMiB });
+    log('d_rss', {
+      isolation,
+      events: rss.events,
+      eventsPerSecond: round(rss.eventsPerSecond),
+      cpuUsPerEvent: round(rss.cpuUsPerEvent, 1),
+      samples: rss.rssSamples,
+      afterClose: rss.processes[0]?.rssMiB,
+    });
   }
   if (only.has('e')) {
     const redis = process.env.REDIS_URL;

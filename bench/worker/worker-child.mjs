@@ -133,9 +133,19 @@ process.on('SIGTERM', () => {
   const mainCpuUs = mainUsed === undefined ? undefined : mainUsed.user + mainUsed.system;
   const helpersNow = v8HelperCpuUs();
   const v8HelperCpuUsUsed = helpersNow === undefined || helperCpuAtFirst === undefined ? undefined : helpersNow - helperCpuAtFirst;
-  void Promise.all(reports).then(() => worker.close()).then(() => {
-    const stats = { events, firstPullMs, lastAckMs, cpuUs, mainCpuUs, v8HelperCpuUs: v8HelperCpuUsUsed, rssMiB: Number((process.memoryUsage().rss / 1048576).toFixed(1)) };
-    process.stdout.write(`STATS ${JSON.stringify(stats)}\n`, () => process.exit(0));
-  });
+  void Promise.all(reports)
+    .then(() => worker.close())
+    .then(() => {
+      const stats = {
+        events,
+        firstPullMs,
+        lastAckMs,
+        cpuUs,
+        mainCpuUs,
+        v8HelperCpuUs: v8HelperCpuUsUsed,
+        rssMiB: Number((process.memoryUsage().rss / 1048576).toFixed(1)),
+      };
+      process.stdout.write(`STATS ${JSON.stringify(stats)}\n`, () => process.exit(0));
+    });
 });
 process.stdout.write(`READY ${await memoryDetail()}\n`);

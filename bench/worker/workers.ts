@@ -61,9 +61,13 @@ export function noopShares(raw: Pick<Phase, 'eventsPerSecond' | 'cpuUsPerEvent'>
     cpuFrameworkNone: none.cpuUsPerEvent,
     cpuFrameworkThread: thread.cpuUsPerEvent,
     // The main thread alone (Node 24): with `thread` the one that bounds a no-op run.
-    ...(none.mainCpuUsPerEvent === undefined || thread.mainCpuUsPerEvent === undefined ? {} : { cpuMainThreadNone: none.mainCpuUsPerEvent, cpuMainThreadThread: thread.mainCpuUsPerEvent }),
+    ...(none.mainCpuUsPerEvent === undefined || thread.mainCpuUsPerEvent === undefined
+      ? {}
+      : { cpuMainThreadNone: none.mainCpuUsPerEvent, cpuMainThreadThread: thread.mainCpuUsPerEvent }),
     // V8's compiler and GC helper threads: in a fresh process about as busy as the main thread.
-    ...(none.v8HelperCpuUsPerEvent === undefined || thread.v8HelperCpuUsPerEvent === undefined ? {} : { cpuV8HelpersNone: none.v8HelperCpuUsPerEvent, cpuV8HelpersThread: thread.v8HelperCpuUsPerEvent }),
+    ...(none.v8HelperCpuUsPerEvent === undefined || thread.v8HelperCpuUsPerEvent === undefined
+      ? {}
+      : { cpuV8HelpersNone: none.v8HelperCpuUsPerEvent, cpuV8HelpersThread: thread.v8HelperCpuUsPerEvent }),
   };
 }
 
@@ -135,7 +139,9 @@ export class BenchWorkers {
     const children = configs.map((config) => {
       // BENCH_PROFILE_DIR=dir writes a CPU profile of each worker process there, sampled every
       // BENCH_PROFILE_INTERVAL µs (Node's default 1000: too coarse for one fresh 20,000-event run).
-      const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-interval', process.env.BENCH_PROFILE_INTERVAL ?? '1000', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : [];
+      const profile = process.env.BENCH_PROFILE_DIR
+        ? ['--cpu-prof', '--cpu-prof-interval', process.env.BENCH_PROFILE_INTERVAL ?? '1000', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR]
+        : [];
       const argv = [...profile, entry, JSON.stringify(config)];
       const [command, args] = this.#cgroupProcs === undefined ? [process.execPath, argv] : inCgroup(this.#cgroupProcs, process.execPath, argv);
       const child = spawn(command, args, {
@@ -208,11 +214,14 @@ export class BenchWorkers {
    * `warmUp` unmeasured events, as each worker process does.
    */
   async runRawLoops(em: EmulatorChild, events: number, warmUp: number, subjects = 0): Promise<LoopRun> {
-    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./loops-child.ts', import.meta.url)), em.url], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./loops-child.ts', import.meta.url)), em.url], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
     const exited = once(child, 'close');
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    const next = (marker: RegExp, from: number) => waitForOutput(() => output, marker, { from, exited: () => child.exitCode !== null, timeoutMs: 600_000, child: 'loops child' });
+    const next = (marker: RegExp, from: number) =>
+      waitForOutput(() => output, marker, { from, exited: () => child.exitCode !== null, timeoutMs: 600_000, child: 'loops child' });
     // Measured: the events are there before the loops start, as for the workers. Warm-up: fed as they go.
     const run = async (count: number, measured: boolean): Promise<LoopRun> => {
       const from = output.length;

@@ -54,7 +54,13 @@ export async function startApp(port = 0, host = '127.0.0.1'): Promise<RunningApp
         res.writeHead(400).end();
         return;
       }
-      const event = { id: header(req.headers, 'ce-id'), type: header(req.headers, 'ce-type'), subject: header(req.headers, 'ce-subject'), sequence: header(req.headers, 'ce-sequence'), data };
+      const event = {
+        id: header(req.headers, 'ce-id'),
+        type: header(req.headers, 'ce-type'),
+        subject: header(req.headers, 'ce-subject'),
+        sequence: header(req.headers, 'ce-sequence'),
+        data,
+      };
       received.push(event);
       res.writeHead(accept(event)).end();
     });

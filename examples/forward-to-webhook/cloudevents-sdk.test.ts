@@ -10,9 +10,35 @@ import { startSdkApp, type SdkApp } from './sdk-app.js';
 const ENCODED = ['a b', 'say "hi"', '100%', '50% off', 'Müller', 'café au lait', '東京', 'rocket 🚀', 'tab\there'];
 /** Printable ASCII other than those: sent as they are. */
 const PLAIN = [
-  'entry-1', 'SKU_42', 'a/b/c', 'ns:item', 'a+b', "o'neil", 'x,y', 'k=v', 'semi;colon', 'tilde~', 'hash#1', 'q?x', 'at@host',
-  'star*', 'paren(1)', 'bracket[2]', 'brace{3}', 'pipe|x', 'caret^', 'back`tick', 'excl!', 'dollar$', 'amp&', 'lt<gt>',
-  'back\\slash', 'dot.dot', 'UPPER', '0', '9999999999999999999',
+  'entry-1',
+  'SKU_42',
+  'a/b/c',
+  'ns:item',
+  'a+b',
+  "o'neil",
+  'x,y',
+  'k=v',
+  'semi;colon',
+  'tilde~',
+  'hash#1',
+  'q?x',
+  'at@host',
+  'star*',
+  'paren(1)',
+  'bracket[2]',
+  'brace{3}',
+  'pipe|x',
+  'caret^',
+  'back`tick',
+  'excl!',
+  'dollar$',
+  'amp&',
+  'lt<gt>',
+  'back\\slash',
+  'dot.dot',
+  'UPPER',
+  '0',
+  '9999999999999999999',
 ];
 while (PLAIN.length < 41) PLAIN.push(`plain-${PLAIN.length}`);
 const SUBJECTS = [...PLAIN, ...ENCODED];

@@ -37,7 +37,10 @@ describe('examples/forward-to-webhook', () => {
     const { createRequire } = await import('node:module');
     const { pathToFileURL, fileURLToPath } = await import('node:url');
     const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-    const child = spawn(process.execPath, ['--import', tsx, fileURLToPath(new URL('./app.ts', import.meta.url))], { env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', tsx, fileURLToPath(new URL('./app.ts', import.meta.url))], {
+      env: { ...process.env, PORT: '0' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     try {
       const url = await new Promise<string>((resolve, reject) => {
         let out = '';
@@ -48,7 +51,11 @@ describe('examples/forward-to-webhook', () => {
         });
         child.on('exit', (code) => reject(new Error(`app exited ${code}`)));
       });
-      const answer = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'ce-id': 'x' }, body: JSON.stringify({ current: { properties: [{ id: 'name', value: 'Mug' }] } }) });
+      const answer = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'ce-id': 'x' },
+        body: JSON.stringify({ current: { properties: [{ id: 'name', value: 'Mug' }] } }),
+      });
       expect(answer.status).toBe(204);
     } finally {
       child.kill('SIGTERM');

@@ -57,8 +57,20 @@ describe('examples/platform-api', () => {
     try {
       await api.ingest(source, {
         entries: [
-          { id: 'kettle', properties: [{ id: 'name', value: 'Kettle' }, { id: 'price', value: 20 }] },
-          { id: 'mug', properties: [{ id: 'name', value: 'Mug' }, { id: 'price', value: 4.4 }] },
+          {
+            id: 'kettle',
+            properties: [
+              { id: 'name', value: 'Kettle' },
+              { id: 'price', value: 20 },
+            ],
+          },
+          {
+            id: 'mug',
+            properties: [
+              { id: 'name', value: 'Mug' },
+              { id: 'price', value: 4.4 },
+            ],
+          },
         ],
       });
       const deadline = Date.now() + 10_000;
@@ -74,7 +86,14 @@ describe('examples/platform-api', () => {
       });
     } finally {
       await worker.close();
-      for (const key of ['DURABLE_WORKER_BASE_URL', 'DURABLE_WORKER_TENANT', 'DURABLE_WORKER_CLIENT_ID', 'DURABLE_WORKER_CLIENT_SECRET', 'EXAMPLE_SOURCE', 'EXAMPLE_TARGET']) {
+      for (const key of [
+        'DURABLE_WORKER_BASE_URL',
+        'DURABLE_WORKER_TENANT',
+        'DURABLE_WORKER_CLIENT_ID',
+        'DURABLE_WORKER_CLIENT_SECRET',
+        'EXAMPLE_SOURCE',
+        'EXAMPLE_TARGET',
+      ]) {
         delete process.env[key];
       }
     }
@@ -86,7 +105,12 @@ describe('examples/platform-api', () => {
     await api.ingest(source, {
       entries: Array.from({ length: 12 }, (_, i) => ({
         id: `p${String(i).padStart(2, '0')}`,
-        properties: [{ id: 'name', value: `Item ${i}` }, { id: 'color', value: colors[i % 3]! }, { id: 'price', value: 10 * i }, { id: 'stock', value: i % 4 }],
+        properties: [
+          { id: 'name', value: `Item ${i}` },
+          { id: 'color', value: colors[i % 3]! },
+          { id: 'price', value: 10 * i },
+          { id: 'stock', value: i % 4 },
+        ],
       })),
     });
     await emulator.idle();
@@ -94,7 +118,12 @@ describe('examples/platform-api', () => {
     const seeded = await fetch(`${emulator.url}/_emulator/destinations`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ customer: 'acme', destination, sourceId: source, endpoints: [{ name: 'products', facets: [{ propertyId: 'color', size: 5, header: { en: 'Colour' } }] }] }),
+      body: JSON.stringify({
+        customer: 'acme',
+        destination,
+        sourceId: source,
+        endpoints: [{ name: 'products', facets: [{ propertyId: 'color', size: 5, header: { en: 'Colour' } }] }],
+      }),
     });
     expect(seeded.status).toBe(201);
     const { queryDestination } = await import('./query-destination.js');
@@ -108,6 +137,15 @@ describe('examples/platform-api', () => {
       { id: 'p03', name: 'Item 3', color: 'red', price: 30 },
       { id: 'p01', name: 'Item 1', color: 'blue', price: 10 },
     ]);
-    expect(answer.facets).toEqual([{ propertyId: 'color', header: 'Colour', values: [{ count: 3, key: 'red' }, { count: 2, key: 'blue' }] }]);
+    expect(answer.facets).toEqual([
+      {
+        propertyId: 'color',
+        header: 'Colour',
+        values: [
+          { count: 3, key: 'red' },
+          { count: 2, key: 'blue' },
+        ],
+      },
+    ]);
   });
 });

@@ -40,9 +40,15 @@ describe('examples/search-index: the handler against a mocked search service (no
 
   it('5xx and 429 are retried, then dead-lettered on the last attempt; other 4xx are dead-lettered at once', async () => {
     nock(SEARCH_URL).put('/documents/p-1').reply(503, 'overloaded');
-    expect(await runHandler(indexEntry, entryEvent('p-1', { name: 'Kettle' }))).toMatchObject({ status: 'failed', error: { message: 'search service answered 503 for p-1: overloaded' } });
+    expect(await runHandler(indexEntry, entryEvent('p-1', { name: 'Kettle' }))).toMatchObject({
+      status: 'failed',
+      error: { message: 'search service answered 503 for p-1: overloaded' },
+    });
     nock(SEARCH_URL).put('/documents/p-1').reply(429);
-    expect(await runHandler(indexEntry, entryEvent('p-1', { name: 'Kettle' }), { attempt: 5, maxAttempts: 5 })).toMatchObject({ status: 'dead_lettered', reason: 'max-attempts' });
+    expect(await runHandler(indexEntry, entryEvent('p-1', { name: 'Kettle' }), { attempt: 5, maxAttempts: 5 })).toMatchObject({
+      status: 'dead_lettered',
+      reason: 'max-attempts',
+    });
     nock(SEARCH_URL).put('/documents/p-1').reply(422, { error: 'field price: not a number' });
     expect(await runHandler(indexEntry, entryEvent('p-1', { price: 'n/a' }))).toMatchObject({
       status: 'dead_lettered',
@@ -74,7 +80,9 @@ describe('examples/search-index: the handler against a mocked search service (no
   it('resources can be handed in: setup does not run', async () => {
     delete process.env.SEARCH_URL;
     nock('http://other.test').put('/v2/documents/p-1').reply(204);
-    const outcome = await runHandler(indexEntry, entryEvent('p-1', { name: 'Kettle' }), { resources: { documents: new URL('http://other.test/v2/documents/'), apiKey: undefined } });
+    const outcome = await runHandler(indexEntry, entryEvent('p-1', { name: 'Kettle' }), {
+      resources: { documents: new URL('http://other.test/v2/documents/'), apiKey: undefined },
+    });
     expect(outcome.status).toBe('ok');
   });
 });

@@ -28,7 +28,11 @@ if (DATABASE_URL === undefined) {
   const { default: upsertEntries } = await import('./handlers/upsert-entries.js');
 
   const rows = async () =>
-    (await db.query<{ entry_id: string; sequence: string; properties: Record<string, unknown> }>(`SELECT entry_id, sequence::text AS sequence, properties FROM ${table} ORDER BY entry_id`)).rows;
+    (
+      await db.query<{ entry_id: string; sequence: string; properties: Record<string, unknown> }>(
+        `SELECT entry_id, sequence::text AS sequence, properties FROM ${table} ORDER BY entry_id`,
+      )
+    ).rows;
   const entryEvent = (id: string, values: Parameters<typeof sourceEntry>[1], sequence: string) =>
     createTestEvent('source_entry.updated', entryUpdatedData({ sourceId: 'products', current: sourceEntry(id, values) }), { sequence });
 
@@ -41,7 +45,13 @@ if (DATABASE_URL === undefined) {
     it('upserts every ingested entry through the real worker, newest values winning', async () => {
       await withEmulator({ handlers: HANDLERS }, async (env) => {
         await env.ingest('products', [
-          { id: 'p-1', properties: [{ id: 'name', value: 'Kettle' }, { id: 'price', value: 20.5 }] },
+          {
+            id: 'p-1',
+            properties: [
+              { id: 'name', value: 'Kettle' },
+              { id: 'price', value: 20.5 },
+            ],
+          },
           { id: 'p-2', properties: [{ id: 'name', value: 'Toaster' }] },
         ]);
         await env.waitForSettled(2);

@@ -15,7 +15,12 @@ const entryEvent = (id: string, values: Parameters<typeof sourceEntry>[1], seque
 describe('examples/sync-to-postgres: the transactional handler (PGlite)', () => {
   let db: PGlite;
   const changes = async () => (await db.query<{ event_id: string; entry_id: string }>('SELECT event_id, entry_id FROM entries_changes ORDER BY sequence')).rows;
-  const entries = async () => (await db.query<{ entry_id: string; sequence: string; properties: unknown }>('SELECT entry_id, sequence::text AS sequence, properties FROM entries ORDER BY entry_id')).rows;
+  const entries = async () =>
+    (
+      await db.query<{ entry_id: string; sequence: string; properties: unknown }>(
+        'SELECT entry_id, sequence::text AS sequence, properties FROM entries ORDER BY entry_id',
+      )
+    ).rows;
 
   beforeAll(async () => {
     db = new PGlite();
@@ -24,7 +29,11 @@ describe('examples/sync-to-postgres: the transactional handler (PGlite)', () => 
   afterAll(() => db.close());
 
   it('writes every event of a call into the history and the newest state of each entry, together', async () => {
-    const events = [entryEvent('p-1', { name: 'Kettle' }, '10'), entryEvent('p-2', { name: 'Toaster' }, '11'), entryEvent('p-1', { name: 'Kettle', price: 18.5 }, '12')];
+    const events = [
+      entryEvent('p-1', { name: 'Kettle' }, '10'),
+      entryEvent('p-2', { name: 'Toaster' }, '11'),
+      entryEvent('p-1', { name: 'Kettle', price: 18.5 }, '12'),
+    ];
     // `resources` given: the setup (which creates the tables on DATABASE_URL) does not run.
     const outcome = await runBatchHandler(recordEntries, events, { database: db, resources: undefined });
     expect(outcome.events.map((e) => e.status)).toEqual(['ok', 'ok', 'ok']);
@@ -44,7 +53,10 @@ describe('examples/sync-to-postgres: the transactional handler (PGlite)', () => 
     // The history insert succeeds, then the upsert fails (its table is gone): the call rolls back whole.
     await db.query('ALTER TABLE entries RENAME TO entries_away');
     try {
-      const outcome = await runBatchHandler(recordEntries, [entryEvent('p-3', { name: 'Teapot' }, '20'), entryEvent('p-4', { name: 'Mug' }, '21')], { database: db, resources: undefined });
+      const outcome = await runBatchHandler(recordEntries, [entryEvent('p-3', { name: 'Teapot' }, '20'), entryEvent('p-4', { name: 'Mug' }, '21')], {
+        database: db,
+        resources: undefined,
+      });
       expect(outcome.events.map((e) => e.status)).toEqual(['failed', 'failed']);
     } finally {
       await db.query('ALTER TABLE entries_away RENAME TO entries');

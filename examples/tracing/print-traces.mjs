@@ -26,7 +26,15 @@ function attributes(list = []) {
 /** The attributes worth a glance, in one line. */
 function summary(span) {
   const a = span.attributes;
-  const keep = ['cloudevents.event_subject', 'durable_worker.handler', 'durable_worker.outcome', 'durable_worker.ack.result', 'messaging.batch.message_count', 'db.system', 'db.statement'];
+  const keep = [
+    'cloudevents.event_subject',
+    'durable_worker.handler',
+    'durable_worker.outcome',
+    'durable_worker.ack.result',
+    'messaging.batch.message_count',
+    'db.system',
+    'db.statement',
+  ];
   const parts = keep.filter((key) => a[key] !== undefined).map((key) => `${key.split('.').at(-1)}=${a[key]}`);
   if (span.status?.code === 2) parts.push(`ERROR ${JSON.stringify(span.status.message ?? '')}`);
   for (const link of span.links ?? []) parts.push(`link->${link.traceId.slice(0, 8)}…/${link.spanId}`);
@@ -60,7 +68,11 @@ function take(request) {
   for (const rs of request.resourceSpans ?? []) {
     for (const ss of rs.scopeSpans ?? []) {
       for (const raw of ss.spans ?? []) {
-        const span = { ...raw, attributes: attributes(raw.attributes), kind: typeof raw.kind === 'number' ? raw.kind : KINDS.indexOf(String(raw.kind).replace('SPAN_KIND_', '').toLowerCase()) };
+        const span = {
+          ...raw,
+          attributes: attributes(raw.attributes),
+          kind: typeof raw.kind === 'number' ? raw.kind : KINDS.indexOf(String(raw.kind).replace('SPAN_KIND_', '').toLowerCase()),
+        };
         const entry = traces.get(span.traceId) ?? { spans: [], timer: undefined };
         entry.spans.push(span);
         clearTimeout(entry.timer);

@@ -53,13 +53,21 @@ describe('examples/typescript-handlers: integration with withEmulator', () => {
     // thread isolation, as in production: the .ts handlers are compiled by tsx inside the threads.
     await withEmulator({ handlers: HANDLERS, worker: { isolation: 'thread' } }, async (env) => {
       await env.ingest('products', [
-        { id: 'p-1', properties: [{ id: 'name', value: 'Kettle' }, { id: 'price', value: 19.5 }] },
+        {
+          id: 'p-1',
+          properties: [
+            { id: 'name', value: 'Kettle' },
+            { id: 'price', value: 19.5 },
+          ],
+        },
         { id: 'p-2', properties: [{ id: 'name', value: 'Spoon' }] },
       ]);
       const settled = await env.waitForSettled(4);
       const outcomes = settled.map((o) => `${o.event.subject} ${o.handler} ${o.outcome}`).sort();
       expect(outcomes).toEqual(['p-1 audit ok', 'p-1 product ok', 'p-2 audit ok', 'p-2 product dead_lettered']);
-      expect(env.deadLetters).toEqual([expect.objectContaining({ handler: 'product', reason: 'permanent', error: expect.objectContaining({ code: 'DW_ERR_PERMANENT' }) })]);
+      expect(env.deadLetters).toEqual([
+        expect.objectContaining({ handler: 'product', reason: 'permanent', error: expect.objectContaining({ code: 'DW_ERR_PERMANENT' }) }),
+      ]);
     });
   });
 });

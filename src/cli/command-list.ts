@@ -20,9 +20,24 @@ export interface CommandEntry {
  * dev's, the emulator's, init's or dead-letters' code (docs/benchmarks.md#cold-start).
  */
 export const COMMANDS: readonly CommandEntry[] = [
-  { name: 'run', command: 'run', describe: 'Run the worker against a platform API: pull leases, run the handlers, acknowledge', load: async () => (await import('./commands/run.js')).runCommand },
-  { name: 'emulator', command: 'emulator', describe: 'Serve the local platform emulator (public API and token issuer on one origin)', load: async () => (await import('./commands/emulator.js')).emulatorCommand },
-  { name: 'dev', command: 'dev', describe: 'Run the emulator and a worker against it in one process, for local development', load: async () => (await import('./commands/dev.js')).devCommand },
+  {
+    name: 'run',
+    command: 'run',
+    describe: 'Run the worker against a platform API: pull leases, run the handlers, acknowledge',
+    load: async () => (await import('./commands/run.js')).runCommand,
+  },
+  {
+    name: 'emulator',
+    command: 'emulator',
+    describe: 'Serve the local platform emulator (public API and token issuer on one origin)',
+    load: async () => (await import('./commands/emulator.js')).emulatorCommand,
+  },
+  {
+    name: 'dev',
+    command: 'dev',
+    describe: 'Run the emulator and a worker against it in one process, for local development',
+    load: async () => (await import('./commands/dev.js')).devCommand,
+  },
   {
     name: 'check',
     command: 'check',
@@ -41,7 +56,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     describe: 'List the runs waiting in the idempotency store (a retry time, an open breaker, an earlier run of their chain), run one now, or drop it',
     load: async () => (await import('./commands/deferred.js')).deferredCommand,
   },
-  { name: 'init', command: 'init [dir]', describe: 'Start a project: package.json, a handler and its test in handlers/, .gitignore', load: async () => (await import('./commands/init.js')).initCommand },
+  {
+    name: 'init',
+    command: 'init [dir]',
+    describe: 'Start a project: package.json, a handler and its test in handlers/, .gitignore',
+    load: async () => (await import('./commands/init.js')).initCommand,
+  },
 ];
 
 /**

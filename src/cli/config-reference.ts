@@ -95,7 +95,7 @@ export function renderConfigurationReference(): string {
     '- `--idempotency-prefix` defaults to `<tenant>:<destination>` (or `<destination>` with an API key).',
     '- `--dead-letter` defaults to the `--idempotency` URL when that is `redis://` or `postgres://`: replicas sharing a store then share their dead letters, which outlive any pod (records are kept per `--idempotency-prefix`). Otherwise it is the local file. `durable-worker dead-letters` reads these same options, from the same places (credentials are not needed).',
     '- Relative paths (`--handlers`, `sqlite:PATH`, `file:PATH`, `--client-secret-file`) resolve against the working directory.',
-    '- Secret values (`--client-secret`, `--api-key`, the secret file\'s content) never appear in logs or error messages; the start-up log line names only which credential kind is in use.',
+    "- Secret values (`--client-secret`, `--api-key`, the secret file's content) never appear in logs or error messages; the start-up log line names only which credential kind is in use.",
     '',
     '## `dev` only',
     '',
@@ -105,7 +105,7 @@ export function renderConfigurationReference(): string {
     '|---|---|---|',
     '| `--watch` | true | Watch the handlers folder: a saved change (after 100 ms without another) drains the worker as at SIGTERM and starts it again with the saved handlers, against the same emulator and console. `_lib/` and every other file there count (`.js`, `.mjs`, `.cjs`, `.ts`, `.mts`, `.cts`, `.json`); `node_modules`, hidden folders and `*.test.*` files do not. A handler that fails to load leaves the running ones in place; the error is shown in the terminal and on the console until the next save. `--no-watch` turns it off; `run` never watches. |',
     '| `--demo` | false | Ingest sample entries into `demo-products` every second |',
-    '| `--port`, `--console-port` | 8787, 8788 | The emulator\'s and the console\'s ports (0 = a free port); `--no-console` serves no console |',
+    "| `--port`, `--console-port` | 8787, 8788 | The emulator's and the console's ports (0 = a free port); `--no-console` serves no console |",
     '',
   );
   return out.join('\n');

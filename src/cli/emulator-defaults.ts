@@ -61,6 +61,7 @@ export function printHints(stdout: NodeJS.WritableStream, logger: Logger, text: 
 export function parseLogLevel(value: unknown, option = '--log-level'): string {
   if (value === undefined) return 'info';
   const level = String(value).trim().toLowerCase();
-  if (!(LOG_LEVELS as readonly string[]).includes(level)) throw new ConfigError(`${option} must be one of ${LOG_LEVELS.join(', ')} (got ${String(value)})`, option);
+  if (!(LOG_LEVELS as readonly string[]).includes(level))
+    throw new ConfigError(`${option} must be one of ${LOG_LEVELS.join(', ')} (got ${String(value)})`, option);
   return level;
 }

@@ -50,7 +50,8 @@ export function dependencySpec(packageRoot: string, version: string, projectDir:
   if (basename(parent) !== 'node_modules') return fileSpec(projectDir, packageRoot);
   const owner = dirname(parent);
   const manifest = readManifest(owner);
-  const spec = manifest?.dependencies?.['durable-worker'] ?? manifest?.devDependencies?.['durable-worker'] ?? manifest?.optionalDependencies?.['durable-worker'];
+  const spec =
+    manifest?.dependencies?.['durable-worker'] ?? manifest?.devDependencies?.['durable-worker'] ?? manifest?.optionalDependencies?.['durable-worker'];
   // A global install, or a layout we do not know: the installed folder itself.
   if (spec === undefined) return fileSpec(projectDir, packageRoot);
   if (spec.startsWith('file:')) return fileSpec(projectDir, resolve(owner, spec.slice('file:'.length)));

@@ -98,6 +98,7 @@ export async function main(argv: string[], overrides: Partial<CliContext> = {}):
   }
   const command = argv.find((a) => !a.startsWith('-'));
   // check and dead-letters too: a handler module may open connections at import time.
-  if (context.forceExit && command !== undefined && ['run', 'dev', 'emulator', 'check', 'dead-letters', 'deferred'].includes(command)) exitIfStillRunning(exitCode);
+  if (context.forceExit && command !== undefined && ['run', 'dev', 'emulator', 'check', 'dead-letters', 'deferred'].includes(command))
+    exitIfStillRunning(exitCode);
   return exitCode;
 }

@@ -45,7 +45,12 @@ function yargsOption(option: OptionSpec, describe: string, hidden: boolean): Opt
  * only those: the others are accepted (a worker's own command line or --config may be passed) and
  * have no effect on this command.
  */
-export function withRunOptions<T>(yargs: Argv<T>, omit: readonly RunOptionKey[] = [], describe: Partial<Record<RunOptionKey, string>> = {}, shown?: readonly RunOptionKey[]): Argv<T> {
+export function withRunOptions<T>(
+  yargs: Argv<T>,
+  omit: readonly RunOptionKey[] = [],
+  describe: Partial<Record<RunOptionKey, string>> = {},
+  shown?: readonly RunOptionKey[],
+): Argv<T> {
   let y = yargs;
   for (const option of RUN_OPTIONS) {
     if (omit.includes(option.key)) continue;

@@ -27,7 +27,15 @@ function projectTypeScript(from: string): Ts | undefined {
   }
 }
 
-const DEFAULT_OPTIONS = { strict: true, noEmit: true, skipLibCheck: true, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', allowImportingTsExtensions: true } as const;
+const DEFAULT_OPTIONS = {
+  strict: true,
+  noEmit: true,
+  skipLibCheck: true,
+  target: 'ES2022',
+  module: 'NodeNext',
+  moduleResolution: 'NodeNext',
+  allowImportingTsExtensions: true,
+} as const;
 
 /** Type-checks the TypeScript files among `files` (absolute paths); one line per error, `file:line:column: TSnnnn: message`. */
 export function typeCheckHandlers(files: readonly string[], handlersDir: string): TypeCheckResult {
@@ -35,7 +43,10 @@ export function typeCheckHandlers(files: readonly string[], handlersDir: string)
   if (tsFiles.length === 0) return { state: 'none' };
   const ts = projectTypeScript(handlersDir);
   if (ts === undefined) {
-    return { state: 'unavailable', note: `${tsFiles.length} TypeScript handler(s) not type-checked: no typescript in this project (npm install -D typescript; --no-type-check to skip)` };
+    return {
+      state: 'unavailable',
+      note: `${tsFiles.length} TypeScript handler(s) not type-checked: no typescript in this project (npm install -D typescript; --no-type-check to skip)`,
+    };
   }
   const configPath = ts.findConfigFile(handlersDir, (path) => ts.sys.fileExists(path));
   let options: import('typescript').CompilerOptions;

@@ -44,7 +44,10 @@ export async function runWorkerProcess(
   const dispose = onShutdownSignals({
     first(signal) {
       signalled = true;
-      logger.info({ signal, shutdownTimeoutSeconds: config.shutdownTimeoutSeconds }, 'draining: finishing events in flight (send the signal again to exit at once)');
+      logger.info(
+        { signal, shutdownTimeoutSeconds: config.shutdownTimeoutSeconds },
+        'draining: finishing events in flight (send the signal again to exit at once)',
+      );
       if (worker !== undefined) {
         void close();
         return;

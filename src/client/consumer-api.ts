@@ -8,11 +8,7 @@ import type { AckRequest, AckResponse, LeaseBatch, PullParams } from '../types.j
  * Failures are thrown as errors with a stable `code` (see client/errors.ts): `DW_ERR_API` carrying
  * `status`, `problem` and `retryAfterMs`; `DW_ERR_NETWORK`; `DW_ERR_AUTH`. Ask `isRetryable(err)`.
  */
-export type PullResult =
-  | { status: 200; batch: LeaseBatch }
-  | { status: 204 }
-  | { status: 409 }
-  | { status: 429; retryAfterMs?: number };
+export type PullResult = { status: 200; batch: LeaseBatch } | { status: 204 } | { status: 409 } | { status: 429; retryAfterMs?: number };
 
 export interface ConsumerApi {
   pull(destinationId: string, params: PullParams, signal?: AbortSignal): Promise<PullResult>;

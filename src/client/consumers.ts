@@ -10,12 +10,7 @@ import { pathOf, requireId, type Send } from './transport.js';
  */
 
 /** `POST /v1/event-destinations/{id}/pull`: 200 lease batch, 204 caught up, 409 paused, 429 window full. */
-export async function pull(
-  transport: Send,
-  destinationId: string,
-  params: PullParams,
-  signal?: AbortSignal,
-): Promise<PullResult> {
+export async function pull(transport: Send, destinationId: string, params: PullParams, signal?: AbortSignal): Promise<PullResult> {
   const path = pathOf`/v1/event-destinations/${requireId('destinationId', destinationId)}/pull`;
   checkPullParams(params);
   const response = await transport.send({
@@ -40,12 +35,7 @@ export async function pull(
 }
 
 /** `POST /v1/event-destinations/{id}/acknowledge` with exactly `{leaseId, generation, status}`. */
-export async function acknowledge(
-  transport: Send,
-  destinationId: string,
-  ack: AckRequest,
-  signal?: AbortSignal,
-): Promise<AckResponse> {
+export async function acknowledge(transport: Send, destinationId: string, ack: AckRequest, signal?: AbortSignal): Promise<AckResponse> {
   const path = pathOf`/v1/event-destinations/${requireId('destinationId', destinationId)}/acknowledge`;
   checkAck(ack);
   // Strict on the way out: only the three spec fields, even if the caller's object carries more.
@@ -58,12 +48,7 @@ export async function acknowledge(
  * `POST /v1/event-destinations/{id}/pause|resume` (the emulator's; docs/platform-api.md does
  * not show these operations). Any 2xx is success; the body, if any, is ignored. Idempotent, so retried.
  */
-export async function setPaused(
-  transport: Send,
-  destinationId: string,
-  paused: boolean,
-  signal?: AbortSignal,
-): Promise<void> {
+export async function setPaused(transport: Send, destinationId: string, paused: boolean, signal?: AbortSignal): Promise<void> {
   const id = requireId('destinationId', destinationId);
   const path = paused ? pathOf`/v1/event-destinations/${id}/pause` : pathOf`/v1/event-destinations/${id}/resume`;
   await transport.send({ method: 'POST', path, signal, retry: true });

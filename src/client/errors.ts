@@ -27,10 +27,7 @@ export class ApiError extends DurableWorkerError {
     message?: string;
   }) {
     const summary = init.problem ? problemSummary(init.problem) : '';
-    super(
-      ErrorCodes.API,
-      init.message ?? `${init.method} ${init.path} answered ${init.status}${summary ? `: ${summary}` : ''}`,
-    );
+    super(ErrorCodes.API, init.message ?? `${init.method} ${init.path} answered ${init.status}${summary ? `: ${summary}` : ''}`);
     this.name = 'ApiError';
     this.status = init.status;
     this.problem = init.problem;
@@ -81,10 +78,7 @@ export class IngestValidationError extends DurableWorkerError {
     const paths = Object.keys(errors);
     const first = paths[0];
     const firstMessage = first === undefined ? '' : `: ${first}: ${errors[first]?.[0] ?? 'invalid'}`;
-    super(
-      ErrorCodes.INGEST_VALIDATION,
-      `typed ingest request is invalid (${paths.length} path${paths.length === 1 ? '' : 's'})${firstMessage}`,
-    );
+    super(ErrorCodes.INGEST_VALIDATION, `typed ingest request is invalid (${paths.length} path${paths.length === 1 ? '' : 's'})${firstMessage}`);
     this.name = 'IngestValidationError';
     this.errors = errors;
   }

@@ -71,7 +71,9 @@ export async function exchange(dispatcher: HttpDispatcher, init: RawExchange): P
     });
     // undici does not decode content codings; a gzip answer (destinations, spec: opt-in via
     // Accept-Encoding) is inflated here, so callers always see text.
-    const encoding = String(response.headers['content-encoding'] ?? '').trim().toLowerCase();
+    const encoding = String(response.headers['content-encoding'] ?? '')
+      .trim()
+      .toLowerCase();
     if (encoding === 'gzip' || encoding === 'x-gzip') {
       const raw = Buffer.from(await response.body.arrayBuffer());
       return { status: response.statusCode, headers: response.headers, text: raw.length === 0 ? '' : gunzipSync(raw).toString('utf8') };

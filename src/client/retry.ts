@@ -74,20 +74,14 @@ export interface WithRetryOptions {
   sleep?: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
 }
 
-const defaultSleep = (ms: number, signal: AbortSignal | undefined): Promise<void> =>
-  sleepMs(ms, undefined, signal ? { signal } : undefined);
+const defaultSleep = (ms: number, signal: AbortSignal | undefined): Promise<void> => sleepMs(ms, undefined, signal ? { signal } : undefined);
 
 /**
  * Runs `fn` until it resolves, throws something not retryable, or `policy.maxAttempts` is used up;
  * the last error is rethrown unchanged. A resolved value is never repeated (spec: "Do not retry a
  * successful 202"). Abort ends the loop at once, also in the middle of a backoff sleep.
  */
-export async function withRetry<T>(
-  fn: (attempt: number) => Promise<T>,
-  policy: RetryPolicy,
-  signal?: AbortSignal,
-  options: WithRetryOptions = {},
-): Promise<T> {
+export async function withRetry<T>(fn: (attempt: number) => Promise<T>, policy: RetryPolicy, signal?: AbortSignal, options: WithRetryOptions = {}): Promise<T> {
   const retryable = options.retryable ?? isRetryable;
   const sleep = options.sleep ?? defaultSleep;
   for (let attempt = 1; ; attempt++) {

@@ -40,12 +40,7 @@ export function isIngestRetryable(err: unknown): boolean {
 }
 
 /** `POST /sources/{sourceId}` (no version prefix): 202 typed ingest response. */
-export async function ingest(
-  transport: Send,
-  sourceId: string,
-  request: TypedIngestRequest,
-  options: IngestOptions = {},
-): Promise<TypedIngestResponse> {
+export async function ingest(transport: Send, sourceId: string, request: TypedIngestRequest, options: IngestOptions = {}): Promise<TypedIngestResponse> {
   const path = pathOf`/sources/${requireId('sourceId', sourceId)}`;
   let body: unknown = request;
   if (options.validate !== false) {
@@ -68,12 +63,7 @@ export async function ingest(
 }
 
 /** `GET /v1/sources/{sourceId}/entries?id=..` with 1..100 ids (spec, Limits). */
-export async function getEntries(
-  transport: Send,
-  sourceId: string,
-  ids: readonly string[],
-  options: CallOptions = {},
-): Promise<SourceEntryList> {
+export async function getEntries(transport: Send, sourceId: string, ids: readonly string[], options: CallOptions = {}): Promise<SourceEntryList> {
   const path = pathOf`/v1/sources/${requireId('sourceId', sourceId)}/entries`;
   if (!Array.isArray(ids) || ids.length < 1 || ids.length > 100) {
     throw new RangeError(`ids must hold 1..100 entry ids (got ${Array.isArray(ids) ? ids.length : typeof ids})`);
@@ -86,12 +76,7 @@ export async function getEntries(
 }
 
 /** `GET /v1/sources/{sourceId}/entries/{entryId}`: 200 one entry; a missing entry is ApiError 404. */
-export async function getEntry(
-  transport: Send,
-  sourceId: string,
-  entryId: string,
-  options: CallOptions = {},
-): Promise<SourceEntry> {
+export async function getEntry(transport: Send, sourceId: string, entryId: string, options: CallOptions = {}): Promise<SourceEntry> {
   const path = pathOf`/v1/sources/${requireId('sourceId', sourceId)}/entries/${requireId('entryId', entryId)}`;
   const response = await transport.send({ method: 'GET', path, signal: options.signal, retry: true });
   const raw = asRecord(response.body);
@@ -116,12 +101,7 @@ export async function putProperty(
 }
 
 /** `PATCH /v1/sources/{sourceId}`: the same patch applied twice gives the same source, so retried. */
-export async function patchSource(
-  transport: Send,
-  sourceId: string,
-  update: SourceUpdate,
-  options: CallOptions = {},
-): Promise<Source> {
+export async function patchSource(transport: Send, sourceId: string, update: SourceUpdate, options: CallOptions = {}): Promise<Source> {
   const path = pathOf`/v1/sources/${requireId('sourceId', sourceId)}`;
   const body = pick(update, ['name', 'description']);
   const response = await transport.send({ method: 'PATCH', path, body, signal: options.signal, retry: true });

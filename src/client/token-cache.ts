@@ -34,14 +34,16 @@ export class SingleFlightToken<T extends RefreshableToken> {
     if (!this.#inFlight) {
       const pending = this.fetchToken();
       this.#inFlight = pending;
-      pending.then(
-        (token) => {
-          this.#cached = token;
-        },
-        () => undefined,
-      ).finally(() => {
-        if (this.#inFlight === pending) this.#inFlight = undefined;
-      });
+      pending
+        .then(
+          (token) => {
+            this.#cached = token;
+          },
+          () => undefined,
+        )
+        .finally(() => {
+          if (this.#inFlight === pending) this.#inFlight = undefined;
+        });
     }
     return (await untilAborted(this.#inFlight, signal)).token;
   }

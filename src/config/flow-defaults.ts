@@ -12,7 +12,10 @@ const MAX_DEFAULT_LEASES = 32;
  * consumer's window holds (pulls on their way and acks being answered hold workerIds too, see
  * docs/architecture.md, "The flow model"), at most 32, and never below the floor (`--workers`).
  */
-export function flowLimitsOf(config: Pick<WorkerConfig, 'workers' | 'concurrency' | 'limit' | 'maxInProgress' | 'maxLeases'>): { maxInProgress: number; maxLeases: number } {
+export function flowLimitsOf(config: Pick<WorkerConfig, 'workers' | 'concurrency' | 'limit' | 'maxInProgress' | 'maxLeases'>): {
+  maxInProgress: number;
+  maxLeases: number;
+} {
   return {
     maxInProgress: config.maxInProgress ?? config.workers * config.concurrency,
     maxLeases: config.maxLeases ?? Math.max(config.workers, Math.min(MAX_DEFAULT_LEASES, 2 * Math.ceil(CONSUMER_WINDOW_EVENTS / config.limit))),

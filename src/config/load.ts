@@ -163,7 +163,10 @@ function validate(collected: CollectedOptions, cwd: string, host: string): Worke
 
 /** The optional packages (package.json peerDependenciesMeta) this configuration uses are installed, else exit 2 naming them. */
 function requireUsedPackages(config: WorkerConfig): void {
-  for (const [url, option] of [[config.idempotencyUrl, '--idempotency'], [config.deadLetterUrl, '--dead-letter']] as const) {
+  for (const [url, option] of [
+    [config.idempotencyUrl, '--idempotency'],
+    [config.deadLetterUrl, '--dead-letter'],
+  ] as const) {
     if (/^postgres(ql)?:\/\//.test(url)) requirePackages(['pg'], `${option} postgres://`, option);
     if (/^rediss?:\/\//.test(url)) requirePackages(['redis'], `${option} redis://`, option);
   }

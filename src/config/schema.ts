@@ -68,7 +68,11 @@ function intRange(min: number, max: number) {
   );
 }
 
-const text = (message = 'must be a non-empty string') => z.string({ error: requiredOr(message) }).trim().min(1, { error: message });
+const text = (message = 'must be a non-empty string') =>
+  z
+    .string({ error: requiredOr(message) })
+    .trim()
+    .min(1, { error: message });
 
 const httpUrl = text('must be an http(s) URL').transform((value, ctx) => {
   let url: URL | undefined;
@@ -177,7 +181,9 @@ export function createWorkerConfigSchema(context: SchemaContext) {
       handlers: text('must be a folder path').default('./handlers'),
       forwardUrl: httpUrl.optional(),
       forwardMode: oneOf(['binary', 'structured'] as const).default('binary'),
-      forwardRate: text(FORWARD_RATE_HELP).refine((v) => parseForwardRate(v) !== undefined, { error: `must be ${FORWARD_RATE_HELP}` }).optional(),
+      forwardRate: text(FORWARD_RATE_HELP)
+        .refine((v) => parseForwardRate(v) !== undefined, { error: `must be ${FORWARD_RATE_HELP}` })
+        .optional(),
       forwardConcurrency: intRange(1, 100_000).optional(),
       handlerTimeout: duration(1, 600_000, 'seconds or a duration like 500ms, 30s, 5m, at most 10m'),
       workers: intRange(1, 256).default(1),
@@ -194,7 +200,13 @@ export function createWorkerConfigSchema(context: SchemaContext) {
       retryBackoffMax: duration(0, 86_400_000, 'a duration like 30s, 5m, 1h (0..24h)'),
       breaker: z.preprocess(toBoolean, z.boolean({ error: BOOLEAN_MESSAGE })).default(BREAKER_DEFAULTS.breaker),
       breakerFailureRatio: z
-        .preprocess(toNumber, z.number({ error: 'must be a number above 0 and at most 1' }).gt(0, { error: 'must be above 0 and at most 1' }).max(1, { error: 'must be above 0 and at most 1' }))
+        .preprocess(
+          toNumber,
+          z
+            .number({ error: 'must be a number above 0 and at most 1' })
+            .gt(0, { error: 'must be above 0 and at most 1' })
+            .max(1, { error: 'must be above 0 and at most 1' }),
+        )
         .default(BREAKER_DEFAULTS.breakerFailureRatio),
       breakerWindow: intRange(2, 10_000).default(BREAKER_DEFAULTS.breakerWindow),
       breakerWindowTime: duration(1_000, 3_600_000, 'a duration like 10s, 1m (1s..1h)'),
@@ -236,7 +248,8 @@ export function createWorkerConfigSchema(context: SchemaContext) {
         standalone('credentials are required: --client-id with --client-secret (or --client-secret-file) and --tenant, or --api-key');
       } else if (hasClientCredential) {
         if (input.clientId === undefined) issue('clientId', 'is required with --client-secret');
-        else if (input.clientSecret === undefined && input.clientSecretFile === undefined) issue('clientSecret', 'is required with --client-id (or use --client-secret-file)');
+        else if (input.clientSecret === undefined && input.clientSecretFile === undefined)
+          issue('clientSecret', 'is required with --client-id (or use --client-secret-file)');
         else if (input.tenant === undefined) issue('tenant', 'is required with client credentials (it is the token audience)');
       }
 
@@ -256,14 +269,17 @@ export function createWorkerConfigSchema(context: SchemaContext) {
       // still aborts at its own deadline (lease expiry minus a safety margin, worker/held-lease.ts) and is
       // acked `failed` before its lease expires, so a drain ends at the latest when the leases of the
       // batches in flight run out; a longer timeout only lets the process wait for them.
-      const shutdownTimeoutSeconds = input.shutdownTimeout !== undefined ? input.shutdownTimeout / 1_000 : Math.min(DEFAULT_SHUTDOWN_TIMEOUT_SECONDS, Math.floor(input.visibility / 2));
+      const shutdownTimeoutSeconds =
+        input.shutdownTimeout !== undefined ? input.shutdownTimeout / 1_000 : Math.min(DEFAULT_SHUTDOWN_TIMEOUT_SECONDS, Math.floor(input.visibility / 2));
 
       const retryBackoffMinMs = input.retryBackoffMin ?? RETRY_DEFAULTS.retryBackoffMinMs;
       const retryBackoffMaxMs = input.retryBackoffMax ?? Math.max(retryBackoffMinMs, RETRY_DEFAULTS.retryBackoffMaxMs);
-      if (retryBackoffMaxMs < retryBackoffMinMs) issue('retryBackoffMax', `must be at least --retry-backoff-min (${retryBackoffMinMs} ms; got ${retryBackoffMaxMs} ms)`);
+      if (retryBackoffMaxMs < retryBackoffMinMs)
+        issue('retryBackoffMax', `must be at least --retry-backoff-min (${retryBackoffMinMs} ms; got ${retryBackoffMaxMs} ms)`);
 
       const flow = flowLimitsOf(input);
-      if (flow.maxLeases < input.workers) issue('maxLeases', `must be at least --workers (${input.workers}), the leases the process keeps in flight while there is work (got ${flow.maxLeases})`);
+      if (flow.maxLeases < input.workers)
+        issue('maxLeases', `must be at least --workers (${input.workers}), the leases the process keeps in flight while there is work (got ${flow.maxLeases})`);
       // Spec (Limits): workerId up to 200 characters; ids are `<prefix>-<index>`, index 0..max-leases - 1.
       const indexSuffixLength = `-${flow.maxLeases - 1}`.length;
       let workerIdPrefix = input.workerIdPrefix;

@@ -96,7 +96,9 @@ export function apiRoutes(deps: ApiDeps): ApiRoute[] {
     route('GET', /^\/api\/dead-letters$/, async ({ query }) => {
       const state = parseOrProblem(StateQuery, query.get('state') ?? undefined);
       const limit = parseOrProblem(LimitQuery, query.get('limit') ?? undefined);
-      return ok(await deadLetters.list({ state: state === 'all' ? undefined : (state ?? 'dead'), after: query.get('after') ?? undefined, limit: limit ?? 100 }));
+      return ok(
+        await deadLetters.list({ state: state === 'all' ? undefined : (state ?? 'dead'), after: query.get('after') ?? undefined, limit: limit ?? 100 }),
+      );
     }),
     route('GET', /^\/api\/dead-letters\/(.+)$/, async ({ params }) => {
       const record = await deadLetters.get(params[0]!);
@@ -106,7 +108,16 @@ export function apiRoutes(deps: ApiDeps): ApiRoute[] {
     route('POST', /^\/api\/dead-letters\/replay$/, async ({ req }) => {
       const { ids } = parseOrProblem(IdsSchema, await readJson(req));
       const report = await deadLetters.replay(ids);
-      return ok({ ok: report.ok, results: report.results.map(({ id, handler, eventId, outcome, error }) => ({ id, handler, eventId, outcome, ...(error === undefined ? {} : { error }) })) });
+      return ok({
+        ok: report.ok,
+        results: report.results.map(({ id, handler, eventId, outcome, error }) => ({
+          id,
+          handler,
+          eventId,
+          outcome,
+          ...(error === undefined ? {} : { error }),
+        })),
+      });
     }),
     route('POST', /^\/api\/dead-letters\/purge$/, async ({ req }) => {
       const { ids } = parseOrProblem(IdsSchema, await readJson(req));

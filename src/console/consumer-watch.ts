@@ -108,6 +108,19 @@ export class ConsumerWatch {
 
   #unreachable(error: string): ConsumerView {
     const { destination } = this.#options;
-    return { at: this.#now(), destination, reachable: false, error, paused: false, head: null, committed: null, lag: 0, leased: 0, pendingRedelivery: 0, leases: [], faults: {} };
+    return {
+      at: this.#now(),
+      destination,
+      reachable: false,
+      error,
+      paused: false,
+      head: null,
+      committed: null,
+      lag: 0,
+      leased: 0,
+      pendingRedelivery: 0,
+      leases: [],
+      faults: {},
+    };
   }
 }

@@ -34,7 +34,13 @@ export class DeadLetterDesk {
   }
 
   async list(query: { state?: DeadLetterState | undefined; after?: string | undefined; limit: number }): Promise<DeadLetterPage> {
-    return this.#use((sink) => sink.list({ limit: query.limit, ...(query.state === undefined ? {} : { state: query.state }), ...(query.after === undefined ? {} : { after: query.after }) }));
+    return this.#use((sink) =>
+      sink.list({
+        limit: query.limit,
+        ...(query.state === undefined ? {} : { state: query.state }),
+        ...(query.after === undefined ? {} : { after: query.after }),
+      }),
+    );
   }
 
   async get(id: string): Promise<StoredDeadLetter | undefined> {

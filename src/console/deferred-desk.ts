@@ -50,7 +50,17 @@ export class DeferredDesk {
     return {
       available: true,
       at: Date.now(),
-      runs: runs.map((r) => ({ key: r.key, handler: r.handler, eventId: r.event.id, type: r.event.type, subject: r.event.subject, sequence: r.sequence, reason: r.reason, retryAt: r.retryAtMs, deferredAt: r.deferredAtMs })),
+      runs: runs.map((r) => ({
+        key: r.key,
+        handler: r.handler,
+        eventId: r.event.id,
+        type: r.event.type,
+        subject: r.event.subject,
+        sequence: r.sequence,
+        reason: r.reason,
+        retryAt: r.retryAtMs,
+        deferredAt: r.deferredAtMs,
+      })),
     };
   }
 

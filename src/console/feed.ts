@@ -58,8 +58,12 @@ export class ConsoleFeed {
       'run:done': (done) => this.#done(done),
       'ack:done': (ack) => this.#acked(ack),
       'pull:crashed': ({ workerId, error, restartInMs }) =>
-        this.#notice('error', `${workerId} crashed handling a pull: ${error instanceof Error ? error.message : String(error)} (it pulls again in ${restartInMs} ms)`),
-      'ready:changed': ({ ready, reason }) => this.#notice(ready ? 'info' : 'warn', ready ? 'worker ready' : `worker not ready${reason === undefined ? '' : `: ${reason}`}`),
+        this.#notice(
+          'error',
+          `${workerId} crashed handling a pull: ${error instanceof Error ? error.message : String(error)} (it pulls again in ${restartInMs} ms)`,
+        ),
+      'ready:changed': ({ ready, reason }) =>
+        this.#notice(ready ? 'info' : 'warn', ready ? 'worker ready' : `worker not ready${reason === undefined ? '' : `: ${reason}`}`),
       'breaker:state': ({ handler, state, failureRatio }) => this.#notice(state === 'closed' ? 'info' : 'warn', breakerNotice(handler, state, failureRatio)),
     });
   }
@@ -141,7 +145,16 @@ export class ConsoleFeed {
     if (record === undefined) return;
     const deliveryAttempt = record.latestDelivery?.attempt ?? 1;
     if (handler === undefined) record.markNoHandler();
-    else record.addRun({ handler, outcome, attempt: attempt ?? deliveryAttempt, deliveryAttempt, durationMs, at: this.#now(), ...(error === undefined ? {} : { error }) });
+    else
+      record.addRun({
+        handler,
+        outcome,
+        attempt: attempt ?? deliveryAttempt,
+        deliveryAttempt,
+        durationMs,
+        at: this.#now(),
+        ...(error === undefined ? {} : { error }),
+      });
     this.#touch(event.id);
     if (outcome === 'dead_lettered') this.deadLettersChanged();
   }
@@ -195,7 +208,8 @@ export class ConsoleFeed {
 
 /** What the page says when a handler's circuit breaker changes (docs/handlers.md, "Failures and retries"). */
 export function breakerNotice(handler: string, state: WorkerEventMap['breaker:state'][0]['state'], failureRatio: number): string {
-  if (state === 'open') return `circuit breaker of handler ${handler} open: ${Math.round(failureRatio * 100)} % of its recent runs failed; its events wait, spending no attempts`;
+  if (state === 'open')
+    return `circuit breaker of handler ${handler} open: ${Math.round(failureRatio * 100)} % of its recent runs failed; its events wait, spending no attempts`;
   if (state === 'half-open') return `circuit breaker of handler ${handler} half-open: one event probes`;
   return `circuit breaker of handler ${handler} closed: its events run again`;
 }

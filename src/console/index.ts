@@ -114,10 +114,16 @@ export class DevConsole {
     const control = new EmulatorControl({ url: options.emulatorUrl, destination: options.destination, client });
     this.#closers.push(() => control.close());
     const hub = this.#hub;
-    const watch = new ConsumerWatch({ destination: options.destination, tenant: options.tenant, readState: () => control.state(), onSample: (view) => hub.broadcast('consumer', view) });
+    const watch = new ConsumerWatch({
+      destination: options.destination,
+      tenant: options.tenant,
+      readState: () => control.state(),
+      onSample: (view) => hub.broadcast('consumer', view),
+    });
     this.#closers.push(() => watch.stop());
     const deadLetters = new DeadLetterDesk({
-      open: async () => (await import('../dead-letter-admin/api.js')).openDeadLetters(options.deadLetterUrl, { prefix: options.idempotencyPrefix, cwd: options.cwd }),
+      open: async () =>
+        (await import('../dead-letter-admin/api.js')).openDeadLetters(options.deadLetterUrl, { prefix: options.idempotencyPrefix, cwd: options.cwd }),
       replay: { ...options.replay, logger: logger.child({ component: 'console-replay' }) },
       onResult: (result) => this.feed.replayed(result),
       onChange: () => this.feed.deadLettersChanged(),
@@ -126,7 +132,11 @@ export class DevConsole {
     const deferred = new DeferredDesk({
       // The worker's store, located as a replay from this page locates it.
       open: async () => {
-        const [{ createIdempotencyStore, DEFAULT_DONE_TTL_MS }, { resolveStoreUrl }, { DEFAULT_REPLAY_IDEMPOTENCY }] = await Promise.all([import('../idempotency/index.js'), import('../config/schema.js'), import('../dead-letter-admin/replay-resources.js')]);
+        const [{ createIdempotencyStore, DEFAULT_DONE_TTL_MS }, { resolveStoreUrl }, { DEFAULT_REPLAY_IDEMPOTENCY }] = await Promise.all([
+          import('../idempotency/index.js'),
+          import('../config/schema.js'),
+          import('../dead-letter-admin/replay-resources.js'),
+        ]);
         const url = resolveStoreUrl(options.cwd, options.replay.idempotencyUrl ?? DEFAULT_REPLAY_IDEMPOTENCY);
         return createIdempotencyStore(url, { prefix: options.idempotencyPrefix, doneTtlMs: options.replay.idempotencyTtlMs ?? DEFAULT_DONE_TTL_MS });
       },
@@ -170,7 +180,10 @@ export class DevConsole {
       logger,
     });
     if (!isLoopbackInterface(options.host)) {
-      logger.warn({ host: options.host }, `the console listens on ${options.host}: it has no login, and whoever reaches it can replay and purge dead letters and inject faults`);
+      logger.warn(
+        { host: options.host },
+        `the console listens on ${options.host}: it has no login, and whoever reaches it can replay and purge dead letters and inject faults`,
+      );
     }
     // Streams end before the server closes, so that close() does not wait for them.
     this.#closers.push(() => server.close());

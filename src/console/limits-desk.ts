@@ -76,7 +76,9 @@ export class LimitsDesk {
         handler,
         declared: view.declared,
         allowedPerSecond: view.allowedPerSecond ?? null,
-        ...(view.perKeyAllowed === undefined ? {} : { perKeyAllowed: { keys: view.perKeyAllowed.keys, lowestPerSecond: view.perKeyAllowed.lowestPerSecond ?? null } }),
+        ...(view.perKeyAllowed === undefined
+          ? {}
+          : { perKeyAllowed: { keys: view.perKeyAllowed.keys, lowestPerSecond: view.perKeyAllowed.lowestPerSecond ?? null } }),
         waiting: view.waiting,
         deferred: deferred === undefined ? null : (deferred.get(handler) ?? 0),
         inProgress: view.inProgress,

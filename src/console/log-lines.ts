@@ -25,7 +25,25 @@ const LEVELS: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 4
  * Bindings every line of a run carries, shown elsewhere in the page (or of no use there); `err`
  * is the run's error, whose message and stack the page shows with the run.
  */
-const SHOWN_ELSEWHERE = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'eventId', 'handler', 'attempt', 'workerId', 'leaseId', 'generation', 'deliveryAttempt', 'maxAttempts', 'retryInMs', 'thread', 'component', 'err']);
+const SHOWN_ELSEWHERE = new Set([
+  'level',
+  'time',
+  'msg',
+  'pid',
+  'hostname',
+  'eventId',
+  'handler',
+  'attempt',
+  'workerId',
+  'leaseId',
+  'generation',
+  'deliveryAttempt',
+  'maxAttempts',
+  'retryInMs',
+  'thread',
+  'component',
+  'err',
+]);
 
 /** Fields of one line beyond this are cut: the page shows a log, not a data dump. */
 export const MAX_FIELDS_CHARS = 2_000;
@@ -72,7 +90,15 @@ function shortened(text: string): string {
   const read = readEventLogLine(text);
   if (read === undefined) return JSON.stringify({ level: 30, time: Date.now(), msg: `(a log line of ${text.length} characters that is not JSON)` });
   const { line, stack } = read;
-  return JSON.stringify({ level: line.level, time: line.time, msg: line.msg, handler: line.handler, attempt: line.attempt, ...(line.fields === undefined ? {} : { fields: line.fields }), ...(stack === undefined ? {} : { err: { stack } }) });
+  return JSON.stringify({
+    level: line.level,
+    time: line.time,
+    msg: line.msg,
+    handler: line.handler,
+    attempt: line.attempt,
+    ...(line.fields === undefined ? {} : { fields: line.fields }),
+    ...(stack === undefined ? {} : { err: { stack } }),
+  });
 }
 
 /** Reads a kept line for the page; undefined for one that is not JSON (a line cut at MAX_LINE_CHARS). */

@@ -94,7 +94,15 @@ export interface ConsumerView {
   lag: number;
   leased: number;
   pendingRedelivery: number;
-  leases: Array<{ leaseId: string; workerId: string | null; generation: number; attempt: number; firstSequence: string; lastSequence: string; expiresAt: string }>;
+  leases: Array<{
+    leaseId: string;
+    workerId: string | null;
+    generation: number;
+    attempt: number;
+    firstSequence: string;
+    lastSequence: string;
+    expiresAt: string;
+  }>;
   faults: Record<string, unknown>;
 }
 

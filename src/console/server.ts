@@ -51,7 +51,12 @@ const JSON_SECURITY_HEADERS = {
 
 function sendJson(res: ServerResponse, status: number, body: unknown, type = 'application/json'): void {
   const text = body === undefined ? '' : JSON.stringify(body);
-  res.writeHead(status, { 'content-type': `${type}; charset=utf-8`, 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store', ...JSON_SECURITY_HEADERS });
+  res.writeHead(status, {
+    'content-type': `${type}; charset=utf-8`,
+    'content-length': Buffer.byteLength(text),
+    'cache-control': 'no-store',
+    ...JSON_SECURITY_HEADERS,
+  });
   res.end(text);
 }
 

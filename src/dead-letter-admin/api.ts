@@ -123,7 +123,9 @@ class DeadLetterSinkApi implements DeadLetters {
     const { limit = DEFAULT_PAGE, after, ...filter } = options;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) throw new ConfigError(`page size must be 1..${MAX_PAGE} (got ${limit})`);
     const page = await this.#page(filter, limit, after === undefined ? undefined : decodeCursor(after));
-    return page.more ? { records: page.records, next: encodeCursor(pageKeyOf(page.records[page.records.length - 1] as StoredDeadLetter)) } : { records: page.records };
+    return page.more
+      ? { records: page.records, next: encodeCursor(pageKeyOf(page.records[page.records.length - 1] as StoredDeadLetter)) }
+      : { records: page.records };
   }
 
   async *all(filter: DeadLetterFilter = {}): AsyncIterable<StoredDeadLetter> {
@@ -140,7 +142,10 @@ class DeadLetterSinkApi implements DeadLetters {
     const found = await this.#store.get(id);
     if (found.length > 1) {
       const prefixes = found.map((r) => r.prefix).join(', ');
-      throw new ConfigError(`${id} is a record of several prefixes (${prefixes}): give --idempotency-prefix (or --destination) to choose`, '--idempotency-prefix');
+      throw new ConfigError(
+        `${id} is a record of several prefixes (${prefixes}): give --idempotency-prefix (or --destination) to choose`,
+        '--idempotency-prefix',
+      );
     }
     return found[0];
   }
@@ -230,7 +235,8 @@ class DeadLetterSinkApi implements DeadLetters {
     const out: StoredDeadLetter[] = [];
     for (const id of new Set(ids)) {
       const record = await this.get(id);
-      if (record === undefined) throw new ConfigError(`no dead-letter record ${JSON.stringify(id)} (ids are <handler>:<event id>, as \`dead-letters list\` shows them)`);
+      if (record === undefined)
+        throw new ConfigError(`no dead-letter record ${JSON.stringify(id)} (ids are <handler>:<event id>, as \`dead-letters list\` shows them)`);
       out.push(record);
     }
     return out;

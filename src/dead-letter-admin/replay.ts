@@ -161,7 +161,9 @@ export class ReplayRun {
     }
     if (claimed === 'busy') {
       await idempotency.release(keys, this.#owner);
-      return this.#failed(record, { message: `another process still holds ${keys.join(' or ')}: try again later`, code: ErrorCodes.STORE }, log, { keepError: true });
+      return this.#failed(record, { message: `another process still holds ${keys.join(' or ')}: try again later`, code: ErrorCodes.STORE }, log, {
+        keepError: true,
+      });
     }
 
     // The listing may be old: a record replayed or purged since is not run (a purged one has no data).
@@ -182,7 +184,8 @@ export class ReplayRun {
     await idempotency.release(keys, this.#owner);
     // Stopped (a signal): the handler did not fail, the replay ended; the record stays as it was.
     if (this.#resources.signal?.aborted === true) return resultOf(record, 'skipped');
-    const error = result.status === 'unstarted' ? { message: `handler ${record.handler} did not start (the replay was stopped)`, code: ErrorCodes.ABORTED } : result.error;
+    const error =
+      result.status === 'unstarted' ? { message: `handler ${record.handler} did not start (the replay was stopped)`, code: ErrorCodes.ABORTED } : result.error;
     return this.#failed(record, error, log);
   }
 
@@ -198,7 +201,10 @@ export class ReplayRun {
       const [handlerState, replayState, deadState] = states;
       if (replayState === 'done') {
         // Another replay did it; a claim of ours on the other keys would only block a worker.
-        await idempotency.release(keys.filter((_, i) => states[i] === 'new'), this.#owner);
+        await idempotency.release(
+          keys.filter((_, i) => states[i] === 'new'),
+          this.#owner,
+        );
         return 'done';
       }
       if (!states.includes('busy')) return handlerState === 'done' && deadState === 'new' ? 'resolved' : 'new';

@@ -8,10 +8,7 @@ export type { DeadLetterStore, DeadLetterCount } from './store.js';
 
 /** Which adapter a `--dead-letter` URL selects. */
 export type SinkLocation =
-  | { kind: 'file'; path: string }
-  | { kind: 'sqlite'; path: string }
-  | { kind: 'redis'; url: string }
-  | { kind: 'postgres'; url: string };
+  { kind: 'file'; path: string } | { kind: 'sqlite'; path: string } | { kind: 'redis'; url: string } | { kind: 'postgres'; url: string };
 
 const OPTION = '--dead-letter';
 export const DEAD_LETTER_URL_HELP = 'must be file:PATH, sqlite:PATH, redis://... or postgres://...';

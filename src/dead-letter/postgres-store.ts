@@ -94,7 +94,15 @@ export class PostgresDeadLetterStore implements DeadLetterStore {
   async write(record: DeadLetterRecord): Promise<void> {
     if (this.#prefix === undefined) throw noPrefixError('postgres');
     const stored = toStored(record, this.#prefix);
-    await this.#query('write', WRITE, [stored.prefix, stored.id, stored.handler, stored.event.type, stored.reason, stored.deadLetteredAt, JSON.stringify(stored)]);
+    await this.#query('write', WRITE, [
+      stored.prefix,
+      stored.id,
+      stored.handler,
+      stored.event.type,
+      stored.reason,
+      stored.deadLetteredAt,
+      JSON.stringify(stored),
+    ]);
   }
 
   async list(query: StoreQuery): Promise<StoredDeadLetter[]> {

@@ -61,7 +61,9 @@ export class RedisDeadLetterStore implements DeadLetterStore {
     const stored = toStored(record, this.#prefix);
     const keys = [recordKey(stored.prefix, stored.id), INDEX_KEY, countsKey(stored.prefix), PREFIXES_KEY];
     const at = { atMs: deadLetteredAtMs(stored), prefix: stored.prefix, id: stored.id };
-    await this.#run('write', () => evalScript(this.#client, WRITE_SCRIPT, keys, [JSON.stringify(stored), member(at), countField(stored.handler, stored.reason), stored.prefix]));
+    await this.#run('write', () =>
+      evalScript(this.#client, WRITE_SCRIPT, keys, [JSON.stringify(stored), member(at), countField(stored.handler, stored.reason), stored.prefix]),
+    );
   }
 
   async list(query: StoreQuery): Promise<StoredDeadLetter[]> {

@@ -109,7 +109,11 @@ export class SqliteDeadLetterStore implements DeadLetterStore {
 
   async get(id: string): Promise<StoredDeadLetter[]> {
     const scoped = this.#prefix !== undefined;
-    return this.#records('get', `SELECT record FROM ${TABLE} WHERE id = ?${scoped ? ' AND prefix = ?' : ''} ORDER BY prefix`, scoped ? [id, this.#prefix as string] : [id]);
+    return this.#records(
+      'get',
+      `SELECT record FROM ${TABLE} WHERE id = ?${scoped ? ' AND prefix = ?' : ''} ORDER BY prefix`,
+      scoped ? [id, this.#prefix as string] : [id],
+    );
   }
 
   async update(next: StoredDeadLetter, expected: DeadLetterState): Promise<boolean> {

@@ -68,7 +68,9 @@ export async function watchHandlersFolder(root: string, options: HandlerWatchOpt
       do {
         again = false;
         const seen = new Map<string, number>();
-        await walk(root, seen).catch((err: unknown) => (folders.size === 0 || (err as NodeJS.ErrnoException).code !== 'ENOENT' ? options.onError(err) : undefined));
+        await walk(root, seen).catch((err: unknown) =>
+          folders.size === 0 || (err as NodeJS.ErrnoException).code !== 'ENOENT' ? options.onError(err) : undefined,
+        );
         if (closed) return;
         for (const [dir, entry] of folders) {
           if (seen.get(dir) === entry.inode) continue;

@@ -37,4 +37,3 @@ export function enableModuleReload(): void {
   registered = true;
   register(`data:text/javascript,${encodeURIComponent(hooksSource(PACKAGE_ROOT_URL))}`);
 }
-

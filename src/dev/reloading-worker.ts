@@ -136,9 +136,18 @@ class ReloadingWorker implements WorkerHandle {
     try {
       const worker = await this.start(this.config, { logger: this.logger });
       this.#follow(worker);
-      if (worker.metricsUrl !== previous?.metricsUrl && worker.metricsUrl !== undefined) this.logger.info({ url: worker.metricsUrl }, `metrics at ${worker.metricsUrl}/metrics`);
+      if (worker.metricsUrl !== previous?.metricsUrl && worker.metricsUrl !== undefined)
+        this.logger.info({ url: worker.metricsUrl }, `metrics at ${worker.metricsUrl}/metrics`);
     } catch (err) {
-      this.#report({ state: 'failed', changed, error: firstLine(err), message: `the worker did not start with the saved handlers: ${firstLine(err)} (no worker runs until the next save)` }, err);
+      this.#report(
+        {
+          state: 'failed',
+          changed,
+          error: firstLine(err),
+          message: `the worker did not start with the saved handlers: ${firstLine(err)} (no worker runs until the next save)`,
+        },
+        err,
+      );
       return;
     }
     this.#report({ state: 'loaded', changed, message: `reloaded ${count} handler(s) in ${Date.now() - startedAt} ms` });

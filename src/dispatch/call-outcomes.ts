@@ -1,4 +1,5 @@
-import { ErrorCodes, hasCode } from '../errors.js';
+import { AbortedError, ErrorCodes, HandlerTimeoutError, hasCode } from '../errors.js';
+import type { LoadedHandler } from '../handlers/loader.js';
 import { normalizeBatchResults } from '../handlers/batch-results.js';
 import type { CallOutcome, DispatchError } from './types.js';
 
@@ -41,3 +42,23 @@ export function batchOutcome(value: unknown, count: number, handlerName: string)
   return { status: 'ok', results: results.map((result) => (result === undefined ? OK : outcomeOfError(result))) };
 }
 
+/** Why a run was cut short: its own timeout, the lease deadline, or the caller's signal (with its reason). */
+export type AbortCause = { kind: 'timeout'; afterMs: number } | { kind: 'deadline' } | { kind: 'signal'; reason: unknown };
+
+/** The failure a cut-short call ends with, and the reason its `ctx.signal` aborts with. */
+export function abortedOutcome(handler: LoadedHandler, cause: AbortCause): { outcome: CallOutcome; reason: Error } {
+  let message = `handler ${handler.name} was aborted (shutdown)`;
+  let code: string = ErrorCodes.ABORTED;
+  if (cause.kind === 'timeout') {
+    message = `handler ${handler.name} timed out after ${cause.afterMs} ms`;
+    code = ErrorCodes.HANDLER_TIMEOUT;
+  } else if (cause.kind === 'deadline' || hasCode(cause.reason, ErrorCodes.HANDLER_TIMEOUT)) {
+    // The lease's signal aborts with a HANDLER_TIMEOUT reason at the lease deadline.
+    message = `handler ${handler.name} did not finish before the lease deadline`;
+    code = ErrorCodes.HANDLER_TIMEOUT;
+  }
+  return {
+    outcome: { status: 'failed', error: { message, code } },
+    reason: code === ErrorCodes.HANDLER_TIMEOUT ? new HandlerTimeoutError(message) : new AbortedError(message),
+  };
+}

@@ -76,13 +76,18 @@ export async function runInTransaction(call: TransactionalCall, transactions: ((
   const { handler, job } = call;
   const keys = job.keys;
   if (keys === undefined || transactions === undefined) {
-    return call.finish({ status: 'failed', error: { message: `handler ${handler.name} is transactional: it runs only with a postgres:// idempotency store`, code: ErrorCodes.CONFIG } });
+    return call.finish({
+      status: 'failed',
+      error: { message: `handler ${handler.name} is transactional: it runs only with a postgres:// idempotency store`, code: ErrorCodes.CONFIG },
+    });
   }
   let transaction: EffectTransaction;
   try {
     // The server ends the transaction on its own a second after the deadline: a process frozen
     // or cut off mid-call holds the keys' locks no longer than its lease.
-    transaction = await (await transactions()).begin(keys, { serverTimeoutMs: Math.max(1_000, job.ctx.leaseDeadlineMs - call.now() + 1_000), prefix: job.keyPrefix });
+    transaction = await (
+      await transactions()
+    ).begin(keys, { serverTimeoutMs: Math.max(1_000, job.ctx.leaseDeadlineMs - call.now() + 1_000), prefix: job.keyPrefix });
   } catch (err) {
     return call.finish(outcomeOfError(err));
   }
@@ -94,7 +99,10 @@ export async function runInTransaction(call: TransactionalCall, transactions: ((
   const states = transaction.states;
   if (states.includes('busy')) {
     await transaction.rollback();
-    return call.finish({ status: 'failed', error: { message: `another worker's transaction holds a key of ${handler.name} on this event: tried again shortly`, code: ErrorCodes.KEY_BUSY } });
+    return call.finish({
+      status: 'failed',
+      error: { message: `another worker's transaction holds a key of ${handler.name} on this event: tried again shortly`, code: ErrorCodes.KEY_BUSY },
+    });
   }
   const fresh: CloudEvent[] = [];
   const freshKeys: string[] = [];
@@ -128,7 +136,10 @@ export async function runInTransaction(call: TransactionalCall, transactions: ((
   // Ended past its deadline before the abort's timer fired (a busy turn): never committed.
   if (call.now() >= call.deadlineMs) {
     transaction.destroy(new Error('deadline'));
-    return call.finish({ status: 'failed', error: { message: `handler ${handler.name} ended at its deadline: its transaction was rolled back`, code: ErrorCodes.HANDLER_TIMEOUT } });
+    return call.finish({
+      status: 'failed',
+      error: { message: `handler ${handler.name} ended at its deadline: its transaction was rolled back`, code: ErrorCodes.HANDLER_TIMEOUT },
+    });
   }
   try {
     await transaction.commit(freshKeys);

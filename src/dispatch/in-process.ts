@@ -29,7 +29,13 @@ export function createInProcessDispatcher(options: InProcessDispatcherOptions): 
   return {
     open(signal: AbortSignal): LeaseDispatch {
       // One options object per lease, shared by its runs.
-      const runOptions: RunHandlerOptions = { signal, logger: childLogger, defaultTimeoutMs: options.defaultTimeoutMs, transactions: transactions?.open, clock: options.clock };
+      const runOptions: RunHandlerOptions = {
+        signal,
+        logger: childLogger,
+        defaultTimeoutMs: options.defaultTimeoutMs,
+        transactions: transactions?.open,
+        clock: options.clock,
+      };
       return {
         start(run: DispatchRun): void {
           // As the thread pool does (thread-runs.ts): a lease aborted before the run started never

@@ -5,13 +5,13 @@ import type { Clock } from '../runtime/clock.js';
 import { withBatchHandlers } from './batching.js';
 import { createInProcessDispatcher } from './in-process.js';
 import { handlerThreadResourceLimits } from './thread-heap.js';
-import { poolSize } from './pool-size.js';
+import { poolSize } from './pool-threads.js';
 import { createThreadDispatcher } from './thread-pool.js';
 import type { Dispatcher, DispatchJob, DispatchResult } from './types.js';
 
 export type { Dispatcher, DispatchJob, CallOutcome, DispatchError, DispatchResult, DispatchRun, LeaseDispatch } from './types.js';
 export type { JobContext } from '../types.js';
-export { poolSize } from './pool-size.js';
+export { poolSize } from './pool-threads.js';
 
 export interface CreateDispatcherOptions {
   isolation: 'thread' | 'none';
@@ -52,17 +52,28 @@ export interface StartedDispatcher {
  */
 export function startDispatcher(options: CreateDispatcherOptions): StartedDispatcher {
   if (options.isolation === 'none') {
-    const dispatcher = createInProcessDispatcher({ handlers: options.handlers, logger: options.logger, defaultTimeoutMs: options.defaultTimeoutMs, transactions: options.transactions, clock: options.clock });
+    const dispatcher = createInProcessDispatcher({
+      handlers: options.handlers,
+      logger: options.logger,
+      defaultTimeoutMs: options.defaultTimeoutMs,
+      transactions: options.transactions,
+      clock: options.clock,
+    });
     return { dispatcher: withBatchHandlers(dispatcher, options.handlers), warmedUp: Promise.resolve() };
   }
   const threads = poolSize(options.maxInProgress);
   // The young generation bounded on a big host (src/dispatch/thread-heap.ts).
   const resourceLimits = handlerThreadResourceLimits();
   options.logger.debug({ threads, resourceLimits }, 'starting worker thread pool');
-  const transactions = options.transactions === undefined ? undefined : { ...options.transactions, poolSize: Math.ceil(options.transactions.poolSize / threads) + 1 };
+  const transactions =
+    options.transactions === undefined ? undefined : { ...options.transactions, poolSize: Math.ceil(options.transactions.poolSize / threads) + 1 };
   const dispatcher = createThreadDispatcher({ ...options, threads, resourceLimits, transactions });
   const warmedUp = dispatcher.warmUp().catch((err: unknown) => {
-    throw new HandlerLoadError(options.handlersDir ?? '.', `handlers cannot be loaded in a worker thread: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new HandlerLoadError(
+      options.handlersDir ?? '.',
+      `handlers cannot be loaded in a worker thread: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
   });
   // Awaited by the caller, perhaps only after a failure of its own.
   warmedUp.catch(() => {});

@@ -1,4 +1,4 @@
-import { AbortedError, ErrorCodes, HandlerTimeoutError, hasCode } from '../errors.js';
+import { ErrorCodes } from '../errors.js';
 import type { HandlerContext, HandlerLogger } from '../handlers/define.js';
 import type { TransactionClient } from '../handlers/transaction-client.js';
 import type { LoadedHandler } from '../handlers/loader.js';
@@ -9,7 +9,7 @@ import { handlerScope } from '../tracing/handler-scope.js';
 import { traceLogFields } from '../tracing/trace-context.js';
 import type { EffectTransaction } from '../idempotency/postgres-transactions.js';
 import type { CloudEvent } from '../types.js';
-import { batchOutcome, OK, outcomeOfError } from './call-outcomes.js';
+import { abortedOutcome, batchOutcome, OK, outcomeOfError, type AbortCause } from './call-outcomes.js';
 import { runInTransaction, type CallTransactions, type TransactionalCall } from './call-transaction.js';
 import type { DispatchJob, CallOutcome } from './types.js';
 
@@ -46,23 +46,6 @@ export function effectiveDeadlineMs(handler: Pick<LoadedHandler, 'timeoutMs'>, j
   return timeoutMs === undefined ? job.ctx.leaseDeadlineMs : Math.min(job.ctx.leaseDeadlineMs, startMs + timeoutMs);
 }
 
-/** Why a run was cut short: its own timeout, the lease deadline, or the caller's signal (with its reason). */
-type AbortCause = { kind: 'timeout'; afterMs: number } | { kind: 'deadline' } | { kind: 'signal'; reason: unknown };
-
-function abortedOutcome(handler: LoadedHandler, cause: AbortCause): { outcome: CallOutcome; reason: Error } {
-  let message = `handler ${handler.name} was aborted (shutdown)`;
-  let code: string = ErrorCodes.ABORTED;
-  if (cause.kind === 'timeout') {
-    message = `handler ${handler.name} timed out after ${cause.afterMs} ms`;
-    code = ErrorCodes.HANDLER_TIMEOUT;
-  } else if (cause.kind === 'deadline' || hasCode(cause.reason, ErrorCodes.HANDLER_TIMEOUT)) {
-    // The lease's signal aborts with a HANDLER_TIMEOUT reason at the lease deadline.
-    message = `handler ${handler.name} did not finish before the lease deadline`;
-    code = ErrorCodes.HANDLER_TIMEOUT;
-  }
-  return { outcome: { status: 'failed', error: { message, code } }, reason: code === ErrorCodes.HANDLER_TIMEOUT ? new HandlerTimeoutError(message) : new AbortedError(message) };
-}
-
 /**
  * Runs one handler for one event with a `ctx.signal` that aborts at the deadline (or on `signal`),
  * and never waits past it: a handler that ignores its signal is left behind and the run counts as
@@ -86,12 +69,18 @@ export function runHandler(handler: LoadedHandler, job: DispatchJob, options: Ru
  */
 export function startHandlerCall(handler: LoadedHandler, job: DispatchJob, options: RunHandlerOptions, receiver: OutcomeReceiver): void {
   const handle = handler.handle;
-  if (handle === undefined && handler.batch === undefined) return receiver.end({ status: 'failed', error: { message: `handler ${handler.name} has no handle function`, code: ErrorCodes.HANDLER_LOAD } });
+  if (handle === undefined && handler.batch === undefined)
+    return receiver.end({ status: 'failed', error: { message: `handler ${handler.name} has no handle function`, code: ErrorCodes.HANDLER_LOAD } });
   const clock = options.clock ?? systemClock;
   const startMs = clock.now();
   const deadlineMs = effectiveDeadlineMs(handler, job, startMs, options.defaultTimeoutMs);
-  if (options.signal?.aborted) return receiver.end({ status: 'failed', error: { message: `handler ${handler.name} was aborted before it started`, code: ErrorCodes.ABORTED } });
-  if (deadlineMs <= startMs) return receiver.end({ status: 'failed', error: { message: `handler ${handler.name} had no time left before the deadline`, code: ErrorCodes.HANDLER_TIMEOUT } });
+  if (options.signal?.aborted)
+    return receiver.end({ status: 'failed', error: { message: `handler ${handler.name} was aborted before it started`, code: ErrorCodes.ABORTED } });
+  if (deadlineMs <= startMs)
+    return receiver.end({
+      status: 'failed',
+      error: { message: `handler ${handler.name} had no time left before the deadline`, code: ErrorCodes.HANDLER_TIMEOUT },
+    });
   new HandlerCall(handler, job, options, clock, startMs, deadlineMs, receiver).start(handle);
 }
 
@@ -112,7 +101,15 @@ class HandlerCall implements TransactionalCall {
   /** A transactional call's open transaction: `ctx.tx` is its client. */
   #transaction: EffectTransaction | undefined = undefined;
 
-  constructor(handler: LoadedHandler, job: DispatchJob, options: RunHandlerOptions, clock: Clock, startMs: number, deadlineMs: number, receiver: OutcomeReceiver) {
+  constructor(
+    handler: LoadedHandler,
+    job: DispatchJob,
+    options: RunHandlerOptions,
+    clock: Clock,
+    startMs: number,
+    deadlineMs: number,
+    receiver: OutcomeReceiver,
+  ) {
     this.handler = handler;
     this.job = job;
     this.options = options;
@@ -170,7 +167,10 @@ class HandlerCall implements TransactionalCall {
     // The handler's console lines become records of this run (observability/console-capture.ts).
     return withConsoleOf(
       () => ctx.log,
-      () => (batch === undefined ? (this.handler.handle as NonNullable<LoadedHandler['handle']>)(events[0] as never, ctx) : batch.handleBatch(events as never[], ctx)),
+      () =>
+        batch === undefined
+          ? (this.handler.handle as NonNullable<LoadedHandler['handle']>)(events[0] as never, ctx)
+          : batch.handleBatch(events as never[], ctx),
     );
   }
 
@@ -266,7 +266,14 @@ class RunContext implements HandlerContext {
       const { job, handler, options } = this.#run;
       // A batch call's lines name how many events it holds, not one of them; tracing on: trace_id and span_id of its process span.
       const about = job.events === undefined ? { eventId: job.event.id } : { events: job.events.length };
-      const bindings = { handler: handler.name, ...about, workerId: job.ctx.workerId, leaseId: job.ctx.leaseId, generation: job.ctx.generation, attempt: job.ctx.attempt };
+      const bindings = {
+        handler: handler.name,
+        ...about,
+        workerId: job.ctx.workerId,
+        leaseId: job.ctx.leaseId,
+        generation: job.ctx.generation,
+        attempt: job.ctx.attempt,
+      };
       this.#log = options.logger(job.trace === undefined ? bindings : { ...bindings, ...traceLogFields(job.trace) });
     }
     return this.#log;

@@ -88,7 +88,15 @@ const loaded = tracingStarted.then(() => loadHandlerSet({ handlersDir: data.hand
 const handlersPromise: Promise<Map<string, LoadedHandler>> = loaded.then(async (handlers) => {
   await setUpHandlers(handlers, {
     logger: childLogger,
-    onFailure: (f) => toMain({ type: 'setup-failed', threadId, handler: f.handler, message: messageOf(f.error), attempt: f.attempt, retryInMs: f.retryInMs } satisfies ChannelMessage),
+    onFailure: (f) =>
+      toMain({
+        type: 'setup-failed',
+        threadId,
+        handler: f.handler,
+        message: messageOf(f.error),
+        attempt: f.attempt,
+        retryInMs: f.retryInMs,
+      } satisfies ChannelMessage),
   });
   toMain({ type: 'setup-done', threadId } satisfies ChannelMessage);
   return new Map(handlers.map((h) => [h.name, h]));

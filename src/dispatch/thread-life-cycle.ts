@@ -43,7 +43,10 @@ export class ThreadLifeCycle {
         if (this.#setUp.size >= this.#threads) this.#setUpWaiter?.();
         return true;
       case 'torn-down':
-        this.#tornDown?.set(message.threadId, message.failures.map((f) => ({ handler: f.handler, error: new Error(f.message) })));
+        this.#tornDown?.set(
+          message.threadId,
+          message.failures.map((f) => ({ handler: f.handler, error: new Error(f.message) })),
+        );
         if (this.#tornDown !== undefined && this.#tornDown.size >= this.#setUp.size) this.#tornDownWaiter?.();
         return true;
       default:
@@ -82,7 +85,8 @@ export class ThreadLifeCycle {
     clearTimeout(timer);
     const failures = [...reports.values()].flat();
     const silent = this.#setUp.size - reports.size;
-    if (silent > 0) failures.push({ handler: '(worker threads)', error: new Error(`${silent} worker thread(s) did not report their teardown within ${timeoutMs} ms`) });
+    if (silent > 0)
+      failures.push({ handler: '(worker threads)', error: new Error(`${silent} worker thread(s) did not report their teardown within ${timeoutMs} ms`) });
     return failures;
   }
 }

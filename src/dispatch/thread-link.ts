@@ -93,7 +93,12 @@ export class ThreadLink {
     if (this.#closed) return;
     this.#closed = true;
     for (const run of this.#runs.values()) {
-      run.finish(run.recorded() ?? { status: 'failed', error: { message: `worker thread running ${run.run.job.handler} died: ${reason}`, code: ErrorCodes.HANDLER_CRASH } });
+      run.finish(
+        run.recorded() ?? {
+          status: 'failed',
+          error: { message: `worker thread running ${run.run.job.handler} died: ${reason}`, code: ErrorCodes.HANDLER_CRASH },
+        },
+      );
     }
     this.#runs.clear();
     this.#port.close();

@@ -14,7 +14,9 @@ import { ThreadSpanFlush } from './thread-span-flush.js';
 import { ThreadWatchdog } from './thread-watchdog.js';
 import type { Dispatcher, LeaseDispatch } from './types.js';
 
-export { poolSize } from './pool-size.js';
+import { threadEntry } from './pool-threads.js';
+
+export { poolSize } from './pool-threads.js';
 
 export interface ThreadDispatcherOptions {
   /** The main thread's copy of the handler set (names and timeouts; the threads load their own). */
@@ -36,17 +38,6 @@ export interface ThreadDispatcherOptions {
   pingTimeoutMs?: number;
   /** V8 heap limits of each thread (Node's `Worker` `resourceLimits`); default: Node's. */
   resourceLimits?: ResourceLimits | undefined;
-}
-
-/**
- * The file each handler thread starts with: compiled, `dist/dispatch/thread-start.cjs` next to this
- * file; from TypeScript sources (vitest, `node --import tsx`), `thread-bootstrap.cjs`, which compiles
- * `thread-entry.ts` inside the thread. Both are CommonJS and import the ES entry asynchronously
- * (thread-start.cts says why).
- */
-function threadEntry(): string {
-  const self = import.meta.url;
-  return self.endsWith('.ts') ? new URL('./thread-bootstrap.cjs', self).href : new URL('./thread-start.cjs', self).href;
 }
 
 /**
@@ -80,7 +71,15 @@ export function createThreadDispatcher(options: ThreadDispatcherOptions): Thread
   const channel = new BroadcastChannel(channelName);
   (channel as unknown as { unref?: () => void }).unref?.();
   const otel = options.otel === true;
-  const workerData: ThreadWorkerData = { handlersDir: options.handlersDir, forward: options.forward, logLevel: options.logLevel, channelName, defaultTimeoutMs: options.defaultTimeoutMs, otel, transactions: options.transactions };
+  const workerData: ThreadWorkerData = {
+    handlersDir: options.handlersDir,
+    forward: options.forward,
+    logLevel: options.logLevel,
+    channelName,
+    defaultTimeoutMs: options.defaultTimeoutMs,
+    otel,
+    transactions: options.transactions,
+  };
   const pool = new Piscina({
     filename: threadEntry(),
     minThreads: options.threads,

@@ -110,7 +110,10 @@ export class PooledRun {
       case RUN_FAILED:
         return { status: 'failed', error: { message: `handler ${handler} failed (the error was lost with its worker thread)` } };
       case RUN_PERMANENT:
-        return { status: 'permanent', error: { message: `handler ${handler} failed permanently (the error was lost with its worker thread)`, code: ErrorCodes.PERMANENT } };
+        return {
+          status: 'permanent',
+          error: { message: `handler ${handler} failed permanently (the error was lost with its worker thread)`, code: ErrorCodes.PERMANENT },
+        };
       default:
         return undefined;
     }
@@ -160,7 +163,13 @@ export class PooledRun {
   }
 
   missedDeadline(pool: RunPool): void {
-    this.giveUp({ status: 'failed', error: { message: `handler ${this.run.job.handler} did not return by its deadline (worker thread blocked)`, code: ErrorCodes.HANDLER_TIMEOUT } }, pool);
+    this.giveUp(
+      {
+        status: 'failed',
+        error: { message: `handler ${this.run.job.handler} did not return by its deadline (worker thread blocked)`, code: ErrorCodes.HANDLER_TIMEOUT },
+      },
+      pool,
+    );
   }
 }
 
@@ -257,7 +266,13 @@ export class PooledLease implements LeaseDispatch {
     if (taskIds.length > 0) this.#pool.abort(taskIds, typeof code === 'string' ? code : undefined);
     const message = code === ErrorCodes.HANDLER_TIMEOUT ? 'did not finish before the lease deadline' : 'was aborted (shutdown)';
     this.#graceTimer = setTimeout(
-      () => this.#each((run) => run.giveUp({ status: 'failed', error: { message: `handler ${run.run.job.handler} ${message}`, code: typeof code === 'string' ? code : ErrorCodes.ABORTED } }, this.#pool)),
+      () =>
+        this.#each((run) =>
+          run.giveUp(
+            { status: 'failed', error: { message: `handler ${run.run.job.handler} ${message}`, code: typeof code === 'string' ? code : ErrorCodes.ABORTED } },
+            this.#pool,
+          ),
+        ),
       this.#pool.graceMs,
     );
   }

@@ -44,7 +44,8 @@ export type CallOutcome = { status: 'ok'; results?: readonly CallOutcome[]; dupl
  * the handler was never called (its thread died first, or the run reached its thread after the lease
  * deadline): not a failure, the event was not tried.
  */
-export type DispatchResult = (CallOutcome & { /** How long the handler ran, when the dispatcher timed it where it ran. */ durationMs?: number }) | { status: 'unstarted' };
+export type DispatchResult =
+  (CallOutcome & { /** How long the handler ran, when the dispatcher timed it where it ran. */ durationMs?: number }) | { status: 'unstarted' };
 
 /**
  * One handler run handed to a dispatcher: what to run, and where its end goes. The worker's run

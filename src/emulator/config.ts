@@ -45,7 +45,12 @@ export const redirectUriSchema = z
 export const ingestLimitsConfigSchema = z
   .object({
     /** Ceiling of a typed ingest request body, bytes. Default: `maxBodyBytes` (1 MiB). */
-    maxRequestBytes: z.number().int().min(1).max(256 * 1024 * 1024).optional(),
+    maxRequestBytes: z
+      .number()
+      .int()
+      .min(1)
+      .max(256 * 1024 * 1024)
+      .optional(),
     /** Ceiling of one entry as JSON, bytes. Default 1 MiB. */
     maxEntrySizeBytes: z.number().int().min(1).optional(),
     /** Ceiling of one property value at rest, bytes. Default 256 KiB. */
@@ -115,11 +120,21 @@ export const emulatorConfigSchema = z
     /** Include the development defaults (dev-tenant, dev-client, dev-consumer, dev-webhook). Default true. */
     defaults: z.boolean().default(true),
     /** Lifetime of issued access tokens, seconds. Default 3600. */
-    tokenLifetimeSeconds: z.number().int().min(1).max(7 * 24 * 3600).default(3600),
+    tokenLifetimeSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 24 * 3600)
+      .default(3600),
     /** Typed ingest to an unknown source id creates it (type Generic, status Active). Default true. */
     autoCreateSources: z.boolean().default(true),
     /** Ceiling of a request body, bytes. Default 1 MiB. */
-    maxBodyBytes: z.number().int().min(1024).max(256 * 1024 * 1024).optional(),
+    maxBodyBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(256 * 1024 * 1024)
+      .optional(),
     /** Ingest limits of every tenant (a tenant's own `ingestLimits` override them). */
     ingestLimits: ingestLimitsConfigSchema.optional(),
     /**

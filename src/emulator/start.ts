@@ -4,7 +4,15 @@ import type { CloudEvent } from '../types.js';
 import { registerAdminRoutes } from './admin/routes.js';
 import { Credentials } from './auth/credentials.js';
 import { registerIssuerRoutes } from './auth/issuer.js';
-import { defaultApplications, defaultTenants, loadEmulatorConfig, parseEmulatorConfig, type EmulatorConfig, type IngestLimitsConfig, type ResolvedEmulatorConfig } from './config.js';
+import {
+  defaultApplications,
+  defaultTenants,
+  loadEmulatorConfig,
+  parseEmulatorConfig,
+  type EmulatorConfig,
+  type IngestLimitsConfig,
+  type ResolvedEmulatorConfig,
+} from './config.js';
 import { registerConsumerRoutes } from './consumers/routes.js';
 import type { EmulatorContext, NewEvent } from './context.js';
 import { FaultInjector } from './faults/injector.js';
@@ -85,7 +93,8 @@ function checkOptions(options: EmulatorOptions): void {
   if (tokenLifetimeSeconds !== undefined && (!Number.isInteger(tokenLifetimeSeconds) || tokenLifetimeSeconds < 1)) {
     throw new ConfigError(`tokenLifetimeSeconds must be a whole number of seconds >= 1 (got ${tokenLifetimeSeconds})`, '--token-lifetime');
   }
-  if (maxBodyBytes !== undefined && (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1)) throw new ConfigError(`maxBodyBytes must be a positive integer (got ${maxBodyBytes})`);
+  if (maxBodyBytes !== undefined && (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1))
+    throw new ConfigError(`maxBodyBytes must be a positive integer (got ${maxBodyBytes})`);
   if (options.faults !== undefined) {
     const parsed = faultOptionsSchema.safeParse(options.faults);
     if (!parsed.success) throw new ConfigError(`faults: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
@@ -171,7 +180,9 @@ function assemble(options: EmulatorOptions): Assembled {
       destinations.registry.put(parseDestinationSeed(seed));
     } catch (err) {
       if (!(err instanceof HttpProblem)) throw err;
-      const details = Object.entries(err.errors ?? {}).map(([path, messages]) => `${path}: ${messages.join(' ')}`).join('; ');
+      const details = Object.entries(err.errors ?? {})
+        .map(([path, messages]) => `${path}: ${messages.join(' ')}`)
+        .join('; ');
       throw new ConfigError(`emulator config: destinationApis[${index}]: ${details || err.detail}`, '--config');
     }
   });

@@ -25,7 +25,9 @@ function describe(value: unknown): string {
 export function normalizeBatchResults(value: unknown, count: number, handlerName: string): (Error | undefined)[] {
   if (value === undefined || value === null) return new Array<undefined>(count).fill(undefined);
   if (!Array.isArray(value)) {
-    throw new TypeError(`handleBatch of ${handlerName} must resolve with nothing or an array of ${count} results aligned with its events (got ${describe(value)})`);
+    throw new TypeError(
+      `handleBatch of ${handlerName} must resolve with nothing or an array of ${count} results aligned with its events (got ${describe(value)})`,
+    );
   }
   if (value.length !== count) {
     throw new TypeError(`handleBatch of ${handlerName} resolved with ${value.length} results for ${count} events (one per event, in the order of \`events\`)`);

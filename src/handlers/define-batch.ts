@@ -3,12 +3,26 @@ import { normalizeBatchResults, type BatchResults } from './batch-results.js';
 import { HandlerLoadError } from '../errors.js';
 import { unknownOption } from './option-keys.js';
 import type { HandlerLimits } from './limits-options.js';
-import { checkCommonShape, HANDLER_BRAND, validateEventData, type ContextOf, type DataSchema, type HandlerContext, type HandlerEvent, type HandlerLifeCycle } from './define.js';
+import {
+  checkCommonShape,
+  HANDLER_BRAND,
+  validateEventData,
+  type ContextOf,
+  type DataSchema,
+  type HandlerContext,
+  type HandlerEvent,
+  type HandlerLifeCycle,
+} from './define.js';
 
 /** The `ctx` of a `handleBatch` call: as a single-event handler's, for the whole call. */
 export type BatchContext<R = unknown> = HandlerContext<R>;
 
-export interface BatchHandlerDefinition<T extends string = string, S extends DataSchema | undefined = undefined, R = undefined, X extends boolean = false> extends HandlerLifeCycle<R> {
+export interface BatchHandlerDefinition<
+  T extends string = string,
+  S extends DataSchema | undefined = undefined,
+  R = undefined,
+  X extends boolean = false,
+> extends HandlerLifeCycle<R> {
   /** Event type(s): an exact type, `'prefix.*'`, or `'*'`. */
   type: T | readonly T[];
   /**
@@ -44,10 +58,19 @@ export interface BatchHandlerDefinition<T extends string = string, S extends Dat
   limits?: HandlerLimits;
 }
 
-export type BatchHandler<T extends string = string, S extends DataSchema | undefined = DataSchema | undefined, R = unknown, X extends boolean = boolean> = BatchHandlerDefinition<T, S, R, X> & { readonly [HANDLER_BRAND]: true };
+export type BatchHandler<
+  T extends string = string,
+  S extends DataSchema | undefined = DataSchema | undefined,
+  R = unknown,
+  X extends boolean = boolean,
+> = BatchHandlerDefinition<T, S, R, X> & { readonly [HANDLER_BRAND]: true };
 
 /** Positions whose data failed the schema get their error; the others go to the handler, parsed. */
-async function splitBySchema(schema: DataSchema, events: readonly CloudEvent[], handlerName: string): Promise<{ valid: CloudEvent[]; at: number[]; results: (Error | undefined)[] }> {
+async function splitBySchema(
+  schema: DataSchema,
+  events: readonly CloudEvent[],
+  handlerName: string,
+): Promise<{ valid: CloudEvent[]; at: number[]; results: (Error | undefined)[] }> {
   const valid: CloudEvent[] = [];
   const at: number[] = [];
   const results: (Error | undefined)[] = new Array(events.length).fill(undefined);
@@ -70,13 +93,16 @@ async function splitBySchema(schema: DataSchema, events: readonly CloudEvent[], 
  * resolves with results aligned with every event it got: schema failures dead-letter alone, and a
  * throw of the user's `handleBatch` fails only the events it was given.
  */
-export function defineBatchHandler<const T extends string, S extends DataSchema | undefined = undefined, R = undefined, X extends boolean = false>(definition: BatchHandlerDefinition<T, S, R, X>): BatchHandler<T, S, R, X> {
+export function defineBatchHandler<const T extends string, S extends DataSchema | undefined = undefined, R = undefined, X extends boolean = false>(
+  definition: BatchHandlerDefinition<T, S, R, X>,
+): BatchHandler<T, S, R, X> {
   const unknown = unknownOption('defineBatchHandler', definition);
   if (unknown !== undefined) throw new HandlerLoadError('', unknown);
   checkCommonShape('defineBatchHandler', definition);
   if (typeof definition.handleBatch !== 'function') throw new TypeError('defineBatchHandler: `handleBatch` must be a function');
   const max = definition.maxBatchSize;
-  if (max !== undefined && (!Number.isInteger(max) || max < 1)) throw new TypeError(`defineBatchHandler: \`maxBatchSize\` must be a positive integer (got ${String(max)})`);
+  if (max !== undefined && (!Number.isInteger(max) || max < 1))
+    throw new TypeError(`defineBatchHandler: \`maxBatchSize\` must be a positive integer (got ${String(max)})`);
   const schema = definition.schema;
   if (schema === undefined) return Object.freeze({ ...definition, [HANDLER_BRAND]: true as const });
   const inner = definition.handleBatch;

@@ -124,7 +124,12 @@ export interface HandlerLifeCycle<R = unknown> {
   teardown?(ctx: TeardownContext<R>): unknown | Promise<unknown>;
 }
 
-export interface HandlerDefinition<T extends string = string, S extends DataSchema | undefined = undefined, R = undefined, X extends boolean = false> extends HandlerLifeCycle<R> {
+export interface HandlerDefinition<
+  T extends string = string,
+  S extends DataSchema | undefined = undefined,
+  R = undefined,
+  X extends boolean = false,
+> extends HandlerLifeCycle<R> {
   /** Event type(s): an exact type, `'prefix.*'`, or `'*'`. */
   type: T | readonly T[];
   /**
@@ -153,7 +158,12 @@ export interface HandlerDefinition<T extends string = string, S extends DataSche
 
 export const HANDLER_BRAND = Symbol.for('durable-worker.handler');
 
-export type Handler<T extends string = string, S extends DataSchema | undefined = DataSchema | undefined, R = unknown, X extends boolean = boolean> = HandlerDefinition<T, S, R, X> & { readonly [HANDLER_BRAND]: true };
+export type Handler<
+  T extends string = string,
+  S extends DataSchema | undefined = DataSchema | undefined,
+  R = unknown,
+  X extends boolean = boolean,
+> = HandlerDefinition<T, S, R, X> & { readonly [HANDLER_BRAND]: true };
 
 /** An event's `data` did not match its handler's schema: dead-lettered at once (code DW_ERR_PERMANENT). */
 export class EventDataError extends PermanentError {
@@ -189,12 +199,16 @@ export async function validateEventData(schema: DataSchema, event: CloudEvent, h
 }
 
 /** Checks what both kinds of handler share: `type`, `schema`, `setup`, `teardown`, `transactional`. */
-export function checkCommonShape(caller: string, definition: { type?: unknown; schema?: unknown; setup?: unknown; teardown?: unknown; transactional?: unknown }): void {
+export function checkCommonShape(
+  caller: string,
+  definition: { type?: unknown; schema?: unknown; setup?: unknown; teardown?: unknown; transactional?: unknown },
+): void {
   const types = Array.isArray(definition.type) ? (definition.type as unknown[]) : [definition.type];
   if (types.length === 0 || types.some((t) => typeof t !== 'string' || t.length === 0)) {
     throw new TypeError(`${caller}: \`type\` must be a non-empty string or array of strings`);
   }
-  if (definition.schema !== undefined && !isDataSchema(definition.schema)) throw new TypeError(`${caller}: \`schema\` must be a zod schema (or another Standard Schema validator)`);
+  if (definition.schema !== undefined && !isDataSchema(definition.schema))
+    throw new TypeError(`${caller}: \`schema\` must be a zod schema (or another Standard Schema validator)`);
   for (const hook of ['setup', 'teardown'] as const) {
     if (definition[hook] !== undefined && typeof definition[hook] !== 'function') throw new TypeError(`${caller}: \`${hook}\` must be a function`);
   }
@@ -218,7 +232,9 @@ function isDataSchema(value: unknown): value is DataSchema {
  * the returned `handle` validates `data` first, so both dispatchers (in-process and worker threads)
  * validate where the handler runs without knowing about schemas.
  */
-export function defineHandler<const T extends string, S extends DataSchema | undefined = undefined, R = undefined, X extends boolean = false>(definition: HandlerDefinition<T, S, R, X>): Handler<T, S, R, X> {
+export function defineHandler<const T extends string, S extends DataSchema | undefined = undefined, R = undefined, X extends boolean = false>(
+  definition: HandlerDefinition<T, S, R, X>,
+): Handler<T, S, R, X> {
   const unknown = unknownOption('defineHandler', definition);
   if (unknown !== undefined) throw new HandlerLoadError('', unknown);
   checkCommonShape('defineHandler', definition);

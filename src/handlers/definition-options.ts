@@ -11,8 +11,12 @@ import { HandlerLoadError } from '../errors.js';
 import { limitsSchema, resolveLimits, type ResolvedLimits } from './limits-options.js';
 import { DEFINITION_KEYS, unknownKeysMessage, type DefineCaller } from './option-keys.js';
 
-const strictSchema = (keys: readonly string[]): z.ZodType => z.strictObject(Object.fromEntries(keys.map((k) => [k, k === 'limits' ? limitsSchema.optional() : z.unknown().optional()])));
-const schemas: Record<DefineCaller, z.ZodType> = { defineHandler: strictSchema(DEFINITION_KEYS.defineHandler), defineBatchHandler: strictSchema(DEFINITION_KEYS.defineBatchHandler) };
+const strictSchema = (keys: readonly string[]): z.ZodType =>
+  z.strictObject(Object.fromEntries(keys.map((k) => [k, k === 'limits' ? limitsSchema.optional() : z.unknown().optional()])));
+const schemas: Record<DefineCaller, z.ZodType> = {
+  defineHandler: strictSchema(DEFINITION_KEYS.defineHandler),
+  defineBatchHandler: strictSchema(DEFINITION_KEYS.defineBatchHandler),
+};
 
 const dotted = (path: readonly PropertyKey[]) => path.map(String).join('.');
 

@@ -88,7 +88,10 @@ export interface TeardownFailure {
  * whole: `ctx.signal` aborts then, and the ones still running are reported and left behind. Never
  * rejects.
  */
-export async function tearDownHandlers(handlers: readonly LoadedHandler[], options: { logger: SetUpOptions['logger']; timeoutMs: number }): Promise<TeardownFailure[]> {
+export async function tearDownHandlers(
+  handlers: readonly LoadedHandler[],
+  options: { logger: SetUpOptions['logger']; timeoutMs: number },
+): Promise<TeardownFailure[]> {
   const failures: TeardownFailure[] = [];
   const due = [...handlers].reverse().filter((h) => h.teardown !== undefined && (h.setup === undefined || setUp.has(h)));
   if (due.length === 0) return failures;
@@ -105,7 +108,14 @@ export async function tearDownHandlers(handlers: readonly LoadedHandler[], optio
         continue;
       }
       try {
-        const ended = Promise.resolve(teardown.call(undefined, { handlerName: handler.name, log: options.logger({ handler: handler.name, phase: 'teardown' }), signal: controller.signal, resources }));
+        const ended = Promise.resolve(
+          teardown.call(undefined, {
+            handlerName: handler.name,
+            log: options.logger({ handler: handler.name, phase: 'teardown' }),
+            signal: controller.signal,
+            resources,
+          }),
+        );
         await Promise.race([ended, abortedPromise(controller.signal)]);
       } catch (err) {
         failures.push({ handler: handler.name, error: err });

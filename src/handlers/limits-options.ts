@@ -80,8 +80,12 @@ export const limitsSchema = z
   })
   .superRefine((limits, ctx) => {
     const adaptive = limits.adaptive === true;
-    for (const [path, r] of [[['rate'], limits.rate], [['perKey', 'rate'], limits.perKey?.rate]] as const) {
-      if (r !== undefined && r.max === undefined && !adaptive) ctx.addIssue({ code: 'custom', path: [...path, 'max'], message: 'is required unless `adaptive: true`' });
+    for (const [path, r] of [
+      [['rate'], limits.rate],
+      [['perKey', 'rate'], limits.perKey?.rate],
+    ] as const) {
+      if (r !== undefined && r.max === undefined && !adaptive)
+        ctx.addIssue({ code: 'custom', path: [...path, 'max'], message: 'is required unless `adaptive: true`' });
     }
     if (limits.perKey !== undefined && limits.perKey.rate === undefined && limits.perKey.concurrency === undefined) {
       ctx.addIssue({ code: 'custom', path: ['perKey'], message: 'needs `rate` or `concurrency`' });
@@ -96,10 +100,12 @@ export const ADAPTIVE_DEFAULT_PER_MS = 1_000;
 
 /** Validated limits in the limiter's units (`limitsSchema` has accepted `value`). */
 export function resolveLimits(value: z.output<typeof limitsSchema>): ResolvedLimits {
-  const resolveRate = (r: { max?: number | undefined; per: number } | undefined): ResolvedRate | undefined => (r === undefined ? undefined : { max: r.max, perMs: r.per });
+  const resolveRate = (r: { max?: number | undefined; per: number } | undefined): ResolvedRate | undefined =>
+    r === undefined ? undefined : { max: r.max, perMs: r.per };
   const adaptive = value.adaptive === true;
   const out: ResolvedLimits = { adaptive };
-  const handlerRate = resolveRate(value.rate) ?? (adaptive && value.perKey?.rate === undefined ? { max: undefined, perMs: ADAPTIVE_DEFAULT_PER_MS } : undefined);
+  const handlerRate =
+    resolveRate(value.rate) ?? (adaptive && value.perKey?.rate === undefined ? { max: undefined, perMs: ADAPTIVE_DEFAULT_PER_MS } : undefined);
   if (handlerRate !== undefined) out.rate = handlerRate;
   if (value.concurrency !== undefined) out.concurrency = value.concurrency;
   if (value.perKey !== undefined) {

@@ -100,7 +100,10 @@ async function importModule(file: string): Promise<Record<string, unknown>> {
 
 function handlerName(dir: string, file: string): string {
   const rel = relative(dir, file);
-  return rel.slice(0, rel.length - extname(rel).length).split(sep).join('/');
+  return rel
+    .slice(0, rel.length - extname(rel).length)
+    .split(sep)
+    .join('/');
 }
 
 /** Reads a default export; tsx may wrap CJS-looking modules in one more `default` layer. */
@@ -118,11 +121,24 @@ function defaultExport(module: Record<string, unknown>): unknown {
  * node_modules, dist vs src): the `Symbol.for` brand is realm-wide, so it is checked, never instanceof.
  */
 export function toLoadedHandler(name: string, file: string, exported: unknown): LoadedHandler {
-  if (exported === undefined) throw new HandlerLoadError(file, `${file}: no default export (export default defineHandler({ type, handle }), or defineBatchHandler({ type, handleBatch }))`);
+  if (exported === undefined)
+    throw new HandlerLoadError(
+      file,
+      `${file}: no default export (export default defineHandler({ type, handle }), or defineBatchHandler({ type, handleBatch }))`,
+    );
   if (exported === null || typeof exported !== 'object' || (exported as Record<symbol, unknown>)[HANDLER_BRAND] !== true) {
     throw new HandlerLoadError(file, `${file}: the default export is not a handler made with defineHandler() or defineBatchHandler() from 'durable-worker'`);
   }
-  const definition = exported as { type?: unknown; handle?: unknown; handleBatch?: unknown; maxBatchSize?: unknown; timeoutMs?: unknown; setup?: unknown; teardown?: unknown; transactional?: unknown };
+  const definition = exported as {
+    type?: unknown;
+    handle?: unknown;
+    handleBatch?: unknown;
+    maxBatchSize?: unknown;
+    timeoutMs?: unknown;
+    setup?: unknown;
+    teardown?: unknown;
+    transactional?: unknown;
+  };
   const types = Array.isArray(definition.type) ? (definition.type as unknown[]) : [definition.type];
   if (types.length === 0) throw new HandlerLoadError(file, `${file}: \`type\` lists no event type`);
   for (const type of types) {
@@ -131,7 +147,8 @@ export function toLoadedHandler(name: string, file: string, exported: unknown): 
   }
   const isBatch = typeof definition.handleBatch === 'function';
   if (!isBatch && typeof definition.handle !== 'function') throw new HandlerLoadError(file, `${file}: \`handle\` is not a function`);
-  if (isBatch && definition.handle !== undefined) throw new HandlerLoadError(file, `${file}: a handler has either \`handle\` (defineHandler) or \`handleBatch\` (defineBatchHandler), not both`);
+  if (isBatch && definition.handle !== undefined)
+    throw new HandlerLoadError(file, `${file}: a handler has either \`handle\` (defineHandler) or \`handleBatch\` (defineBatchHandler), not both`);
   const maxBatchSize = definition.maxBatchSize;
   if (maxBatchSize !== undefined && (typeof maxBatchSize !== 'number' || !Number.isInteger(maxBatchSize) || maxBatchSize < 1)) {
     throw new HandlerLoadError(file, `${file}: \`maxBatchSize\` must be a positive integer (got ${String(maxBatchSize)})`);

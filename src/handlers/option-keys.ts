@@ -25,7 +25,13 @@ export const NESTED_KEYS: Record<string, readonly string[]> = {
 export function unknownKeysMessage(caller: DefineCaller, path: string, keys: readonly string[]): string {
   const known = path === '' ? DEFINITION_KEYS[caller] : (NESTED_KEYS[path] ?? []);
   const key = keys[0] as string;
-  const more = keys.length > 1 ? ` (and ${keys.slice(1).map((k) => `\`${k}\``).join(', ')})` : '';
+  const more =
+    keys.length > 1
+      ? ` (and ${keys
+          .slice(1)
+          .map((k) => `\`${k}\``)
+          .join(', ')})`
+      : '';
   return `${caller}: unknown option \`${path === '' ? key : `${path}.${key}`}\`${more}${didYouMean(key, known)}`;
 }
 

@@ -60,7 +60,8 @@ export type TransactionQuery = (textOrConfig: string | TransactionQueryConfig, v
  * commit catches: it writes the done marks only in the transaction the worker opened
  * (postgres-effects-sql.ts, commitEffects).
  */
-const ENDS_TRANSACTION = /^(?:\s|\/\*[\s\S]*?\*\/|--[^\n]*(?:\n|$))*(?:begin|start\s+transaction|commit|end|abort|prepare\s+transaction|rollback(?!\s+(?:(?:work|transaction)\s+)?to\b))\b/i;
+const ENDS_TRANSACTION =
+  /^(?:\s|\/\*[\s\S]*?\*\/|--[^\n]*(?:\n|$))*(?:begin|start\s+transaction|commit|end|abort|prepare\s+transaction|rollback(?!\s+(?:(?:work|transaction)\s+)?to\b))\b/i;
 
 /**
  * The `ctx.tx` a handler gets: forwards `query` to the transaction's connection until `close`, then
@@ -83,7 +84,9 @@ export class TransactionView implements TransactionClient {
     const text = typeof textOrConfig === 'string' ? textOrConfig : textOrConfig?.text;
     if (typeof text === 'string' && ENDS_TRANSACTION.test(text)) {
       return Promise.reject(
-        new TransactionError(`ctx.tx: the worker commits or rolls back the handler's transaction itself (it writes the done mark in it); got ${JSON.stringify(text.trim().slice(0, 40))}. Use SAVEPOINT / ROLLBACK TO SAVEPOINT for a partial undo`),
+        new TransactionError(
+          `ctx.tx: the worker commits or rolls back the handler's transaction itself (it writes the done mark in it); got ${JSON.stringify(text.trim().slice(0, 40))}. Use SAVEPOINT / ROLLBACK TO SAVEPOINT for a partial undo`,
+        ),
       );
     }
     return query(textOrConfig, values);

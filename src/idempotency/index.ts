@@ -7,20 +7,13 @@ export type { ClaimResult, ClaimState, FailureEntry, FailureHistory, Idempotency
 export { DEFAULT_DONE_TTL_MS } from './store.js';
 
 /** Which adapter a URL selects, and what it needs to open. */
-export type StoreLocation =
-  | { kind: 'memory' }
-  | { kind: 'sqlite'; path: string }
-  | { kind: 'redis'; url: string }
-  | { kind: 'postgres'; url: string };
+export type StoreLocation = { kind: 'memory' } | { kind: 'sqlite'; path: string } | { kind: 'redis'; url: string } | { kind: 'postgres'; url: string };
 
 const OPTION = '--idempotency';
 
 function invalid(url: string, why?: string): ConfigError {
   const reason = why === undefined ? '' : ` (${why})`;
-  return new ConfigError(
-    `${OPTION} must be memory, sqlite:PATH, redis://... or postgres://...${reason} (got "${redactUrl(url)}")`,
-    OPTION,
-  );
+  return new ConfigError(`${OPTION} must be memory, sqlite:PATH, redis://... or postgres://...${reason} (got "${redactUrl(url)}")`, OPTION);
 }
 
 /**
@@ -50,7 +43,8 @@ export function parseStoreUrl(url: string, cwd: string = process.cwd()): StoreLo
     if (parsed.hostname === '' && !/^postgres(ql)?:\/\/\//i.test(text)) throw invalid(url, 'the URL needs a host');
     // A pooler in front (postgres-pool.ts, poolTarget).
     const poolMode = parsed.searchParams.get('pool_mode');
-    if (poolMode !== null && poolMode !== 'transaction' && poolMode !== 'session') throw invalid(url, `pool_mode must be transaction or session, got ${poolMode}`);
+    if (poolMode !== null && poolMode !== 'transaction' && poolMode !== 'session')
+      throw invalid(url, `pool_mode must be transaction or session, got ${poolMode}`);
     return { kind: 'postgres', url: text };
   }
   throw invalid(url);

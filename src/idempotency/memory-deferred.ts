@@ -32,7 +32,10 @@ export class MemoryDeferredRuns implements DeferredRuns {
   }
 
   async defer(runs: readonly DeferredRun[], owner: string): Promise<void> {
-    this.#release(runs.map((run) => run.key), owner);
+    this.#release(
+      runs.map((run) => run.key),
+      owner,
+    );
     for (const run of distinctRuns(runs)) {
       if (this.#isDone(run.key)) continue;
       const stored = this.#runs.get(run.key);

@@ -32,8 +32,7 @@ export interface PermitAsk {
 
 /** Granted: `token` releases the concurrency permits. Refused: try again in `waitMs`. */
 export type PermitAnswer =
-  | { granted: true; token: string }
-  | { granted: false; waitMs: number; /** the check that refused */ refusedBy: 'rate' | 'concurrency' };
+  { granted: true; token: string } | { granted: false; waitMs: number; /** the check that refused */ refusedBy: 'rate' | 'concurrency' };
 
 /**
  * How long to wait before asking again for a concurrency permit held elsewhere: a release in this

@@ -101,7 +101,11 @@ export class PostgresDeferredRuns implements DeferredRuns {
   async reschedule(key: string, retryAtMs: number): Promise<boolean> {
     if (this.#isClosed()) throw closedError('postgres', 'reschedule');
     try {
-      const result = await this.#pool.query({ name: statementName(this.#pool, 'dw_defer_reschedule'), text: RESCHEDULE, values: [this.#prefix, key, retryAtMs] });
+      const result = await this.#pool.query({
+        name: statementName(this.#pool, 'dw_defer_reschedule'),
+        text: RESCHEDULE,
+        values: [this.#prefix, key, retryAtMs],
+      });
       return (result.rowCount ?? 0) > 0;
     } catch (err) {
       throw storeError('postgres', 'reschedule', err);
@@ -155,8 +159,9 @@ export class PostgresDeferredRuns implements DeferredRuns {
       client = await this.#pool.connect();
       const on = client;
       await on.query('BEGIN');
-      await work(async <R extends object>(name: string, sql: string, params: unknown[]) =>
-        (await on.query<R>({ name: statementName(this.#pool, `dw_defer_${name}`), text: sql, values: params })).rows,
+      await work(
+        async <R extends object>(name: string, sql: string, params: unknown[]) =>
+          (await on.query<R>({ name: statementName(this.#pool, `dw_defer_${name}`), text: sql, values: params })).rows,
       );
       await on.query('COMMIT');
     } catch (err) {

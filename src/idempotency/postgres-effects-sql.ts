@@ -72,7 +72,9 @@ export function beginEffects(
   if (locks.length === 0) return `BEGIN; SELECT ${settings}`;
   const calls = locks.map(([a, b]) => `pg_try_advisory_xact_lock(${a | 0}, ${b | 0})`);
   const read = keysSql(keys);
-  const readDone = prepared ? `EXECUTE ${read.oneKey ? 'dw_tx_read1' : 'dw_tx_read'}(${literal(prefix)}, ${read.keys})` : readDoneSql(literal(prefix), read.keys, read.oneKey);
+  const readDone = prepared
+    ? `EXECUTE ${read.oneKey ? 'dw_tx_read1' : 'dw_tx_read'}(${literal(prefix)}, ${read.keys})`
+    : readDoneSql(literal(prefix), read.keys, read.oneKey);
   return `BEGIN; SELECT ${settings}, ARRAY[${calls.join(', ')}] AS held; ${readDone}`;
 }
 

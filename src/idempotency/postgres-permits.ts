@@ -30,7 +30,9 @@ export class PostgresPermits implements PermitStore {
     const answers = rows[0]?.answers ?? [];
     return asks.map((_, a) => {
       const [granted, waitMs, refused] = answers[a] ?? [0, CONCURRENCY_RETRY_MS, 1];
-      return granted === 1 ? { granted: true, token: tokens[a] as string } : { granted: false, waitMs: Number(waitMs), refusedBy: refused === 1 ? 'concurrency' : 'rate' };
+      return granted === 1
+        ? { granted: true, token: tokens[a] as string }
+        : { granted: false, waitMs: Number(waitMs), refusedBy: refused === 1 ? 'concurrency' : 'rate' };
     });
   }
 

@@ -79,7 +79,8 @@ export class EffectTransactions {
    */
   async begin(keys: readonly string[], options: BeginOptions): Promise<EffectTransaction> {
     if (this.#closed) throw closedError('postgres', 'begin');
-    if (!Number.isFinite(options.serverTimeoutMs) || options.serverTimeoutMs <= 0) throw new TypeError(`begin: serverTimeoutMs must be a positive number of ms (got ${options.serverTimeoutMs})`);
+    if (!Number.isFinite(options.serverTimeoutMs) || options.serverTimeoutMs <= 0)
+      throw new TypeError(`begin: serverTimeoutMs must be a positive number of ms (got ${options.serverTimeoutMs})`);
     const settings = options.prefix === undefined ? this.#settings : { ...this.#settings, prefix: options.prefix };
     const prefix = settings.prefix;
     const unique = distinctKeys(keys);
@@ -95,7 +96,14 @@ export class EffectTransactions {
     try {
       const prepare = prepareEffects(connection, keepsSessions(this.#pool));
       if (prepare !== undefined) await statement(connection, settings, { text: prepare });
-      const sql = beginEffects(unique.map((key) => effectLockKey(prefix, key)), options.serverTimeoutMs, marker, prefix, unique, preparedOn(connection));
+      const sql = beginEffects(
+        unique.map((key) => effectLockKey(prefix, key)),
+        options.serverTimeoutMs,
+        marker,
+        prefix,
+        unique,
+        preparedOn(connection),
+      );
       // Several statements in one text: pg answers with one result per statement, the done keys' last.
       const results = (await statement(connection, settings, { text: sql })) as unknown as QueryResult[];
       const held: boolean[] = unique.length === 0 ? [] : (results.at(-2)?.rows[0] as { held: boolean[] }).held;
@@ -217,7 +225,10 @@ export class EffectTransaction {
       this.#release(err instanceof Error ? err : new Error(String(err)));
       // The handler ended the worker's transaction through ctx.tx: its fault, not the store's.
       if ((err as { code?: unknown }).code === NOT_OURS) {
-        throw new TransactionError("the transaction is no longer the worker's: its handler ended it through ctx.tx, and nothing was marked done (the worker commits or rolls back itself)", { cause: err });
+        throw new TransactionError(
+          "the transaction is no longer the worker's: its handler ended it through ctx.tx, and nothing was marked done (the worker commits or rolls back itself)",
+          { cause: err },
+        );
       }
       throw storeError('postgres', 'commit', err);
     }
@@ -234,7 +245,9 @@ export class EffectTransaction {
     if (this.#broken !== undefined) throw this.#broken;
     const { prefix, doneTtlMs } = this.#settings;
     // PostgresIdempotencyStore.markDone's done marks, in this transaction, checked to be the worker's, and COMMIT: one round trip.
-    const results = (await statement(this.#connection, this.#settings, { text: commitEffects(this.#marker, prefix, distinctKeys(doneKeys), doneTtlMs, preparedOn(this.#connection)) })) as unknown as QueryResult[];
+    const results = (await statement(this.#connection, this.#settings, {
+      text: commitEffects(this.#marker, prefix, distinctKeys(doneKeys), doneTtlMs, preparedOn(this.#connection)),
+    })) as unknown as QueryResult[];
     // COMMIT of a transaction a failed statement aborted answers ROLLBACK, without an error.
     if (results.at(-1)?.command !== 'COMMIT') throw new Error('the transaction was rolled back: a statement in it failed (the handler caught a query error?)');
   }
@@ -273,7 +286,10 @@ export class EffectTransaction {
   destroy(reason: Error): 'committing' | undefined {
     const committing = this.#committing;
     if (committing !== undefined) {
-      committing.timer ??= setTimeout(() => committing.cutOff(new Error(`no answer to COMMIT within ${COMMIT_WAIT_MS} ms of the call's end (${reason.message}): outcome unknown`)), COMMIT_WAIT_MS);
+      committing.timer ??= setTimeout(
+        () => committing.cutOff(new Error(`no answer to COMMIT within ${COMMIT_WAIT_MS} ms of the call's end (${reason.message}): outcome unknown`)),
+        COMMIT_WAIT_MS,
+      );
       return 'committing';
     }
     if (this.#ended !== undefined) return undefined;

@@ -2,7 +2,18 @@ import type { Pool } from 'pg';
 import { redactUrl } from '../runtime/redact-url.js';
 import { deadLetteredKey } from './key.js';
 import { ensureSchema, openPool, statementName } from './postgres-pool.js';
-import { CLAIM, CREATE_SCHEMA, DELETE_EXPIRED, MARK_DEAD_LETTERED, MARK_DONE, MIGRATE_FAILURES, NEEDS_FAILURES_MIGRATION, RECORD_FAILURES, RELEASE, SCHEMA_LOCK_ID } from './postgres-sql.js';
+import {
+  CLAIM,
+  CREATE_SCHEMA,
+  DELETE_EXPIRED,
+  MARK_DEAD_LETTERED,
+  MARK_DONE,
+  MIGRATE_FAILURES,
+  NEEDS_FAILURES_MIGRATION,
+  RECORD_FAILURES,
+  RELEASE,
+  SCHEMA_LOCK_ID,
+} from './postgres-sql.js';
 import type { ClaimResult, ClaimState, FailureEntry, FailureHistory, IdempotencyStore } from './store.js';
 import { closedError, distinctKeys, storeError } from './store-error.js';
 import type { DeferredRuns } from './deferred.js';
@@ -85,12 +96,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   async claim(keys: readonly string[], owner: string, claimTtlMs: number): Promise<ClaimResult> {
     if (keys.length === 0) return { states: [], failures: undefined };
     const unique = distinctKeys(keys);
-    const rows = await this.#query<{ key: string; claim_state: ClaimState; history: string | null }>('claim', CLAIM, [
-      this.#prefix,
-      unique,
-      owner,
-      claimTtlMs,
-    ]);
+    const rows = await this.#query<{ key: string; claim_state: ClaimState; history: string | null }>('claim', CLAIM, [this.#prefix, unique, owner, claimTtlMs]);
     const byKey = new Map(rows.map((row) => [row.key, row]));
     const states = new Array<ClaimState>(keys.length);
     let failures: (FailureHistory | undefined)[] | undefined;

@@ -2,15 +2,7 @@ import type { RedisClientType } from 'redis';
 import type { DeferredReason, DeferredRun, DeferredRuns, DeferredStats } from './deferred.js';
 import { distinctRuns } from './deferred-batch.js';
 import { evalScript } from './redis-client.js';
-import {
-  CHAINS_SCRIPT,
-  DEFER_SCRIPT,
-  DUE_SCRIPT,
-  LIST_SCRIPT,
-  REMOVE_SCRIPT,
-  RESCHEDULE_SCRIPT,
-  STATS_SCRIPT,
-} from './redis-deferred-scripts.js';
+import { CHAINS_SCRIPT, DEFER_SCRIPT, DUE_SCRIPT, LIST_SCRIPT, REMOVE_SCRIPT, RESCHEDULE_SCRIPT, STATS_SCRIPT } from './redis-deferred-scripts.js';
 import type { LuaScript } from './redis-scripts.js';
 import { closedError, storeError } from './store-error.js';
 

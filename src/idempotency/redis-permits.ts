@@ -111,7 +111,9 @@ export class RedisPermits implements PermitStore {
     const flat = (await this.#eval('take permits', TAKE_SCRIPT, keys, args)) as number[];
     return asks.map((_, a) => {
       const [granted, waitMs, refused] = [flat[a * 3], flat[a * 3 + 1], flat[a * 3 + 2]];
-      return granted === 1 ? { granted: true, token: tokens[a] as string } : { granted: false, waitMs: Number(waitMs), refusedBy: refused === 1 ? 'concurrency' : 'rate' };
+      return granted === 1
+        ? { granted: true, token: tokens[a] as string }
+        : { granted: false, waitMs: Number(waitMs), refusedBy: refused === 1 ? 'concurrency' : 'rate' };
     });
   }
 

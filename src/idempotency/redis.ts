@@ -79,9 +79,19 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     if (entries.length === 0) return [];
     const args = [owner, String(Math.max(1, Math.ceil(this.#doneTtlMs)))];
     for (const entry of entries) args.push(String(Math.round(entry.failedAtMs)), String(Math.round(entry.retryAtMs)));
-    const reply = await this.#run('recordFailures', RECORD_FAILURES_SCRIPT, entries.map((entry) => entry.key), true, args);
+    const reply = await this.#run(
+      'recordFailures',
+      RECORD_FAILURES_SCRIPT,
+      entries.map((entry) => entry.key),
+      true,
+      args,
+    );
     if (!Array.isArray(reply) || reply.length !== entries.length) {
-      throw storeError('redis', 'recordFailures', new Error(`script answered ${Array.isArray(reply) ? reply.length : typeof reply} counts for ${entries.length} keys`));
+      throw storeError(
+        'redis',
+        'recordFailures',
+        new Error(`script answered ${Array.isArray(reply) ? reply.length : typeof reply} counts for ${entries.length} keys`),
+      );
     }
     return reply.map(Number);
   }
@@ -94,7 +104,9 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   async markDeadLettered(keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return;
     const unique = distinctKeys(keys);
-    await this.#run('markDeadLettered', DEAD_LETTERED_SCRIPT, [...unique, ...unique.map(deadLetteredKey)], true, [String(Math.max(1, Math.ceil(this.#doneTtlMs)))]);
+    await this.#run('markDeadLettered', DEAD_LETTERED_SCRIPT, [...unique, ...unique.map(deadLetteredKey)], true, [
+      String(Math.max(1, Math.ceil(this.#doneTtlMs))),
+    ]);
   }
 
   async release(keys: readonly string[], owner: string): Promise<void> {

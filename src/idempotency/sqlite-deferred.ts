@@ -86,7 +86,9 @@ export class SqliteDeferredRuns implements DeferredRuns {
       `INSERT INTO ${TABLE} (prefix_id, ${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (prefix_id, key) DO UPDATE SET retry_at = excluded.retry_at, reason = excluded.reason`,
     );
-    const chainOfKey = db.prepare<[number, string], { chain_bytes: Uint8Array }>(`SELECT CAST(chain AS BLOB) AS chain_bytes FROM ${TABLE} WHERE prefix_id = ? AND key = ?`);
+    const chainOfKey = db.prepare<[number, string], { chain_bytes: Uint8Array }>(
+      `SELECT CAST(chain AS BLOB) AS chain_bytes FROM ${TABLE} WHERE prefix_id = ? AND key = ?`,
+    );
     const deleteRun = db.prepare<[number, string], never>(`DELETE FROM ${TABLE} WHERE prefix_id = ? AND key = ?`);
     const clearHead = db.prepare<[number, string], never>(`UPDATE ${TABLE} SET head = 0 WHERE prefix_id = ? AND chain = ? AND head = 1`);
     const setHead = db.prepare<[number, number, string], never>(

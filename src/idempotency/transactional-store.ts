@@ -10,7 +10,11 @@ import type { LoadedHandler } from '../handlers/loader.js';
  * database that holds the effects. Throws ConfigError (exit 2) naming every such handler's file and
  * the fix; file names relative to `cwd` when inside it.
  */
-export function requireTransactionalStore(handlers: readonly Pick<LoadedHandler, 'file' | 'transactional'>[], idempotencyUrl: string, cwd: string = process.cwd()): void {
+export function requireTransactionalStore(
+  handlers: readonly Pick<LoadedHandler, 'file' | 'transactional'>[],
+  idempotencyUrl: string,
+  cwd: string = process.cwd(),
+): void {
   const transactional = handlers.filter((handler) => handler.transactional === true);
   if (transactional.length === 0 || parseStoreUrl(idempotencyUrl, cwd).kind === 'postgres') return;
   const files = transactional.map((handler) => shown(handler.file, cwd)).join(', ');

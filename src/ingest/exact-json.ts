@@ -17,7 +17,9 @@ type SourceReviver = (key: string, value: unknown, context: { source?: string })
 export function parseJsonExact(text: string): unknown {
   if (!MAYBE_UNSAFE_INTEGER.test(text)) return JSON.parse(text);
   const reviver: SourceReviver = (_key, value, context) =>
-    typeof value === 'number' && !Number.isSafeInteger(value) && context.source !== undefined && INTEGER_SOURCE.test(context.source) ? BigInt(context.source) : value;
+    typeof value === 'number' && !Number.isSafeInteger(value) && context.source !== undefined && INTEGER_SOURCE.test(context.source)
+      ? BigInt(context.source)
+      : value;
   return JSON.parse(text, reviver as (key: string, value: unknown) => unknown);
 }
 

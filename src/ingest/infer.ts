@@ -33,11 +33,7 @@ const FAMILY_WORDS: Record<Family, string> = {
  * that disagree with the first non-null one. A string is never inferred as Timestamp. Whether each
  * value's `language` fits the inferred type is checked afterwards like for a configured type.
  */
-export function inferPropertyType(
-  propertyId: string,
-  observations: readonly Observation[],
-  errors: IngestErrors,
-): PropertyDataType | undefined {
+export function inferPropertyType(propertyId: string, observations: readonly Observation[], errors: IngestErrors): PropertyDataType | undefined {
   const first = observations.find((o) => o.value !== null);
   if (first === undefined) {
     for (const o of observations) {

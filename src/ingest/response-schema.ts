@@ -31,7 +31,10 @@ export const problemDetailsSchema = z.looseObject({
   status: z.int().min(400).max(599),
   detail: z.string(),
   instance: z.string(),
-  traceId: z.string().regex(/^[0-9a-f]{32}$/).meta({ description: 'W3C trace id.' }),
+  traceId: z
+    .string()
+    .regex(/^[0-9a-f]{32}$/)
+    .meta({ description: 'W3C trace id.' }),
   errors: z.record(z.string(), z.array(z.string())).optional(),
 });
 

@@ -46,9 +46,7 @@ export const RESERVED_PROPERTY_IDS: readonly string[] = ['id', 'lastupdated', 'l
 export const RESERVED_PROPERTY_PREFIXES: readonly string[] = ['_', '@', '$'];
 
 export function isReservedPropertyId(canonicalId: string): boolean {
-  return (
-    RESERVED_PROPERTY_IDS.includes(canonicalId) || RESERVED_PROPERTY_PREFIXES.some((prefix) => canonicalId.startsWith(prefix))
-  );
+  return RESERVED_PROPERTY_IDS.includes(canonicalId) || RESERVED_PROPERTY_PREFIXES.some((prefix) => canonicalId.startsWith(prefix));
 }
 
 /** Longest property ID we accept; the spec shows none, IDs also travel in URL paths (PUT). */

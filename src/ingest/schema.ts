@@ -29,9 +29,7 @@ export const ingestPropertySchema = z.object({
       ...PROPERTY_ID_JSON_SCHEMA,
     }),
   // `value` is required: an absent value is not `null` (null clears; absence is a mistake).
-  value: z.custom<unknown>((v) => v !== undefined, { error: 'value is required (use null to clear a property)' }).pipe(
-    ingestValueSchema,
-  ),
+  value: z.custom<unknown>((v) => v !== undefined, { error: 'value is required (use null to clear a property)' }).pipe(ingestValueSchema),
   // A JSON `null` language is treated as absent (many serializers write nulls for unset fields).
   language: z
     .string({ error: 'language must be a string' })
@@ -41,18 +39,13 @@ export const ingestPropertySchema = z.object({
 });
 
 export const ingestEntrySchema = z.object({
-  id: z
-    .string({ error: 'entry id must be a string' })
-    .min(1, { error: 'entry id must be a non-empty string' })
-    .meta({ maxLength: MAX_ENTRY_ID_LENGTH }),
+  id: z.string({ error: 'entry id must be a string' }).min(1, { error: 'entry id must be a non-empty string' }).meta({ maxLength: MAX_ENTRY_ID_LENGTH }),
   properties: z.array(ingestPropertySchema, { error: 'properties must be an array' }),
 });
 
 export const typedIngestRequestSchema = z.object(
   {
-    entries: z
-      .array(ingestEntrySchema, { error: 'entries is required and must be an array' })
-      .min(1, { error: 'entries must hold at least 1 entry' }),
+    entries: z.array(ingestEntrySchema, { error: 'entries is required and must be an array' }).min(1, { error: 'entries must hold at least 1 entry' }),
   },
   { error: 'the request must be a JSON object with entries' },
 );

@@ -5,8 +5,7 @@
  * offset, and check that the date exists (no 2023-02-29, no month 13). Week and ordinal dates are
  * not accepted.
  */
-const ISO_8601 =
-  /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-](\d{2}):?(\d{2}))?)?$/;
+const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-](\d{2}):?(\d{2}))?)?$/;
 
 export function isIso8601Timestamp(value: string): boolean {
   const match = ISO_8601.exec(value);

@@ -143,12 +143,7 @@ function resolveTypes(
   return { types, newPropertiesFound };
 }
 
-function planEntries(
-  request: ParsedIngestRequest,
-  types: Map<string, ResolvedType>,
-  ceilings: IngestLimits,
-  errors: IngestErrors,
-): PlannedEntry[] {
+function planEntries(request: ParsedIngestRequest, types: Map<string, ResolvedType>, ceilings: IngestLimits, errors: IngestErrors): PlannedEntry[] {
   return request.entries.map((entry, entryIndex) => {
     const seen = new Map<string, number>();
     const properties: PlannedProperty[] = [];
@@ -195,11 +190,7 @@ function planEntries(
       const atRest = serializeAtRest(property.value, resolved.delimiter);
       const valueBytes = Buffer.byteLength(atRest, 'utf8');
       if (valueBytes > ceilings.maxPropertyValueBytes) {
-        addError(
-          errors,
-          `${base}.value`,
-          `value is ${valueBytes} bytes, above the ceiling of ${ceilings.maxPropertyValueBytes} bytes (maxPropertyValueBytes)`,
-        );
+        addError(errors, `${base}.value`, `value is ${valueBytes} bytes, above the ceiling of ${ceilings.maxPropertyValueBytes} bytes (maxPropertyValueBytes)`);
         return;
       }
       properties.push({

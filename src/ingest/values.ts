@@ -123,12 +123,7 @@ const DECIMAL_AT_REST = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/;
  * read as null, cleared lists as `[]`, untyped properties as their raw string. A stored value that
  * the current type cannot represent (after a type change) is incompatible: reads answer 409.
  */
-export function decodeAtRest(
-  atRest: string,
-  type: PropertyDataType | null,
-  delimiter: string | null,
-  language: string | null,
-): DecodedValue {
+export function decodeAtRest(atRest: string, type: PropertyDataType | null, delimiter: string | null, language: string | null): DecodedValue {
   if (type === null) return { ok: true, value: atRest };
   if (isLocalizedType(type) && language === null) return incompatible(type, 'it was stored without a language');
   if (!isLocalizedType(type) && language !== null) return incompatible(type, `it was stored for language ${language}`);

@@ -26,7 +26,10 @@ export function createRunGate(
   const limited = handlers.filter((handler) => handler.limits !== undefined);
   if (limited.length === 0) return undefined;
   if (store.permits === undefined) {
-    options.logger?.warn({ handlers: limited.map((h) => h.name) }, 'handler limits hold per process: only a redis:// or postgres:// idempotency store shares them across replicas');
+    options.logger?.warn(
+      { handlers: limited.map((h) => h.name) },
+      'handler limits hold per process: only a redis:// or postgres:// idempotency store shares them across replicas',
+    );
   }
   const limiter = new Limiter(store.permits ?? new MemoryPermits(options.clock), options.clock);
   for (const handler of limited) limiter.add(handler.name, handler.limits as NonNullable<LoadedHandler['limits']>);

@@ -12,7 +12,9 @@ export interface RunPermit {
 }
 
 /** One event's answer: its permit, or how long to wait before asking again. */
-export type PermitResult = { granted: true; permit: RunPermit } | { granted: false; waitMs: number; /** the limit's gap between starts at its pace (0: a concurrency limit) */ paceMs: number };
+export type PermitResult =
+  | { granted: true; permit: RunPermit }
+  | { granted: false; waitMs: number; /** the limit's gap between starts at its pace (0: a concurrency limit) */ paceMs: number };
 
 /** A handler's declared limits, as data (its `perKey.key` function left out). */
 export interface DeclaredLimits {
@@ -254,8 +256,18 @@ export class Limiter {
     const declared: DeclaredLimits = { adaptive };
     if (rate !== undefined) declared.rate = rate;
     if (concurrency !== undefined) declared.concurrency = concurrency;
-    if (perKey !== undefined) declared.perKey = { ...(perKey.rate === undefined ? {} : { rate: perKey.rate }), ...(perKey.concurrency === undefined ? {} : { concurrency: perKey.concurrency }) };
-    const view: LimitsView = { declared, allowedPerSecond: limits.rate?.perSecond, waiting: limits.waiting, inProgress: limits.inProgress, throttles: limits.throttles };
+    if (perKey !== undefined)
+      declared.perKey = {
+        ...(perKey.rate === undefined ? {} : { rate: perKey.rate }),
+        ...(perKey.concurrency === undefined ? {} : { concurrency: perKey.concurrency }),
+      };
+    const view: LimitsView = {
+      declared,
+      allowedPerSecond: limits.rate?.perSecond,
+      waiting: limits.waiting,
+      inProgress: limits.inProgress,
+      throttles: limits.throttles,
+    };
     if (limits.adaptsPerKey) {
       let lowest: number | undefined;
       for (const keyRate of limits.adaptiveByKey.values()) lowest = Math.min(lowest ?? Infinity, keyRate.perSecond);

@@ -28,8 +28,20 @@ export function registerDeferredGauges(registers: Registry[], options: DeferredG
   let freshUntil = 0;
   let reading: Promise<void> | undefined;
   const collect = stats === undefined ? {} : { collect: read };
-  const runs = new Gauge({ name: DEFERRED_RUNS_METRIC, help: 'Runs deferred in the idempotency store (a retry time, an open breaker, or an earlier run of their chain), per handler', labelNames: ['handler'], registers, ...collect });
-  const oldest = new Gauge({ name: DEFERRED_OLDEST_AGE_METRIC, help: 'Seconds since the oldest run deferred in the store was first deferred, per handler (0 when none)', labelNames: ['handler'], registers, ...collect });
+  const runs = new Gauge({
+    name: DEFERRED_RUNS_METRIC,
+    help: 'Runs deferred in the idempotency store (a retry time, an open breaker, or an earlier run of their chain), per handler',
+    labelNames: ['handler'],
+    registers,
+    ...collect,
+  });
+  const oldest = new Gauge({
+    name: DEFERRED_OLDEST_AGE_METRIC,
+    help: 'Seconds since the oldest run deferred in the store was first deferred, per handler (0 when none)',
+    labelNames: ['handler'],
+    registers,
+    ...collect,
+  });
   // A store that holds no deferred runs (memory) declares both names without series, as a `file:`
   // sink does for dead_letters: dashboards and rules find the names either way.
   if (stats === undefined) return;

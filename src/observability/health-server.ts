@@ -67,7 +67,9 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: StartH
 export async function startHealthServer(options: StartHealthServerOptions): Promise<HealthServer> {
   const host = options.host ?? '0.0.0.0';
   // The guard of every local server; in a pod (0.0.0.0 without --allowed-hosts) it answers every name.
-  const guard = createLocalServerGuard(options.allowedHosts !== undefined || isLoopbackInterface(host) ? { allowedHosts: options.allowedHosts ?? [] } : { hosts: 'any' });
+  const guard = createLocalServerGuard(
+    options.allowedHosts !== undefined || isLoopbackInterface(host) ? { allowedHosts: options.allowedHosts ?? [] } : { hosts: 'any' },
+  );
   const server = createServer((req, res) => {
     handle(req, res, options, guard).catch((err: unknown) => {
       options.logger?.error({ err }, 'health server request failed');

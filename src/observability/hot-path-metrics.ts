@@ -117,7 +117,13 @@ export class LabelledHistogram {
       let cumulative = 0;
       for (let i = 0; i < this.#bounds.length; i++) {
         cumulative += series.counts[i] as number;
-        values.push({ labels: { le: this.#bounds[i] as number }, sharedLabels: series.labels, value: cumulative, metricName: `${this.name}_bucket`, exemplar: null });
+        values.push({
+          labels: { le: this.#bounds[i] as number },
+          sharedLabels: series.labels,
+          value: cumulative,
+          metricName: `${this.name}_bucket`,
+          exemplar: null,
+        });
       }
       values.push(
         { labels: { le: '+Inf' }, sharedLabels: series.labels, value: series.count, metricName: `${this.name}_bucket`, exemplar: null },

@@ -50,7 +50,9 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
     serializers: { err: pino.stdSerializers.err },
   };
   const wantPretty = options.pretty ?? (options.destination === undefined && process.stdout.isTTY === true);
-  const prettyStream = wantPretty ? loadPretty(options.destination ?? 1, options.destination === undefined && process.stdout.isTTY === true, showsDetails(options.level)) : undefined;
+  const prettyStream = wantPretty
+    ? loadPretty(options.destination ?? 1, options.destination === undefined && process.stdout.isTTY === true, showsDetails(options.level))
+    : undefined;
   // Synchronous stdout by default: a CLI exits soon after its last line (signals, process.exit), and
   // lines must not interleave out of order with plain-text output on the same stream.
   const destination = (prettyStream ?? options.destination ?? pino.destination({ dest: 1, sync: true })) as DestinationStream;

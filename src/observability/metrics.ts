@@ -45,7 +45,22 @@ export const HANDLER_DURATION_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.0
 export const ROUND_TRIP_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /** The events a user may listen to on `worker.events` (WorkerEventMap), for zero-initialised series. */
-const WATCHED_EVENTS = ['pull:done', 'lease:pulled', 'run:done', 'inflight:changed', 'leases:changed', 'ack:done', 'caught-up', 'lease:near-deadline', 'pull:crashed', 'ready:changed', 'breaker:state', 'batch:pulled', 'event:done', 'loop:crashed'] as const satisfies readonly (keyof WorkerEventMap)[];
+const WATCHED_EVENTS = [
+  'pull:done',
+  'lease:pulled',
+  'run:done',
+  'inflight:changed',
+  'leases:changed',
+  'ack:done',
+  'caught-up',
+  'lease:near-deadline',
+  'pull:crashed',
+  'ready:changed',
+  'breaker:state',
+  'batch:pulled',
+  'event:done',
+  'loop:crashed',
+] as const satisfies readonly (keyof WorkerEventMap)[];
 const PULL_STATUSES = ['200', '204', '409', '429', '4xx', '5xx', 'error'] as const;
 const ACK_STATUSES = ['committed', 'requeued', 'stale', 'error'] as const;
 
@@ -110,10 +125,25 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
   // Written once per batch: counted like the events, and the lag read from its tracker at scrape
   // time: prom-client's label handling is costly next to an addition, and would run four times per batch.
   const pullCounts: PendingCount[] = [];
-  const pulls = new Counter({ name: METRIC_NAMES.pulls, help: 'Pull requests by answer', labelNames: ['status'], registers, collect: flushOnCollect(pullCounts) });
+  const pulls = new Counter({
+    name: METRIC_NAMES.pulls,
+    help: 'Pull requests by answer',
+    labelNames: ['status'],
+    registers,
+    collect: flushOnCollect(pullCounts),
+  });
   const ackCounts: PendingCount[] = [];
-  const acks = new Counter({ name: METRIC_NAMES.acks, help: 'Acknowledgements by answer', labelNames: ['status'], registers, collect: flushOnCollect(ackCounts) });
-  const { position: { lag: tracker, backlog }, release: releasePosition } = readerPosition(options.position, options.events);
+  const acks = new Counter({
+    name: METRIC_NAMES.acks,
+    help: 'Acknowledgements by answer',
+    labelNames: ['status'],
+    registers,
+    collect: flushOnCollect(ackCounts),
+  });
+  const {
+    position: { lag: tracker, backlog },
+    release: releasePosition,
+  } = readerPosition(options.position, options.events);
   const destination = { destination: options.destination };
   // Kept with its documented meaning (docs/metrics.md); it counts what this process leased and has not seen committed,
   // never the events still waiting in the stream (docs/metrics.md): backlog_age_seconds is the backlog.
@@ -146,11 +176,30 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
   });
   const inFlight = new Gauge({ name: METRIC_NAMES.inFlight, help: 'Events in flight across the process (at most --max-in-progress)', registers });
   // Flow control (docs/operations.md, "Flow control"): written per lease, not per event.
-  const leasesHeld = new Gauge({ name: METRIC_NAMES.leasesHeld, help: 'Leases held: pulled and not yet acknowledged, an ack on its way included (at most --max-leases)', registers });
-  const pullDuration = new Histogram({ name: METRIC_NAMES.pullDuration, help: 'Time from sending a pull to its answer (or failure)', buckets: ROUND_TRIP_BUCKETS_SECONDS, registers });
-  const ackDuration = new Histogram({ name: METRIC_NAMES.ackDuration, help: 'Time from sending an acknowledgement to its answer, retries included (or to giving it up)', buckets: ROUND_TRIP_BUCKETS_SECONDS, registers });
+  const leasesHeld = new Gauge({
+    name: METRIC_NAMES.leasesHeld,
+    help: 'Leases held: pulled and not yet acknowledged, an ack on its way included (at most --max-leases)',
+    registers,
+  });
+  const pullDuration = new Histogram({
+    name: METRIC_NAMES.pullDuration,
+    help: 'Time from sending a pull to its answer (or failure)',
+    buckets: ROUND_TRIP_BUCKETS_SECONDS,
+    registers,
+  });
+  const ackDuration = new Histogram({
+    name: METRIC_NAMES.ackDuration,
+    help: 'Time from sending an acknowledgement to its answer, retries included (or to giving it up)',
+    buckets: ROUND_TRIP_BUCKETS_SECONDS,
+    registers,
+  });
   const lastCaughtUp = new Gauge({ name: METRIC_NAMES.lastCaughtUp, help: 'Unix time of the last pull that answered 204 (caught up)', registers });
-  const listenerErrors = new Counter({ name: METRIC_NAMES.listenerErrors, help: 'Listeners of the worker\'s events that threw; the worker ignored them', labelNames: ['event'], registers });
+  const listenerErrors = new Counter({
+    name: METRIC_NAMES.listenerErrors,
+    help: "Listeners of the worker's events that threw; the worker ignored them",
+    labelNames: ['event'],
+    registers,
+  });
   const breakerState = new Gauge({
     name: METRIC_NAMES.breakerState,
     help: "Each handler's circuit breaker: 0 closed (its events run), 1 half-open (one probe runs), 2 open (its events wait)",

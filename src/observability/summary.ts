@@ -57,7 +57,10 @@ const emptyOutcomes = (): Record<RunOutcome, number> => ({ ok: 0, failed: 0, dup
  */
 export function startSummary(options: StartSummaryOptions): Summary {
   const now = options.now ?? Date.now;
-  const { position: { lag: tracker, backlog }, release: releasePosition } = readerPosition(options.position, options.events, now);
+  const {
+    position: { lag: tracker, backlog },
+    release: releasePosition,
+  } = readerPosition(options.position, options.events, now);
   let outcomes = emptyOutcomes();
   let staleAcks = 0;
   let pulls = 0;

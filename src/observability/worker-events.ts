@@ -44,7 +44,18 @@ export interface WorkerEventMap {
   /** Leases held (pulled, ack not yet answered) or events queued (leased, not started) changed (at most once per turn). */
   'leases:changed': [{ held: number; queued: number; /** @deprecated The old name of `queued`, same value. */ buffered: number }];
   /** An acknowledgement finished (`durationMs`: from the first send to the answer or the giving up, retries included). */
-  'ack:done': [{ workerId: string; leaseId: string; generation: number; sent: AckStatus; status: AckStatusLabel; response?: AckResponse; lastSequence?: string; durationMs?: number }];
+  'ack:done': [
+    {
+      workerId: string;
+      leaseId: string;
+      generation: number;
+      sent: AckStatus;
+      status: AckStatusLabel;
+      response?: AckResponse;
+      lastSequence?: string;
+      durationMs?: number;
+    },
+  ];
   /** A pull answered 204 while the process held no lease: caught up, and every ack sent was answered. */
   'caught-up': [{ workerId: string; at: number }];
   /** A lease used more than the warning fraction of its visibility, or was cut at its deadline. */
@@ -94,7 +105,9 @@ export interface PullCrashed {
  * Old event names the bus still emits, each right after its new name, until the next major version
  * (docs/api.md "Deprecated names"): the old name, and its payload made from the new one's.
  */
-export const DEPRECATED_EVENTS: { readonly [K in 'lease:pulled' | 'run:done' | 'pull:crashed']: { name: keyof WorkerEventMap; payload: (payload: WorkerEventMap[K][0]) => unknown } } = {
+export const DEPRECATED_EVENTS: {
+  readonly [K in 'lease:pulled' | 'run:done' | 'pull:crashed']: { name: keyof WorkerEventMap; payload: (payload: WorkerEventMap[K][0]) => unknown };
+} = {
   'lease:pulled': { name: 'batch:pulled', payload: ({ deliveryAttempt, ...rest }) => ({ ...rest, attempt: deliveryAttempt }) },
   'run:done': { name: 'event:done', payload: (payload) => payload },
   'pull:crashed': { name: 'loop:crashed', payload: (payload) => payload },

@@ -146,11 +146,14 @@ export function atDeadline(clock: Clock, deadlineMs: number, callback: () => voi
       entries.delete(at);
     }
     const owner = entries;
-    const handle = clock.setTimeout(() => {
-      fresh.removed = true;
-      owner.delete(deadlineMs);
-      list.fire(undefined);
-    }, Math.max(0, deadlineMs - clock.now())) as { ref?: () => void; unref?: () => void };
+    const handle = clock.setTimeout(
+      () => {
+        fresh.removed = true;
+        owner.delete(deadlineMs);
+        list.fire(undefined);
+      },
+      Math.max(0, deadlineMs - clock.now()),
+    ) as { ref?: () => void; unref?: () => void };
     const list = new WaiterList((occupied) => (occupied ? handle.ref?.() : handle.unref?.()));
     const fresh: DeadlineEntry = { clock, deadlineMs, list, handle, removed: false };
     entry = fresh;

@@ -36,7 +36,11 @@ function installSpec(name: string): string {
 /** The one-line configuration error (exit 2) for `names` missing, needed by `need` (e.g. `--idempotency postgres://`). */
 export function missingPackagesError(names: readonly string[], need: string, option: string, cause?: unknown): ConfigError {
   const list = names.join(' and ');
-  return new ConfigError(`${need} needs ${list}, which ${names.length === 1 ? 'is' : 'are'} not installed: npm install ${names.map(installSpec).join(' ')}`, option, { cause });
+  return new ConfigError(
+    `${need} needs ${list}, which ${names.length === 1 ? 'is' : 'are'} not installed: npm install ${names.map(installSpec).join(' ')}`,
+    option,
+    { cause },
+  );
 }
 
 /** Throws `missingPackagesError` unless every one of `names` is installed. */

@@ -13,7 +13,10 @@ import { startWorker } from '../worker/start.js';
 import type { CloudEvent, TypedIngestEntry, TypedIngestResponse } from '../types.js';
 
 /** Worker options a test may set; the connection is always the test emulator's. */
-export type TestWorkerOptions = Omit<RunOptionsInput, 'baseUrl' | 'authUrl' | 'tenant' | 'clientId' | 'clientSecret' | 'clientSecretFile' | 'apiKey' | 'destination' | 'handlers' | 'config'>;
+export type TestWorkerOptions = Omit<
+  RunOptionsInput,
+  'baseUrl' | 'authUrl' | 'tenant' | 'clientId' | 'clientSecret' | 'clientSecretFile' | 'apiKey' | 'destination' | 'handlers' | 'config'
+>;
 
 export interface WithEmulatorOptions {
   /** Handlers folder (relative to the process's cwd). Required unless `worker.forwardUrl` is set. */
@@ -68,7 +71,9 @@ const TEST_TIMINGS = { idleMinMs: 10, idleMaxMs: 50, pausedMs: 100, errorBaseMs:
 
 function describeOutcomes(outcomes: readonly ObservedOutcome[]): string {
   if (outcomes.length === 0) return 'no outcome yet';
-  const last = outcomes.slice(-10).map((o) => `${o.event.type} ${o.event.subject} -> ${o.handler ?? '-'}: ${o.outcome}${o.error ? ` (${o.error.message})` : ''}`);
+  const last = outcomes
+    .slice(-10)
+    .map((o) => `${o.event.type} ${o.event.subject} -> ${o.handler ?? '-'}: ${o.outcome}${o.error ? ` (${o.error.message})` : ''}`);
   return `${outcomes.length} outcome(s), last: ${last.join('; ')}`;
 }
 
@@ -117,7 +122,8 @@ function untilReady(worker: RunningWorker, timeoutMs: number): Promise<void> {
 
 async function startTestEnvironment(options: WithEmulatorOptions): Promise<TestEnvironment> {
   const { tenant, clientId, clientSecret, consumer: destination } = DEV_DEFAULTS;
-  if (options.handlers === undefined && options.worker?.forwardUrl === undefined) throw new TypeError('withEmulator: give `handlers` (a folder) or `worker.forwardUrl`');
+  if (options.handlers === undefined && options.worker?.forwardUrl === undefined)
+    throw new TypeError('withEmulator: give `handlers` (a folder) or `worker.forwardUrl`');
   const logger = options.logger ?? pino({ level: 'silent' });
   const defaultTimeoutMs = options.timeoutMs ?? 10_000;
   const emulator = await startEmulator({ port: 0, logger, ...options.emulator });

@@ -44,7 +44,11 @@ function defaultData(type: string): unknown {
  * A CloudEvent as a durable consumer delivers it: unique `id`, increasing `sequence` (a decimal
  * string), `subject` = the entry id for entry events. `overrides` replaces any envelope field.
  */
-export function createTestEvent<const T extends string>(type: T, data?: EventFor<T>['data'], overrides: Partial<Omit<CloudEvent, 'type' | 'data'>> = {}): EventFor<T> {
+export function createTestEvent<const T extends string>(
+  type: T,
+  data?: EventFor<T>['data'],
+  overrides: Partial<Omit<CloudEvent, 'type' | 'data'>> = {},
+): EventFor<T> {
   const payload = data === undefined ? defaultData(type) : data;
   const entryId = (payload as { entryId?: unknown } | null)?.entryId;
   const event: CloudEvent = {

@@ -41,7 +41,12 @@ export function runBatchHandler(handler: unknown, events: readonly CloudEvent[],
       // One lease: every call shares its deadline.
       leaseDeadlineMs: (clock?.now() ?? Date.now()) + (options.leaseMs ?? 60_000),
     };
-    const runOptions = { signal: options.signal, logger: (bindings: Record<string, unknown>) => captureLogger(logs, bindings), defaultTimeoutMs: options.defaultTimeoutMs, clock };
+    const runOptions = {
+      signal: options.signal,
+      logger: (bindings: Record<string, unknown>) => captureLogger(logs, bindings),
+      defaultTimeoutMs: options.defaultTimeoutMs,
+      clock,
+    };
     const outcomes: EventNext[] = [];
     let calls = 0;
     for (let first = 0; first < events.length; first += bound) {

@@ -114,7 +114,11 @@ export function loadForTest(caller: string, handler: unknown, events: readonly C
  * Runs `run` between the handler's setup and teardown (the worker's own life-cycle code), unless
  * `options.resources` stands in for them. The logs of setup and teardown are captured with the run's.
  */
-export async function withLifeCycle<T extends { logs: CapturedLog[] }>(loaded: LoadedHandler, options: { resources?: unknown }, run: (logs: CapturedLog[]) => Promise<T>): Promise<T> {
+export async function withLifeCycle<T extends { logs: CapturedLog[] }>(
+  loaded: LoadedHandler,
+  options: { resources?: unknown },
+  run: (logs: CapturedLog[]) => Promise<T>,
+): Promise<T> {
   const logs: CapturedLog[] = [];
   if ('resources' in options) loaded.resources = options.resources;
   // Started at once when there is nothing to set up: a fake clock's first `advance` finds the deadline armed.
@@ -126,7 +130,10 @@ export async function withLifeCycle<T extends { logs: CapturedLog[] }>(loaded: L
     result = await run(logs);
   } finally {
     const [failure] = await tearDownHandlers([loaded], { logger, timeoutMs: TEARDOWN_TIMEOUT_MS });
-    if (failure !== undefined) throw new Error(`teardown of handler ${failure.handler} failed: ${failure.error instanceof Error ? failure.error.message : String(failure.error)}`, { cause: failure.error });
+    if (failure !== undefined)
+      throw new Error(`teardown of handler ${failure.handler} failed: ${failure.error instanceof Error ? failure.error.message : String(failure.error)}`, {
+        cause: failure.error,
+      });
   }
   return result;
 }
@@ -134,7 +141,13 @@ export async function withLifeCycle<T extends { logs: CapturedLog[] }>(loaded: L
 /** As the worker's default --shutdown-timeout. */
 const TEARDOWN_TIMEOUT_MS = 25_000;
 
-function runOnce(loaded: LoadedHandler, event: CloudEvent, options: RunHandlerOptions, logs: CapturedLog[], database: TestDatabase | undefined): Promise<HandlerOutcome> {
+function runOnce(
+  loaded: LoadedHandler,
+  event: CloudEvent,
+  options: RunHandlerOptions,
+  logs: CapturedLog[],
+  database: TestDatabase | undefined,
+): Promise<HandlerOutcome> {
   const name = loaded.name;
   const attempt = options.attempt ?? 1;
   const maxAttempts = options.maxAttempts ?? 5;
@@ -165,7 +178,8 @@ function runOnce(loaded: LoadedHandler, event: CloudEvent, options: RunHandlerOp
 }
 
 /** What the worker does with an event after a run ended so (the logs apart). */
-export type EventNext = { status: 'ok' } | { status: 'failed'; error: DispatchError } | { status: 'dead_lettered'; reason: 'permanent' | 'max-attempts'; error: DispatchError };
+export type EventNext =
+  { status: 'ok' } | { status: 'failed'; error: DispatchError } | { status: 'dead_lettered'; reason: 'permanent' | 'max-attempts'; error: DispatchError };
 
 export function whatNext(outcome: CallOutcome, attempt: number, maxAttempts: number): EventNext {
   if (outcome.status === 'ok') return { status: 'ok' };

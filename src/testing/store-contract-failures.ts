@@ -28,7 +28,11 @@ export function same(actual: unknown, expected: unknown, message?: string): void
 function withoutUndefined(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutUndefined);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined).map(([k, v]) => [k, withoutUndefined(v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => [k, withoutUndefined(v)]),
+  );
 }
 
 /** Polls `probe` until it returns a value (not undefined or false); fails after `timeoutMs` naming `what`. */
@@ -79,7 +83,7 @@ export function failureContract(options: FailureContractOptions): void {
     // A's claim on `a` went with the failure; b and c are still A's.
     const second = await store.claim([b, a, c], 'worker-b', 30_000);
     same(second.states, ['busy', 'new', 'busy']);
-    assert.equal((second.failures)?.length, 3);
+    assert.equal(second.failures?.length, 3);
     assert.equal(second.failures?.[0], undefined);
     same(second.failures?.[1], { failures: 1, retryAtMs: T0 + 1_000, firstFailedAtMs: T0, lastFailedAtMs: T0 });
     assert.equal(second.failures?.[2], undefined);
@@ -101,7 +105,12 @@ export function failureContract(options: FailureContractOptions): void {
     // A history may come back for a busy key too; when it does, it is that key's.
     const busyHistory = third.failures?.[1];
     if (busyHistory !== undefined) assert.equal(busyHistory.failures, 1);
-    same((await store.claim([b], 'worker-a', 30_000)).failures?.[0], { failures: 1, retryAtMs: T0 + 6_000, firstFailedAtMs: T0 + 5_000, lastFailedAtMs: T0 + 5_000 });
+    same((await store.claim([b], 'worker-a', 30_000)).failures?.[0], {
+      failures: 1,
+      retryAtMs: T0 + 6_000,
+      firstFailedAtMs: T0 + 5_000,
+      lastFailedAtMs: T0 + 5_000,
+    });
   });
 
   it('finds histories by position in a batch of thousands of keys, and a done mark of them all wipes them', async () => {
@@ -109,10 +118,16 @@ export function failureContract(options: FailureContractOptions): void {
     const batch = Array.from({ length: 2_500 }, key);
     const failing = [0, 1_500, 2_499];
     await store.claim(batch, 'worker-a', 30_000);
-    await store.recordFailures(failing.map((i) => ({ key: batch[i] as string, failedAtMs: T0 + i, retryAtMs: T0 + i })), 'worker-a');
+    await store.recordFailures(
+      failing.map((i) => ({ key: batch[i] as string, failedAtMs: T0 + i, retryAtMs: T0 + i })),
+      'worker-a',
+    );
     const { failures } = await store.claim(batch, 'worker-a', 30_000);
     const found = (failures ?? []).flatMap((history, i) => (history === undefined ? [] : [[i, history.lastFailedAtMs - T0]]));
-    same(found, failing.map((i) => [i, i]));
+    same(
+      found,
+      failing.map((i) => [i, i]),
+    );
     await store.markDone(batch);
     assert.equal((await store.claim(batch, 'worker-b', 30_000)).failures, undefined);
   });
@@ -133,10 +148,14 @@ export function failureContract(options: FailureContractOptions): void {
     assert.equal((await store.claim([released], 'worker-b', 30_000)).failures?.[0]?.failures, 1);
 
     same((await store.claim([expiring], 'worker-a', 300)).states, ['new']);
-    const taken = await waitUntil('the short claim to expire and be taken over', async () => {
-      const result = await store.claim([expiring], 'worker-b', 30_000);
-      return result.states[0] === 'new' ? result : undefined;
-    }, 10_000);
+    const taken = await waitUntil(
+      'the short claim to expire and be taken over',
+      async () => {
+        const result = await store.claim([expiring], 'worker-b', 30_000);
+        return result.states[0] === 'new' ? result : undefined;
+      },
+      10_000,
+    );
     same(taken.failures?.[0], { failures: 1, retryAtMs: T0, firstFailedAtMs: T0, lastFailedAtMs: T0 });
     same(await store.recordFailures([{ key: expiring, failedAtMs: T0 + 1, retryAtMs: T0 + 2 }], 'worker-b'), [2]);
   });
@@ -150,7 +169,16 @@ export function failureContract(options: FailureContractOptions): void {
     await store.markDone([k]);
     same(await store.claim([k, other], 'worker-b', 30_000), { states: ['done', 'busy'], failures: undefined });
     // A late report of a run that failed elsewhere: the effect is recorded, nothing changes.
-    same(await store.recordFailures([{ key: k, failedAtMs: T0, retryAtMs: T0 }, { key: other, failedAtMs: T0, retryAtMs: T0 }], 'worker-a'), [0, 1]);
+    same(
+      await store.recordFailures(
+        [
+          { key: k, failedAtMs: T0, retryAtMs: T0 },
+          { key: other, failedAtMs: T0, retryAtMs: T0 },
+        ],
+        'worker-a',
+      ),
+      [0, 1],
+    );
     same(await store.claim([k], 'worker-b', 30_000), { states: ['done'], failures: undefined });
   });
 
@@ -178,7 +206,10 @@ export function failureContract(options: FailureContractOptions): void {
       ),
     );
     // Each call saw its own increment: every count from 1 to `runs` exactly once.
-    same(counts.map(([count]) => count).sort((x, y) => (x ?? 0) - (y ?? 0)), Array.from({ length: runs }, (_, i) => i + 1));
+    same(
+      counts.map(([count]) => count).sort((x, y) => (x ?? 0) - (y ?? 0)),
+      Array.from({ length: runs }, (_, i) => i + 1),
+    );
     const history = await historyOf(second, [k], 'worker-c');
     assert.equal(history?.failures, runs);
     assert.ok((history?.firstFailedAtMs ?? Number.POSITIVE_INFINITY) <= T0 + 1);

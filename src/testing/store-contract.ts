@@ -92,7 +92,7 @@ export function idempotencyStoreContract(name: string, makeStore: MakeStore, opt
       same((await store.claim(batch, 'worker-b', 30_000)).states, ['busy', 'busy', 'busy']);
     });
 
-    it('release drops only the owner\'s own claims and keeps done marks', async () => {
+    it("release drops only the owner's own claims and keeps done marks", async () => {
       const store = await open();
       const [claimedByA, doneKey] = keys(2);
       await store.claim([claimedByA!, doneKey!], 'worker-a', 30_000);
@@ -140,12 +140,11 @@ export function idempotencyStoreContract(name: string, makeStore: MakeStore, opt
           second.claim(reversed, 'worker-d', 30_000),
         ])
       ).map((result) => result.states);
-      const byKey = (round: ClaimState[], reversedOrder: boolean, i: number) =>
-        reversedOrder ? round[batch.length - 1 - i] : round[i];
+      const byKey = (round: ClaimState[], reversedOrder: boolean, i: number) => (reversedOrder ? round[batch.length - 1 - i] : round[i]);
       for (let i = 0; i < batch.length; i++) {
         const states = rounds.map((round, r) => byKey(round, r % 2 === 1, i));
-        assert.equal((states.filter((state) => state === 'new')).length, 1, `key ${i}: ${states.join(',')}`);
-        assert.equal((states.filter((state) => state === 'busy'))?.length, 3);
+        assert.equal(states.filter((state) => state === 'new').length, 1, `key ${i}: ${states.join(',')}`);
+        assert.equal(states.filter((state) => state === 'busy')?.length, 3);
       }
     });
 
@@ -155,10 +154,14 @@ export function idempotencyStoreContract(name: string, makeStore: MakeStore, opt
       same((await store.claim(batch, 'worker-a', 300)).states, ['new', 'new', 'new']);
       same((await store.claim(batch, 'worker-b', 30_000)).states, ['busy', 'busy', 'busy']);
       let states: ClaimState[] = [];
-      await waitUntil('the expired claim to be taken over', async () => {
-        states = (await store.claim(batch, 'worker-b', 30_000)).states;
-        return states.every((state) => state === 'new');
-      }, 10_000);
+      await waitUntil(
+        'the expired claim to be taken over',
+        async () => {
+          states = (await store.claim(batch, 'worker-b', 30_000)).states;
+          return states.every((state) => state === 'new');
+        },
+        10_000,
+      );
       // B holds it now: A's late re-claim is refused.
       same((await store.claim(batch, 'worker-a', 300)).states, ['busy', 'busy', 'busy']);
     });
@@ -171,7 +174,7 @@ export function idempotencyStoreContract(name: string, makeStore: MakeStore, opt
       await waitUntil('the done marks to expire', async () => (await store.claim(batch, 'worker-a', 30_000)).states.every((s) => s === 'new'), 10_000);
     });
 
-    it('isolates prefixes: stores with different prefixes never see each other\'s keys', async () => {
+    it("isolates prefixes: stores with different prefixes never see each other's keys", async () => {
       const leftPrefix = `test-${randomUUID()}`;
       const left = await open(leftPrefix);
       const right = await open(`test-${randomUUID()}`);
@@ -216,22 +219,33 @@ export function idempotencyStoreContract(name: string, makeStore: MakeStore, opt
           let failure: unknown;
           // Rejected while the server is still down (it restarts only after): an operation must not sit
           // in a queue until the server is back.
-          await waitUntil('an operation to fail while the server is down', async () => {
-            failure = await store.markDone(batch).then(
-              () => undefined,
-              (err: unknown) => err,
-            );
-            return failure !== undefined;
-          }, 10_000);
+          await waitUntil(
+            'an operation to fail while the server is down',
+            async () => {
+              failure = await store.markDone(batch).then(
+                () => undefined,
+                (err: unknown) => err,
+              );
+              return failure !== undefined;
+            },
+            10_000,
+          );
           assert.ok(hasCode(failure, ErrorCodes.STORE), String(failure));
           assert.doesNotMatch((failure as Error).message, /:[^/@\s]+@/); // no password in the message
 
           await server.start();
           let states: ClaimState[] = [];
-          await waitUntil('the store to recover after the server restarted', async () => {
-            states = await store.claim(keys(2), 'worker-a', 30_000).then((result) => result.states, () => []);
-            return states.length === 2;
-          }, 20_000);
+          await waitUntil(
+            'the store to recover after the server restarted',
+            async () => {
+              states = await store.claim(keys(2), 'worker-a', 30_000).then(
+                (result) => result.states,
+                () => [],
+              );
+              return states.length === 2;
+            },
+            20_000,
+          );
           same(states, ['new', 'new']);
           await store.markDone(batch);
           same((await store.claim(batch, 'worker-b', 30_000)).states, ['done', 'done', 'done']);

@@ -61,7 +61,11 @@ function afterRollback(outcome: CallOutcome): CallOutcome {
  * involves no idempotency store. `call` starts synchronously (a fake clock's deadline is armed when
  * this returns): `BEGIN` is sent first and the handler's queries wait for it.
  */
-export async function runInTestTransaction(loaded: LoadedHandler, database: TestDatabase, call: (handler: LoadedHandler) => Promise<CallOutcome>): Promise<CallOutcome> {
+export async function runInTestTransaction(
+  loaded: LoadedHandler,
+  database: TestDatabase,
+  call: (handler: LoadedHandler) => Promise<CallOutcome>,
+): Promise<CallOutcome> {
   let connection: TestConnection | undefined;
   const begun = (async () => {
     connection = isPool(database) ? await database.connect() : database;

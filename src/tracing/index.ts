@@ -32,7 +32,11 @@ export function sdkDisabled(env: Record<string, string | undefined>): boolean {
 export async function startTracing(options: { enabled: boolean; destination?: string; env?: Record<string, string | undefined> }): Promise<Tracing> {
   const env = options.env ?? process.env;
   if (!options.enabled || sdkDisabled(env)) return OFF;
-  const [{ startTracingSdk }, { OtelRunTracer }, { otelHandlerScope }] = await Promise.all([import('./sdk.js'), import('./otel-tracer.js'), import('./otel-handler-scope.js')]);
+  const [{ startTracingSdk }, { OtelRunTracer }, { otelHandlerScope }] = await Promise.all([
+    import('./sdk.js'),
+    import('./otel-tracer.js'),
+    import('./otel-handler-scope.js'),
+  ]);
   const sdk = await startTracingSdk(env);
   setHandlerScope(otelHandlerScope);
   return {

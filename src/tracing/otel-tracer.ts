@@ -11,7 +11,20 @@
  * context and to the receive span; else the child of the receive span. `settle` is the child of the
  * receive span, and store and dead-letter calls are children of the span they happen in.
  */
-import { context, createTraceState, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span, type SpanContext, type Tracer } from '@opentelemetry/api';
+import {
+  context,
+  createTraceState,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Link,
+  type Span,
+  type SpanContext,
+  type Tracer,
+} from '@opentelemetry/api';
 import type { AckStatus } from '../types.js';
 import { ATTR, MESSAGING_SYSTEM, spanName } from './attributes.js';
 import type { LeaseTrace, RunTrace, RunTracer, SettleTrace, TracedAckResult, TracedError, TracedLease, TracedOutcome, TracedRun } from './run-tracer.js';
@@ -86,7 +99,8 @@ class OtelRunTrace extends OtelSpanScope implements RunTrace {
   end(outcome: TracedOutcome, error?: TracedError): void {
     this.span.setAttribute(ATTR.outcome, outcome);
     // A duplicate, an unstarted run or one deferred unrun did not fail; failed, dead-lettered and failed-then-deferred runs did.
-    if (error !== undefined && (outcome === 'failed' || outcome === 'dead_lettered' || outcome === 'deferred')) endWithError(this.span, { name: error.code ?? 'Error', ...error });
+    if (error !== undefined && (outcome === 'failed' || outcome === 'dead_lettered' || outcome === 'deferred'))
+      endWithError(this.span, { name: error.code ?? 'Error', ...error });
     this.span.end();
   }
 }
@@ -193,7 +207,11 @@ export class OtelRunTracer implements RunTracer {
       [ATTR.generation]: pulled.generation,
       [ATTR.attempt]: pulled.attempt,
     };
-    const span = this.#tracer.startSpan(spanName('receive', this.#destination), { kind: SpanKind.CONSUMER, startTime: pulledAtMs, attributes, links }, ROOT_CONTEXT);
+    const span = this.#tracer.startSpan(
+      spanName('receive', this.#destination),
+      { kind: SpanKind.CONSUMER, startTime: pulledAtMs, attributes, links },
+      ROOT_CONTEXT,
+    );
     span.end();
     return new OtelLeaseTrace(this.#tracer, this.#destination, lease, span);
   }

@@ -43,14 +43,20 @@ export function exportSettings(env: Env): { exporters: (typeof EXPORTERS)[number
   const protocolVariable = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
   const protocol = env[protocolVariable]?.trim() || 'http/protobuf';
   if (!(PROTOCOLS as readonly string[]).includes(protocol)) {
-    throw new ConfigError(`${protocolVariable} must be http/protobuf or http/json with --otel (got ${JSON.stringify(protocol)}; grpc is not bundled)`, '--otel');
+    throw new ConfigError(
+      `${protocolVariable} must be http/protobuf or http/json with --otel (got ${JSON.stringify(protocol)}; grpc is not bundled)`,
+      '--otel',
+    );
   }
   return { exporters: exporters.includes('none') ? [] : (exporters as (typeof EXPORTERS)[number][]), protocol: protocol as (typeof PROTOCOLS)[number] };
 }
 
 export async function startTracingSdk(env: Env = process.env): Promise<TracingSdk> {
   const settings = exportSettings(env);
-  const [{ NodeTracerProvider, BatchSpanProcessor, SimpleSpanProcessor, ConsoleSpanExporter }, { defaultResource, detectResources, envDetector, resourceFromAttributes }] = await Promise.all([
+  const [
+    { NodeTracerProvider, BatchSpanProcessor, SimpleSpanProcessor, ConsoleSpanExporter },
+    { defaultResource, detectResources, envDetector, resourceFromAttributes },
+  ] = await Promise.all([
     importOptional('@opentelemetry/sdk-trace-node', '--otel', '--otel', () => import('@opentelemetry/sdk-trace-node')),
     importOptional('@opentelemetry/resources', '--otel', '--otel', () => import('@opentelemetry/resources')),
   ]);

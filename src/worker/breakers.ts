@@ -19,7 +19,9 @@ export interface BreakerOptions {
 }
 
 /** The breakers' options from the worker's configuration (`--breaker`, `--breaker-*`), defaults filled in. */
-export function breakerOptionsOf(config: Pick<WorkerConfig, 'breaker' | 'breakerFailureRatio' | 'breakerWindow' | 'breakerWindowTimeMs' | 'breakerCooldownMs'>): BreakerOptions {
+export function breakerOptionsOf(
+  config: Pick<WorkerConfig, 'breaker' | 'breakerFailureRatio' | 'breakerWindow' | 'breakerWindowTimeMs' | 'breakerCooldownMs'>,
+): BreakerOptions {
   return {
     enabled: config.breaker ?? BREAKER_DEFAULTS.breaker,
     failureRatio: config.breakerFailureRatio ?? BREAKER_DEFAULTS.breakerFailureRatio,

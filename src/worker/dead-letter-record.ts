@@ -4,7 +4,14 @@ import type { FailureHistory } from '../idempotency/store.js';
 import type { LeaseView } from './lease-view.js';
 
 /** The record a run leaves in the dead-letter sink: the event, why, and its failures' history. */
-export function deadLetterRecord(lease: LeaseView, job: DispatchJob, reason: DeadLetterRecord['reason'], error: DispatchError, attempt: number, history: FailureHistory | undefined): DeadLetterRecord {
+export function deadLetterRecord(
+  lease: LeaseView,
+  job: DispatchJob,
+  reason: DeadLetterRecord['reason'],
+  error: DispatchError,
+  attempt: number,
+  history: FailureHistory | undefined,
+): DeadLetterRecord {
   const now = new Date(lease.context.clock.now()).toISOString();
   return {
     event: job.event,

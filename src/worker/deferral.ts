@@ -21,7 +21,8 @@ export function runWait(lease: LeaseView, k: number, handler: LoadedHandler, sub
   const retryAtMs = claimedNew && history !== undefined ? history.retryAtMs : 0;
   if (!lease.runsChainHeads) {
     const chain = chainOf(handler.name, subject);
-    if (lease.deferredChains?.has(chain) === true || context.recentChains?.has(chain, nowMs) === true) return { reason: 'chain', retryAtMs: Math.max(nowMs, retryAtMs) };
+    if (lease.deferredChains?.has(chain) === true || context.recentChains?.has(chain, nowMs) === true)
+      return { reason: 'chain', retryAtMs: Math.max(nowMs, retryAtMs) };
   }
   if (retryAtMs > nowMs) return { reason: 'retry', retryAtMs };
   if (context.breakers.allClosed || !claimedNew) return undefined;
@@ -38,14 +39,22 @@ export async function deferRun(lease: LeaseView, k: number, handler: string, eve
   const deferred = context.deferred as DeferredRuns;
   const nowMs = context.clock.now();
   const chain = chainOf(handler, event.subject);
-  const run: DeferredRun = { key: lease.keys[k] as string, handler, chain, sequence: event.sequence, event, retryAtMs: wait.retryAtMs, deferredAtMs: nowMs, reason: wait.reason };
+  const run: DeferredRun = {
+    key: lease.keys[k] as string,
+    handler,
+    chain,
+    sequence: event.sequence,
+    event,
+    retryAtMs: wait.retryAtMs,
+    deferredAtMs: nowMs,
+    reason: wait.reason,
+  };
   await deferInTurn(deferred, run, lease.claimOwner);
   context.recentChains?.add(chain, nowMs);
   lease.deferredKeys?.add(run.key);
   context.events.emit('run:deferred', { workerId: lease.workerId, event, handler, reason: wait.reason, retryAtMs: wait.retryAtMs });
   context.runDeferredAt?.(wait.retryAtMs);
 }
-
 
 interface PendingDefers {
   runs: DeferredRun[];

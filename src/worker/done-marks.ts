@@ -17,7 +17,12 @@ export class DoneMarkWriter {
   #dead: string[] = [];
   #scheduled = false;
 
-  constructor(store: Pick<IdempotencyStore, 'markDone' | 'markDeadLettered' | 'flush'>, logger: Logger, pendingWrites: Promise<unknown>[], onError: (err: unknown) => void = () => {}) {
+  constructor(
+    store: Pick<IdempotencyStore, 'markDone' | 'markDeadLettered' | 'flush'>,
+    logger: Logger,
+    pendingWrites: Promise<unknown>[],
+    onError: (err: unknown) => void = () => {},
+  ) {
     this.#store = store;
     this.#logger = logger;
     this.#pendingWrites = pendingWrites;

@@ -3,21 +3,15 @@ import type { DispatchError, DispatchJob, DispatchResult, DispatchRun } from '..
 import { ErrorCodes } from '../errors.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import type { ClaimState, FailureHistory } from '../idempotency/store.js';
-import { traceLogFields } from '../tracing/trace-context.js';
 import type { RunTrace } from '../tracing/run-tracer.js';
 import type { RunOutcome } from '../observability/worker-events.js';
 import type { RunEnd, RunOwner } from './lease-view.js';
 import { deadLetterRecord } from './dead-letter-record.js';
 import { deferRun, type RunWait } from './deferral.js';
-import { emitRunEnd } from './run-report.js';
+import { emitRunEnd, logDeadLettered, logFailedRun } from './run-report.js';
 import { claimAgain, waitForClaim, type Claimed } from './key-claims.js';
-import { retryDelayMs } from './retry-delay.js';
+import { retryDelayMs, UNCOUNTED_TRANSACTION_ENDS, uncountedRetryDelayMs } from './retry-delay.js';
 import type { Admission } from '../limits/run-gate.js';
-
-/** Ends of a transactional call that are not its handler's failure (HandlerRun.#uncounted). */
-const UNCOUNTED_TRANSACTION_ENDS: ReadonlySet<string | undefined> = new Set([ErrorCodes.STORE, ErrorCodes.KEY_BUSY, ErrorCodes.ROLLED_BACK]);
-/** A key another worker's transaction holds is tried again this much later. */
-const KEY_BUSY_RETRY_MS = 250;
 
 /**
  * One handler for one event of a held lease, from its claim to its recorded outcome: the run object
@@ -106,14 +100,18 @@ export class HandlerRun implements DispatchRun {
 
   /** Defers the run to the store without running it: its chain, its retry time or its breaker holds it back. */
   defer(wait: RunWait): void {
-    deferRun(this.#event.lease, this.#k, this.handler, this.job.event, wait).then(() => this.#ended('deferred'), (err: unknown) => this.#storeFailed(err, 'deferring a run', true));
+    deferRun(this.#event.lease, this.#k, this.handler, this.job.event, wait).then(
+      () => this.#ended('deferred'),
+      (err: unknown) => this.#storeFailed(err, 'deferring a run', true),
+    );
   }
 
   /** The dispatcher's report (DispatchRun). Never throws into the dispatcher. */
   end(result: DispatchResult): void {
     if (this.#withdrawn) return;
     this.#dispatched = false;
-    if (this.#permit !== undefined) this.#event.lease.context.limits?.ended(this.#permit, this.job.event, result.status === 'failed' ? result.error : undefined);
+    if (this.#permit !== undefined)
+      this.#event.lease.context.limits?.ended(this.#permit, this.job.event, result.status === 'failed' ? result.error : undefined);
     let recorded: RunEnd | Promise<RunEnd>;
     try {
       recorded = this.#record(result);
@@ -122,7 +120,11 @@ export class HandlerRun implements DispatchRun {
     }
     const error = result.status === 'failed' || result.status === 'permanent' ? result.error : undefined;
     if (typeof recorded === 'string') this.#ended(recorded, error);
-    else recorded.then((outcome) => this.#ended(outcome, error), (err: unknown) => this.#unexpected(err));
+    else
+      recorded.then(
+        (outcome) => this.#ended(outcome, error),
+        (err: unknown) => this.#unexpected(err),
+      );
   }
 
   /** The run's last word: its span ends with the outcome, then the event hears of it. */
@@ -143,7 +145,10 @@ export class HandlerRun implements DispatchRun {
     if (attempt !== 1) this.job.ctx = { ...this.job.ctx, attempt };
     const { context, deadlineMs, signal } = this.#event.lease;
     if (this.#permit === undefined && context.limits?.has(this.handler) === true) {
-      return void context.limits.admit({ handler: this.handler, event: this.job.event, deadlineMs, signal }).then((a) => this.#admitted(a), (err: unknown) => this.#storeFailed(err, 'taking a permit'));
+      return void context.limits.admit({ handler: this.handler, event: this.job.event, deadlineMs, signal }).then(
+        (a) => this.#admitted(a),
+        (err: unknown) => this.#storeFailed(err, 'taking a permit'),
+      );
     }
     this.#startedMs = performance.now();
     this.#dispatched = true;
@@ -238,7 +243,7 @@ export class HandlerRun implements DispatchRun {
     if (error.code === ErrorCodes.STORE) {
       lease.context.storeFailed(error);
       lease.release([this.#key]);
-    } else this.#retryAtMs = lease.context.clock.now() + (error.code === ErrorCodes.KEY_BUSY ? KEY_BUSY_RETRY_MS : 0);
+    } else this.#retryAtMs = lease.context.clock.now() + uncountedRetryDelayMs(error);
     this.#emit('failed', durationMs, error);
     return 'failed';
   }
@@ -263,10 +268,7 @@ export class HandlerRun implements DispatchRun {
       lease.log.warn({ err, eventId: this.job.event.id, handler: this.handler }, 'idempotency store failed while counting a failed run');
       lease.context.storeFailed(err);
     }
-    lease.log.warn(
-      { eventId: this.job.event.id, handler: this.handler, attempt, maxAttempts: lease.context.maxAttempts, retryInMs: retryAtMs - failedAtMs, err: error, ...traceLogFields(this.job.trace) },
-      `handler ${this.handler} failed (attempt ${attempt} of ${lease.context.maxAttempts}): ${error.message}`,
-    );
+    logFailedRun(lease, this.job, attempt, retryAtMs - failedAtMs, error);
     this.#emit('failed', durationMs, error);
     return deferred ? 'deferred' : 'failed';
   }
@@ -285,10 +287,7 @@ export class HandlerRun implements DispatchRun {
       return 'failed';
     }
     lease.doneMarks.addDeadLettered(this.#key);
-    lease.log.error(
-      { eventId: event.id, type: event.type, handler: this.handler, attempt: this.attempt, reason, err: error, ...traceLogFields(this.job.trace) },
-      `event ${event.id} dead-lettered for ${this.handler} (${reason}, attempt ${this.attempt}): ${error.message}`,
-    );
+    logDeadLettered(lease, this.job, reason, this.attempt, error);
     this.#emit('dead_lettered', durationMs, error);
     return 'dead_lettered';
   }

@@ -13,7 +13,7 @@ import { DoneMarkWriter } from './done-marks.js';
 import { acknowledgeLease } from './lease-ack.js';
 import { warnNearDeadline } from './lease-warnings.js';
 import { LeaseEvent } from './lease-event.js';
-import { chainsOf, layOutKeys, newKeysOf } from './lease-keys.js';
+import { chainsOf, jobContextOf, layOutKeys, newKeysOf } from './lease-keys.js';
 import type { EventEnd, EventPlace, LeaseContext, LeaseView } from './lease-view.js';
 import { leaseDeadline, safetyMarginMs, STRAGGLER_GRACE_MS } from './timing.js';
 import type { WorkerSlot } from './worker-ids.js';
@@ -110,8 +110,7 @@ export class HeldLease implements LeaseView {
     this.deferredKeys = options === undefined ? undefined : new Set();
     this.#ack = options?.ack ?? acknowledgeLease;
     this.log = context.logger.child({ workerId: slot.id, leaseId: batch.leaseId, generation: batch.generation, deliveryAttempt: batch.attempt });
-    // attempt 1 for every run without failures behind it; HandlerRun gives the others their own.
-    this.jobContext = { attempt: 1, deliveryAttempt: batch.attempt, generation: batch.generation, workerId: slot.id, leaseId: batch.leaseId, leaseDeadlineMs: this.deadlineMs };
+    this.jobContext = jobContextOf(batch, slot.id, this.deadlineMs);
     this.doneMarks = new DoneMarkWriter(context.store, this.log, this.#pendingWrites, (err) => context.storeFailed(err));
     // Every handler run in flight listens to the lease's signal.
     setMaxListeners(0, this.#abort.signal);
@@ -197,23 +196,25 @@ export class HeldLease implements LeaseView {
     const { store, deferred } = this.context;
     // Which of its (handler, subject) chains hold deferred runs is read beside the claim (deferral.ts).
     const chains = deferred === undefined || this.runsChainHeads ? undefined : deferred.chainsWithRuns(chainsOf(this, this.pulled.events));
-    this.#claiming = this.trace.call('idempotency claim', () => Promise.all([store.claim(this.keys, this.claimOwner, Math.max(1, this.expiresAtMs - this.context.clock.now())), chains])).then(
-      ([result, deferredChains]) => {
-        this.#claims = result.states;
-        this.#failures = result.failures;
-        if (deferredChains !== undefined && deferredChains.size > 0) this.#deferredChains = deferredChains;
-        this.#claimed = true;
-        this.context.storeAnswered();
-        onClaimed();
-      },
-      (err: unknown) => {
-        this.log.error({ err }, 'idempotency store claim failed: the lease is requeued and the process backs off');
-        // The claim may have gone through with its answer lost: given back once the store answers.
-        this.context.claimsLost?.(this.keys, this.claimOwner);
-        this.context.storeFailed(err);
-        this.stop(undefined);
-      },
-    );
+    this.#claiming = this.trace
+      .call('idempotency claim', () => Promise.all([store.claim(this.keys, this.claimOwner, Math.max(1, this.expiresAtMs - this.context.clock.now())), chains]))
+      .then(
+        ([result, deferredChains]) => {
+          this.#claims = result.states;
+          this.#failures = result.failures;
+          if (deferredChains !== undefined && deferredChains.size > 0) this.#deferredChains = deferredChains;
+          this.#claimed = true;
+          this.context.storeAnswered();
+          onClaimed();
+        },
+        (err: unknown) => {
+          this.log.error({ err }, 'idempotency store claim failed: the lease is requeued and the process backs off');
+          // The claim may have gone through with its answer lost: given back once the store answers.
+          this.context.claimsLost?.(this.keys, this.claimOwner);
+          this.context.storeFailed(err);
+          this.stop(undefined);
+        },
+      );
   }
 
   /**

@@ -54,12 +54,26 @@ export async function startInstruments(o: InstrumentsOptions): Promise<string | 
   if (o.healthServer) {
     const { startHealthServer } = await import('../observability/health-server.js');
     const { readiness } = o;
-    const server = await startHealthServer({ port: config.metricsPort, host: config.metricsHost, ...(config.allowedHosts === undefined ? {} : { allowedHosts: config.allowedHosts }), registry: metrics.registry, isReady: () => readiness.ready, notReadyReason: () => readiness.probeReason, logger });
+    const server = await startHealthServer({
+      port: config.metricsPort,
+      host: config.metricsHost,
+      ...(config.allowedHosts === undefined ? {} : { allowedHosts: config.allowedHosts }),
+      registry: metrics.registry,
+      isReady: () => readiness.ready,
+      notReadyReason: () => readiness.probeReason,
+      logger,
+    });
     cleanups.push({ name: 'health server', run: () => server.close() });
     url = server.url;
   }
   const { startSummary } = await import('../observability/summary.js');
-  const summary = startSummary({ events, position, logger, maxInProgress: o.maxInProgress, ...(o.summaryIntervalMs === undefined ? {} : { intervalMs: o.summaryIntervalMs }) });
+  const summary = startSummary({
+    events,
+    position,
+    logger,
+    maxInProgress: o.maxInProgress,
+    ...(o.summaryIntervalMs === undefined ? {} : { intervalMs: o.summaryIntervalMs }),
+  });
   cleanups.push({ name: 'summary', run: () => summary.stop() });
   return url;
 }

@@ -17,7 +17,9 @@ export interface Claimed {
  * claim up); a claim another owner took meanwhile is waited for (waitForClaim).
  */
 export async function claimAgain(lease: LeaseView, key: string, trace: RunTrace): Promise<Claimed> {
-  const result = await trace.call('idempotency claim', () => lease.context.store.claim([key], lease.claimOwner, Math.max(1, lease.expiresAtMs - lease.context.clock.now())));
+  const result = await trace.call('idempotency claim', () =>
+    lease.context.store.claim([key], lease.claimOwner, Math.max(1, lease.expiresAtMs - lease.context.clock.now())),
+  );
   const state = result.states[0] ?? 'busy';
   if (state !== 'busy') return { state, history: result.failures?.[0] };
   return waitForClaim(lease, key, trace);
@@ -35,7 +37,9 @@ export async function waitForClaim(lease: LeaseView, key: string, trace: RunTrac
     if (lease.signal.aborted || clock.now() + waitMs >= lease.deadlineMs) return { state: 'busy', history: undefined };
     await sleep(clock, waitMs, lease.signal);
     if (lease.signal.aborted) return { state: 'busy', history: undefined };
-    const result = await trace.call('idempotency claim', () => lease.context.store.claim([key], lease.claimOwner, Math.max(1, lease.expiresAtMs - clock.now())));
+    const result = await trace.call('idempotency claim', () =>
+      lease.context.store.claim([key], lease.claimOwner, Math.max(1, lease.expiresAtMs - clock.now())),
+    );
     const state = result.states[0] ?? 'busy';
     if (state !== 'busy') return { state, history: result.failures?.[0] };
     waitMs = Math.min(BUSY_POLL_MAX_MS, waitMs * 2);

@@ -1,7 +1,7 @@
 import type { LoadedHandler } from '../handlers/loader.js';
 import type { CloudEvent } from '../types.js';
 import type { Blocked } from './breakers.js';
-import { admitEvent, failuresBefore } from './admission.js';
+import { admitEvent, chainableHandler, failuresBefore } from './admission.js';
 import { runWait } from './deferral.js';
 import { HandlerRun } from './handler-run.js';
 import type { EventEnd, EventPlace, LeaseView, RunEnd, RunOwner } from './lease-view.js';
@@ -148,21 +148,16 @@ export class LeaseEvent implements ChainedEvent<LeaseEvent>, RunOwner {
   /**
    * Chains its run on `previous`'s, the event before it in its subject, running or chained itself:
    * where the dispatcher offers it (threads), it starts the moment that one ends ok, without a
-   * round trip through the main thread (docs/architecture.md, "Processes and threads"). Only for
-   * one single-event handler whose claim is new and has no failures behind it, whose breaker is
-   * closed, in a lease that may start events, with tracing off (a process span measures the
-   * handler's run, not its wait); false when it does not chain.
+   * round trip through the main thread (docs/architecture.md, "Processes and threads"), when
+   * `chainableHandler` allows it; false when it does not chain.
    */
   chainOn(previous: LeaseEvent): boolean {
     const lease = this.lease;
     const leader = previous.#soleRun;
     if (this.#state !== WAITING || (previous.#state !== RUNNING && previous.#state !== CHAINED) || leader === undefined || !leader.dispatched) return false;
-    if (!lease.claimed || lease.stopped || lease.dispatch.startAfter === undefined || lease.context.tracer?.enabled === true || lease.context.clock.now() >= lease.deadlineMs) return false;
-    const route = lease.routes[this.index] ?? [];
-    const k = lease.keyStart[this.index] as number;
-    if (route.length !== 1 || (route[0] as LoadedHandler).batch !== undefined || (route[0] as LoadedHandler).limits !== undefined || lease.claims[k] !== 'new' || lease.failures?.[k] !== undefined) return false;
-    if (!lease.context.breakers.isClosed((route[0] as LoadedHandler).name) || (lease.context.deferred !== undefined && runWait(lease, k, route[0] as LoadedHandler, this.subject, lease.context.clock.now()) !== undefined)) return false;
-    const run = new HandlerRun(this, route[0] as LoadedHandler, k);
+    const handler = chainableHandler(lease, this.index, this.subject);
+    if (handler === undefined) return false;
+    const run = new HandlerRun(this, handler, lease.keyStart[this.index] as number);
     this.#state = CHAINED;
     this.#soleRun = run;
     run.startAfter(leader);

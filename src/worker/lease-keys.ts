@@ -2,7 +2,7 @@ import type { LoadedHandler } from '../handlers/loader.js';
 import { chainOf } from '../idempotency/deferred.js';
 import { idempotencyKey } from '../idempotency/key.js';
 import type { ClaimState } from '../idempotency/store.js';
-import type { CloudEvent } from '../types.js';
+import type { CloudEvent, JobContext, LeaseBatch } from '../types.js';
 
 /**
  * Where a lease's runs are: event i's handlers are `routes[i]`, and their `<handler>:<event id>`
@@ -41,4 +41,9 @@ export function newKeysOf(layout: KeyLayout, claims: readonly ClaimState[], inde
   const keys: string[] = [];
   for (let k = layout.keyStart[index] as number; k < (layout.keyStart[index + 1] as number); k++) if (claims[k] === 'new') keys.push(layout.keys[k] as string);
   return keys;
+}
+
+/** What every run of a lease is told of it (its job's ctx): attempt 1 for a run without failures behind it; HandlerRun gives the others their own. */
+export function jobContextOf(pulled: LeaseBatch, workerId: string, leaseDeadlineMs: number): JobContext {
+  return { attempt: 1, deliveryAttempt: pulled.attempt, generation: pulled.generation, workerId, leaseId: pulled.leaseId, leaseDeadlineMs };
 }

@@ -15,7 +15,9 @@ export function warnNearDeadline(lease: WarnedLease, hitDeadline: boolean): void
   context.events.emit('lease:near-deadline', { workerId: lease.workerId, leaseId: lease.pulled.leaseId, usedFraction });
   if (!context.nearDeadlineWarnings.allow(lease.workerId, context.clock.now())) return;
   const total = lease.events.length;
-  const what = hitDeadline ? `lease deadline reached with ${total - lease.settledEvents} of ${total} events unfinished (requeued)` : `lease used ${Math.round(usedFraction * 100)} % of its time`;
+  const what = hitDeadline
+    ? `lease deadline reached with ${total - lease.settledEvents} of ${total} events unfinished (requeued)`
+    : `lease used ${Math.round(usedFraction * 100)} % of its time`;
   lease.log.warn(
     { usedFraction: Math.round(usedFraction * 100) / 100, visibilitySeconds: context.visibilitySeconds, events: total },
     `${what}: raise --visibility, or lower --limit, or raise --max-in-progress`,

@@ -13,7 +13,13 @@ function messageOf(err: unknown): string {
  * setup failed, while the dispatcher retries it with backoff. `cancel` (a close before then) stops
  * waiting: nothing was pulled.
  */
-export function startAfterSetup(options: { handlers: readonly LoadedHandler[]; dispatcher: Dispatcher; readiness: Readiness; logger: Logger; start: () => void }): { cancel(): void } {
+export function startAfterSetup(options: {
+  handlers: readonly LoadedHandler[];
+  dispatcher: Dispatcher;
+  readiness: Readiness;
+  logger: Logger;
+  start: () => void;
+}): { cancel(): void } {
   const { readiness, logger } = options;
   if (!options.handlers.some((h) => h.setup !== undefined)) {
     options.start();
@@ -28,7 +34,10 @@ export function startAfterSetup(options: { handlers: readonly LoadedHandler[]; d
         const message = messageOf(failure.error);
         readiness.setupFailed(failure.handler, message);
         const retry = failure.retryInMs === undefined ? '' : `; retrying in ${failure.retryInMs} ms`;
-        logger.error({ handler: failure.handler, attempt: failure.attempt, err: failure.error }, `setup of handler ${failure.handler} failed: ${message}${retry}`);
+        logger.error(
+          { handler: failure.handler, attempt: failure.attempt, err: failure.error },
+          `setup of handler ${failure.handler} failed: ${message}${retry}`,
+        );
       },
     })
     .then(

@@ -190,11 +190,11 @@ export class PullController {
         }
         this.#idleWaitMs = o.timings.idleMinMs;
         o.onIdle(false);
-        const batch = result.batch;
-        o.events.emit('lease:pulled', { workerId: slot.id, leaseId: batch.leaseId, generation: batch.generation, deliveryAttempt: batch.attempt, events: batch.events });
+        const { leaseId, generation, attempt, events } = result.batch;
+        o.events.emit('lease:pulled', { workerId: slot.id, leaseId, generation, deliveryAttempt: attempt, events });
         let earlierPullsAnswered = true;
         for (const other of this.#outstanding) if (other < pull) earlierPullsAnswered = false;
-        o.scheduler.accept(new HeldLease(o.leaseContext, o.scheduler, batch, slot, sentAtMs), sentAtMs, earlierPullsAnswered);
+        o.scheduler.accept(new HeldLease(o.leaseContext, o.scheduler, result.batch, slot, sentAtMs), sentAtMs, earlierPullsAnswered);
         break;
       }
       case 204:
@@ -238,7 +238,8 @@ export class PullController {
     const problem = configProblem(err);
     if (problem !== undefined) {
       o.readiness.configError(READINESS_KEY, problem);
-      if (problem !== this.#lastConfigProblem) o.logger.error({ err }, `configuration error: ${problem}; retrying every ${Math.round(o.timings.configRetryMs / 1000)} s`);
+      if (problem !== this.#lastConfigProblem)
+        o.logger.error({ err }, `configuration error: ${problem}; retrying every ${Math.round(o.timings.configRetryMs / 1000)} s`);
       this.#lastConfigProblem = problem;
       this.#waitFor('config', withJitter(o.timings.configRetryMs));
       return;
@@ -266,10 +267,13 @@ export class PullController {
     this.#clearWait();
     this.#wait = wait;
     this.#storeWait = false;
-    this.#waitTimer = this.#o.clock.setTimeout(() => {
-      this.#waitTimer = undefined;
-      this.#endWait();
-    }, Math.max(0, ms));
+    this.#waitTimer = this.#o.clock.setTimeout(
+      () => {
+        this.#waitTimer = undefined;
+        this.#endWait();
+      },
+      Math.max(0, ms),
+    );
   }
 
   #clearWait(): void {

@@ -7,7 +7,8 @@ export function configProblem(err: unknown): string | undefined {
   const status = (err as { status?: unknown }).status;
   if (hasCode(err, ErrorCodes.AUTH) && !isRetryable(err)) {
     // The worker asks for scope read:events (worker/start.ts); an application without it is refused at the issuer.
-    if ((err as { issuer?: { error?: unknown } }).issuer?.error === 'invalid_scope') return 'the token issuer refused scope read:events: the application (--client-id) must have it';
+    if ((err as { issuer?: { error?: unknown } }).issuer?.error === 'invalid_scope')
+      return 'the token issuer refused scope read:events: the application (--client-id) must have it';
     return 'the token issuer refused the client credentials (check --client-id, --client-secret, --tenant, --auth-url)';
   }
   if (!hasCode(err, ErrorCodes.API)) return undefined;

@@ -39,7 +39,9 @@ export class Readiness {
     if (this.#settingUp) {
       const failure = this.#setupFailure;
       if (failure === undefined) return 'handlers not set up yet';
-      return withError ? `setup of handler ${failure.handler} failed: ${failure.message}` : `setup of handler ${failure.handler} failed (retried; the error is in the log)`;
+      return withError
+        ? `setup of handler ${failure.handler} failed: ${failure.message}`
+        : `setup of handler ${failure.handler} failed (retried; the error is in the log)`;
     }
     if (!this.#credential) return 'no credential obtained yet';
     const first = this.#configErrors.values().next();

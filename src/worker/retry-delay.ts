@@ -1,4 +1,5 @@
 import type { DispatchError } from '../dispatch/types.js';
+import { ErrorCodes } from '../errors.js';
 
 /** `--retry-backoff-min` / `--retry-backoff-max`: the waits between a failed run and the next. */
 export interface RetryBackoff {
@@ -20,4 +21,14 @@ export function retryDelayMs(failures: number, error: DispatchError, backoff: Re
   if (asked !== undefined && asked > 0) return Math.min(asked, backoff.maxMs);
   const doubled = backoff.minMs * 2 ** Math.min(30, Math.max(0, failures - 1));
   return Math.round(Math.min(backoff.maxMs, doubled * (1 + random() * JITTER_FRACTION)));
+}
+
+/** Ends of a transactional call that are not its handler's failure: no attempt counted (HandlerRun.#uncounted). */
+export const UNCOUNTED_TRANSACTION_ENDS: ReadonlySet<string | undefined> = new Set([ErrorCodes.STORE, ErrorCodes.KEY_BUSY, ErrorCodes.ROLLED_BACK]);
+/** A key another worker's transaction holds is tried again this much later. */
+const KEY_BUSY_RETRY_MS = 250;
+
+/** When an uncounted end runs again, in its lease: a busy key shortly, a rolled-back call at once. */
+export function uncountedRetryDelayMs(error: DispatchError): number {
+  return error.code === ErrorCodes.KEY_BUSY ? KEY_BUSY_RETRY_MS : 0;
 }

@@ -158,7 +158,7 @@ export class Scheduler implements LeaseOwner {
   #startReady(): number {
     let started = 0;
     const now = this.#clock.now();
-    for (let i = 0; i < this.#leases.length && this.#running < this.#maxInProgress; ) {
+    for (let i = 0; i < this.#leases.length && this.#running < this.#maxInProgress;) {
       const lease = this.#leases[i] as HeldLease;
       if (!lease.claimed || lease.stopped || !lease.hasReady) {
         i++;
@@ -194,7 +194,11 @@ export class Scheduler implements LeaseOwner {
    * (LeaseEvent.chainOn): past those chained already, up to the first that cannot be.
    */
   #chainBehind(event: LeaseEvent): void {
-    for (let previous = event, next = event.subjectLink.next; next !== undefined && (next.isChained || next.chainOn(previous)); previous = next, next = next.subjectLink.next);
+    for (
+      let previous = event, next = event.subjectLink.next;
+      next !== undefined && (next.isChained || next.chainOn(previous));
+      previous = next, next = next.subjectLink.next
+    );
   }
 
   /**

@@ -12,7 +12,6 @@ import { loadHandlerSet } from '../handlers/handler-set.js';
 import { requireTransactionalStore } from '../idempotency/transactional-store.js';
 import type { LoadedHandler } from '../handlers/loader.js';
 import { Router } from '../handlers/router.js';
-import type { EffectTransactionsOptions } from '../idempotency/postgres-transactions.js';
 import type { IdempotencyStore } from '../idempotency/store.js';
 import type { WorkerEmitter } from '../observability/worker-events.js';
 import { createWorkerEventBus } from './event-bus.js';
@@ -31,14 +30,10 @@ import { Readiness } from './readiness.js';
 import { runCleanups, startAfterSetup, tearDownHandlers, type Cleanup } from './life-cycle.js';
 import { RateLimiter, safetyMarginMs } from './timing.js';
 import { startInstruments } from './instruments.js';
+import { openIdempotencyStore, openPlatformClient, transactionsOf } from './worker-resources.js';
 import type { RunGate } from '../limits/run-gate.js';
 
-/**
- * The one scope the worker's token asks for: pull and acknowledge need read:events
- * (docs/platform-api.md, "Authentication"). The client's default (every scope enabled for the
- * application) would hand a long-running process write access it never uses.
- */
-export const WORKER_TOKEN_SCOPE = 'read:events';
+export { WORKER_TOKEN_SCOPE } from './worker-resources.js';
 
 /**
  * Assembles and starts a worker: logger, client, idempotency store, dead-letter sink, handlers
@@ -52,7 +47,10 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
   const readiness = new Readiness(events);
   const inFlight = new InFlightCounter(events);
   const cleanups: Cleanup[] = [];
-  const forward = config.forwardUrl === undefined ? undefined : { url: config.forwardUrl, mode: config.forwardMode, rate: config.forwardRate, concurrency: config.forwardConcurrency };
+  const forward =
+    config.forwardUrl === undefined
+      ? undefined
+      : { url: config.forwardUrl, mode: config.forwardMode, rate: config.forwardRate, concurrency: config.forwardConcurrency };
   const { maxInProgress, maxLeases } = flowLimitsOf(config);
   // Every wait and deadline of the worker runs on it (LeaseContext.clock).
   const clock = options.clock ?? systemClock;
@@ -75,31 +73,14 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     router = new Router(handlers);
     logger.info({ handlers: handlers.map((h) => ({ name: h.name, types: h.types })) }, `loaded ${handlers.length} handler(s)`);
 
-    if (options.client === undefined) {
-      const { createClient } = await import('../client/index.js');
-      const owned = createClient({
-        baseUrl: config.baseUrl,
-        authUrl: config.authUrl,
-        ...(config.tenant === undefined ? {} : { tenant: config.tenant }),
-        ...(config.clientId === undefined ? {} : { clientId: config.clientId }),
-        ...(config.clientSecret === undefined ? {} : { clientSecret: config.clientSecret }),
-        ...(config.apiKey === undefined ? {} : { apiKey: config.apiKey }),
-        // Only a token request carries it; an API key is sent as is.
-        scope: WORKER_TOKEN_SCOPE,
-        // Every pull and ack on its way holds a workerId, so at most one connection per id (and the token's).
-        connections: maxLeases + 1,
-      });
-      cleanups.push({ name: 'platform client', run: () => owned.close() });
-      client = owned;
-    } else client = options.client;
-
-    if (options.store === undefined) {
-      const { createIdempotencyStore } = await import('../idempotency/index.js');
-      const owned = await createIdempotencyStore(config.idempotencyUrl, { prefix: config.idempotencyPrefix, doneTtlMs: config.idempotencyTtlMs, poolSize: Math.min(maxLeases, 16) + 1 });
-      cleanups.push({ name: 'idempotency store', run: () => owned.close() });
-      store = owned;
-    } else store = options.store;
-    limits = (await import('../limits/create.js')).createRunGate(store, handlers, { visibilityMs: config.visibilitySeconds * 1_000, canDefer: deferredRunsOf(store) !== undefined, clock, logger });
+    client = options.client ?? (await openPlatformClient(config, maxLeases, cleanups));
+    store = options.store ?? (await openIdempotencyStore(config, maxLeases, cleanups));
+    limits = (await import('../limits/create.js')).createRunGate(store, handlers, {
+      visibilityMs: config.visibilitySeconds * 1_000,
+      canDefer: deferredRunsOf(store) !== undefined,
+      clock,
+      logger,
+    });
     const sink =
       options.deadLetter ??
       (await openDeadLetterStore(config.deadLetterUrl, {
@@ -125,7 +106,20 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     cleanups.push({ name: 'dispatcher', run: () => dispatcher.close() });
     client.ensureCredential().catch(() => {});
 
-    metricsUrl = await startInstruments({ config, events, logger, readiness, handlers: router.handlers.map((handler) => handler.name), store, sink, limits, maxInProgress, healthServer: options.healthServer ?? true, summaryIntervalMs: options.summaryIntervalMs, cleanups });
+    metricsUrl = await startInstruments({
+      config,
+      events,
+      logger,
+      readiness,
+      handlers: router.handlers.map((handler) => handler.name),
+      store,
+      sink,
+      limits,
+      maxInProgress,
+      healthServer: options.healthServer ?? true,
+      summaryIntervalMs: options.summaryIntervalMs,
+      cleanups,
+    });
     // What precedes overlapped the handler threads' start (docs/benchmarks.md#cold-start), with the
     // credential and the HTTP client for the first pull (errors are the pull's to report).
     await warmedUp;
@@ -223,7 +217,17 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
   const runner =
     deferred === undefined
       ? undefined
-      : new DeferredRunner({ deferred, scheduler: flow.scheduler, context: leaseContext, breakers, handlers: new Map(router.handlers.map((h) => [h.name, h])), ownerPrefix: `${flow.ids.slots[0]?.id ?? 'worker'}:${process.pid}:${Date.now().toString(36)}`, clock, logger, onIdle: stopIfIdle });
+      : new DeferredRunner({
+          deferred,
+          scheduler: flow.scheduler,
+          context: leaseContext,
+          breakers,
+          handlers: new Map(router.handlers.map((h) => [h.name, h])),
+          ownerPrefix: `${flow.ids.slots[0]?.id ?? 'worker'}:${process.pid}:${Date.now().toString(36)}`,
+          clock,
+          logger,
+          onIdle: stopIfIdle,
+        });
 
   const close = (): Promise<void> => {
     closing ??= (async () => {
@@ -255,10 +259,16 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
     return closing;
   };
 
-  const setup = startAfterSetup({ handlers: router.handlers, dispatcher, readiness, logger, start: () => {
+  const setup = startAfterSetup({
+    handlers: router.handlers,
+    dispatcher,
+    readiness,
+    logger,
+    start: () => {
       flow.start();
       runner?.start();
-    } });
+    },
+  });
   logger.info({ workers: config.workers, maxInProgress, maxLeases, destination: config.destination, isolation: config.isolation }, 'worker started');
   return {
     close,
@@ -270,10 +280,4 @@ export async function startWorker(config: WorkerConfig, options: StartWorkerOpti
       return readiness.ready;
     },
   };
-}
-
-/** Transactional handlers' connections: one per call running, as many as the budget lets run at once. */
-function transactionsOf(config: WorkerConfig, handlers: readonly LoadedHandler[], maxInProgress: number): EffectTransactionsOptions | undefined {
-  if (!handlers.some((h) => h.transactional === true)) return undefined;
-  return { url: config.idempotencyUrl, prefix: config.idempotencyPrefix, doneTtlMs: config.idempotencyTtlMs, poolSize: maxInProgress };
 }

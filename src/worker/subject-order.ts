@@ -137,7 +137,7 @@ export class SubjectOrder<E extends ChainedEvent<E>> {
    */
   broken(event: E, fence: boolean): E[] {
     const dropped: E[] = [];
-    for (let next = event.subjectLink.next; next !== undefined; ) {
+    for (let next = event.subjectLink.next; next !== undefined;) {
       const link = next.subjectLink;
       const after: E | undefined = link.next;
       link.prev = link.next = undefined;

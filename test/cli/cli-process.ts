@@ -73,5 +73,13 @@ export function runCli(args: readonly string[], options: CliOptions = {}): Promi
 export async function waitReady(child: CliProcess): Promise<void> {
   const [, metricsUrl] = await child.waitForOutput(/metrics at (http:\/\/127\.0\.0\.1:\d+)/, 60_000);
   const base = metricsUrl!.replace(/\/metrics$/, '');
-  await waitFor('readyz 200', async () => (await fetch(`${base}/readyz`).then((r) => r.status, () => 0)) === 200, 30_000);
+  await waitFor(
+    'readyz 200',
+    async () =>
+      (await fetch(`${base}/readyz`).then(
+        (r) => r.status,
+        () => 0,
+      )) === 200,
+    30_000,
+  );
 }

@@ -19,7 +19,19 @@ async function loadsOf(args: string[]) {
 describe('the CLI loads only the command it runs', () => {
   it('run: none of the other commands, the emulator, the console or the dev loop', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'dw-cli-run-'));
-    const { result, loaded } = await loadsOf(['run', '--base-url', 'http://127.0.0.1:1', '--destination', 'd', '--api-key', 'k', '--handlers', join(dir, 'no-handlers'), '--dead-letter', `file:${join(dir, 'dl.jsonl')}`]);
+    const { result, loaded } = await loadsOf([
+      'run',
+      '--base-url',
+      'http://127.0.0.1:1',
+      '--destination',
+      'd',
+      '--api-key',
+      'k',
+      '--handlers',
+      join(dir, 'no-handlers'),
+      '--dead-letter',
+      `file:${join(dir, 'dl.jsonl')}`,
+    ]);
     // The worker started: it stopped at the missing handlers folder.
     expect(result.stderr).toContain('no-handlers does not exist (--handlers)');
     expect(result.code).toBe(2);
@@ -31,7 +43,8 @@ describe('the CLI loads only the command it runs', () => {
   it('--help lists every command and loads none of their modules', async () => {
     const { result, loaded } = await loadsOf(['--help']);
     expect(result.code).toBe(0);
-    for (const name of ['run', 'emulator', 'dev', 'check', 'dead-letters', 'deferred', 'init [dir]']) expect(result.stdout).toContain(`durable-worker ${name} `);
+    for (const name of ['run', 'emulator', 'dev', 'check', 'dead-letters', 'deferred', 'init [dir]'])
+      expect(result.stdout).toContain(`durable-worker ${name} `);
     expect(loaded.filter((path) => path.startsWith('src/cli/commands/'))).toEqual([]);
   });
 

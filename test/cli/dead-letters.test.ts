@@ -44,7 +44,10 @@ function dl(args: string[], extraEnv: Record<string, string> = {}): Promise<CliR
 }
 
 function jsonLines(text: string): StoredDeadLetter[] {
-  return text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as StoredDeadLetter);
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as StoredDeadLetter);
 }
 
 /** Bad input: exit 2 and one line on stderr naming what is wrong. */
@@ -77,7 +80,21 @@ describe('dead-letters list and show', () => {
     expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+STATE\s+REASON\s+TYPE\s+DEAD-LETTERED\s+ERROR$/);
     expect(table.stdout).toMatch(/^orders:o-2\s+dead\s+permanent\s+orders\.cancelled\s+\S+Z\s+handler failed on o-2$/m);
 
-    const filtered = await dl(['list', '--json', '--handler', 'orders', '--type', 'orders.*', '--reason', 'max-attempts', '--state', 'dead', '--since', '1h', ...sinkArgs()]);
+    const filtered = await dl([
+      'list',
+      '--json',
+      '--handler',
+      'orders',
+      '--type',
+      'orders.*',
+      '--reason',
+      'max-attempts',
+      '--state',
+      'dead',
+      '--since',
+      '1h',
+      ...sinkArgs(),
+    ]);
     expect(jsonLines(filtered.stdout).map((r) => r.id)).toEqual(['orders:o-1']);
     const paged = await dl(['list', '--json', '--page-size', '2', ...sinkArgs()]);
     expect(jsonLines(paged.stdout)).toHaveLength(2);
@@ -87,7 +104,13 @@ describe('dead-letters list and show', () => {
 
     const shown = await dl(['show', 'orders:o-2', ...sinkArgs()]);
     expect(shown.code).toBe(0);
-    expect(JSON.parse(shown.stdout)).toMatchObject({ id: 'orders:o-2', prefix: 't:c', state: 'dead', event: { id: 'o-2' }, error: { message: 'handler failed on o-2' } });
+    expect(JSON.parse(shown.stdout)).toMatchObject({
+      id: 'orders:o-2',
+      prefix: 't:c',
+      state: 'dead',
+      event: { id: 'o-2' },
+      error: { message: 'handler failed on o-2' },
+    });
   }, 60_000);
 
   it('a --handler no record has: nothing listed or replayed, and the closest handler names on stderr', async () => {
@@ -119,21 +142,35 @@ describe('dead-letters list and show', () => {
     expectBadInput(await dl(['list', '--bogus', ...sinkArgs()]), 'unknown option --bogus');
   }, 60_000);
 
-  it('reads the worker\'s own configuration: env vars and --config, without its credentials; the prefix from tenant and destination', async () => {
+  it("reads the worker's own configuration: env vars and --config, without its credentials; the prefix from tenant and destination", async () => {
     await seed('acme:orders-consumer', order('mine'));
     await seed('other:consumer', order('theirs'));
     const config = join(root, `worker-${count}.json`);
     writeFileSync(
       config,
-      JSON.stringify({ baseUrl: 'https://api.example.com', tenant: 'acme', destination: 'orders-consumer', clientId: 'id', clientSecretFile: '/run/secrets/only-in-the-pod', deadLetter: `file:${join(dir, 'dead-letter.jsonl')}` }),
+      JSON.stringify({
+        baseUrl: 'https://api.example.com',
+        tenant: 'acme',
+        destination: 'orders-consumer',
+        clientId: 'id',
+        clientSecretFile: '/run/secrets/only-in-the-pod',
+        deadLetter: `file:${join(dir, 'dead-letter.jsonl')}`,
+      }),
     );
     const fromFile = await dl(['list', '--json', '--config', config]);
     expect(fromFile.code, fromFile.stderr).toBe(0);
     expect(jsonLines(fromFile.stdout).map((r) => r.event.id)).toEqual(['mine']);
-    const fromEnv = await dl(['list', '--json'], { DURABLE_WORKER_DEAD_LETTER: `file:${join(dir, 'dead-letter.jsonl')}`, DURABLE_WORKER_IDEMPOTENCY_PREFIX: 'other:consumer' });
+    const fromEnv = await dl(['list', '--json'], {
+      DURABLE_WORKER_DEAD_LETTER: `file:${join(dir, 'dead-letter.jsonl')}`,
+      DURABLE_WORKER_IDEMPOTENCY_PREFIX: 'other:consumer',
+    });
     expect(jsonLines(fromEnv.stdout).map((r) => r.event.id)).toEqual(['theirs']);
     // Neither: every prefix.
-    expect(jsonLines((await dl(['list', '--json', ...sinkArgs()])).stdout).map((r) => r.prefix).sort()).toEqual(['acme:orders-consumer', 'other:consumer']);
+    expect(
+      jsonLines((await dl(['list', '--json', ...sinkArgs()])).stdout)
+        .map((r) => r.prefix)
+        .sort(),
+    ).toEqual(['acme:orders-consumer', 'other:consumer']);
   }, 60_000);
 });
 
@@ -166,9 +203,12 @@ describe('dead-letters replay and purge', () => {
     expect(twice.code, twice.stderr).toBe(0);
   }, 90_000);
 
-  it('replay keeps the handlers\' log lines out of its table (stderr, both isolations); --state all lists every state', async () => {
+  it("replay keeps the handlers' log lines out of its table (stderr, both isolations); --state all lists every state", async () => {
     await seed('t:c', order('o-1'), order('o-2'), order('o-3'));
-    for (const [id, isolation] of [['orders:o-1', 'thread'], ['orders:o-2', 'none']] as const) {
+    for (const [id, isolation] of [
+      ['orders:o-1', 'thread'],
+      ['orders:o-2', 'none'],
+    ] as const) {
       const result = await dl(['replay', id, '--handlers', LOGGING, '--isolation', isolation, ...sinkArgs()]);
       expect(result.code, result.stdout + result.stderr).toBe(0);
       expect(result.stdout).toContain('1 of 1 record(s): 1 replayed');
@@ -181,7 +221,11 @@ describe('dead-letters replay and purge', () => {
     expect(help.stdout).toMatch(/--destination\s+Event destination id: reads the records of prefix <tenant>:<destination>/);
     const all = await dl(['list', '--json', '--state', 'all', ...sinkArgs()]);
     expect(all.code, all.stderr).toBe(0);
-    expect(jsonLines(all.stdout).map((r) => r.state).sort()).toEqual(['dead', 'replayed', 'replayed']);
+    expect(
+      jsonLines(all.stdout)
+        .map((r) => r.state)
+        .sort(),
+    ).toEqual(['dead', 'replayed', 'replayed']);
   }, 90_000);
 
   it('purge: needs a selection, and --yes off a terminal; drops the data', async () => {
@@ -229,7 +273,11 @@ describe('dead-letters replay and purge on a sink of several prefixes', () => {
 function onTerminal(args: string[], input = ''): Promise<{ code: number | null; out: string }> {
   const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
   const command = ['node', join(REPO_ROOT, 'bin', 'durable-worker.js'), 'dead-letters', ...args].map(quote).join(' ');
-  const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: dir, env: { ...process.env, ...env(), NO_COLOR: '1', COLUMNS: '100' }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn('script', ['-qec', command, '/dev/null'], {
+    cwd: dir,
+    env: { ...process.env, ...env(), NO_COLOR: '1', COLUMNS: '100' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   child.stdin.end(input);

@@ -14,11 +14,48 @@ const PREFIX = 'dev-tenant:orders';
 async function storeWithRuns(): Promise<{ url: string; runs: DeferredRun[] }> {
   const url = `sqlite:${join(tempDir('cli-deferred'), 'store.db')}`;
   const now = Date.now();
-  const event = (id: string, sequence: string, subject: string) => ({ specversion: '1.0', id, source: 'test', type: 'orders.created', subject, time: new Date(now).toISOString(), sequence, data: {} }) as unknown as DeferredRun['event'];
+  const event = (id: string, sequence: string, subject: string) =>
+    ({
+      specversion: '1.0',
+      id,
+      source: 'test',
+      type: 'orders.created',
+      subject,
+      time: new Date(now).toISOString(),
+      sequence,
+      data: {},
+    }) as unknown as DeferredRun['event'];
   const runs: DeferredRun[] = [
-    { key: 'sync:e-1', handler: 'sync', chain: chainOf('sync', 'o-1'), sequence: '1', event: event('e-1', '1', 'o-1'), retryAtMs: now + 600_000, deferredAtMs: now - 5_000, reason: 'retry' },
-    { key: 'sync:e-2', handler: 'sync', chain: chainOf('sync', 'o-1'), sequence: '2', event: event('e-2', '2', 'o-1'), retryAtMs: now + 600_000, deferredAtMs: now - 4_000, reason: 'chain' },
-    { key: 'audit:e-3', handler: 'audit', chain: chainOf('audit', 'o-2'), sequence: '3', event: event('e-3', '3', 'o-2'), retryAtMs: now + 60_000, deferredAtMs: now - 1_000, reason: 'breaker' },
+    {
+      key: 'sync:e-1',
+      handler: 'sync',
+      chain: chainOf('sync', 'o-1'),
+      sequence: '1',
+      event: event('e-1', '1', 'o-1'),
+      retryAtMs: now + 600_000,
+      deferredAtMs: now - 5_000,
+      reason: 'retry',
+    },
+    {
+      key: 'sync:e-2',
+      handler: 'sync',
+      chain: chainOf('sync', 'o-1'),
+      sequence: '2',
+      event: event('e-2', '2', 'o-1'),
+      retryAtMs: now + 600_000,
+      deferredAtMs: now - 4_000,
+      reason: 'chain',
+    },
+    {
+      key: 'audit:e-3',
+      handler: 'audit',
+      chain: chainOf('audit', 'o-2'),
+      sequence: '3',
+      event: event('e-3', '3', 'o-2'),
+      retryAtMs: now + 60_000,
+      deferredAtMs: now - 1_000,
+      reason: 'breaker',
+    },
   ];
   const store = await createIdempotencyStore(url, { prefix: PREFIX, doneTtlMs: 600_000 });
   await deferredRunsOf(store)!.defer(runs, 'test-owner');
@@ -34,7 +71,7 @@ async function openRuns(url: string) {
 }
 
 describe('durable-worker deferred', () => {
-  it('lists the runs in chain order, as a table or JSON lines, one handler\'s with --handler', async () => {
+  it("lists the runs in chain order, as a table or JSON lines, one handler's with --handler", async () => {
     const { url } = await storeWithRuns();
     const table = await runCli(['deferred', 'list', ...options(url)]);
     expect(table.code, table.stderr).toBe(0);
@@ -46,7 +83,12 @@ describe('durable-worker deferred', () => {
       ['sync:e-2', 'sync', 'o-1', '2', 'chain'],
     ]);
     const json = await runCli(['deferred', 'list', '--json', '--handler', 'sync', ...options(url)]);
-    expect(json.stdout.trim().split('\n').map((l) => (JSON.parse(l) as DeferredRun).key)).toEqual(['sync:e-1', 'sync:e-2']);
+    expect(
+      json.stdout
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as DeferredRun).key),
+    ).toEqual(['sync:e-1', 'sync:e-2']);
   });
 
   it('run-now makes a run due at once; an unknown key exits 1 naming it', async () => {

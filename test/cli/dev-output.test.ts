@@ -13,7 +13,7 @@ import { CliProcess, REPO_ROOT } from './cli-process.js';
 const PACKAGE_ENTRY = pathToFileURL(join(REPO_ROOT, 'dist', 'index.js')).href;
 
 describe.each(['thread', 'none'] as const)('dev --demo piped, --isolation %s', (isolation) => {
-  it('writes only JSON lines on stdout; handlers\' console lines are records of their runs', async () => {
+  it("writes only JSON lines on stdout; handlers' console lines are records of their runs", async () => {
     const dir = mkdtempSync(join(tmpdir(), `dw-dev-json-${isolation}-`));
     mkdirSync(join(dir, 'handlers'));
     writeFileSync(join(dir, 'package.json'), '{ "type": "module" }\n');
@@ -30,20 +30,26 @@ export default defineHandler({
 });
 `,
     );
-    const cli = new CliProcess(['dev', '--demo', '--port', '0', '--console-port', '0', '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--isolation', isolation], { cwd: dir });
+    const cli = new CliProcess(
+      ['dev', '--demo', '--port', '0', '--console-port', '0', '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--isolation', isolation],
+      { cwd: dir },
+    );
     try {
       await cli.waitForOutput(/"msg":"saw product-\d+/, 60_000);
       await cli.waitForOutput(/"msg":"not really"/, 10_000);
       cli.kill('SIGTERM');
       const { code, stdout } = await cli.exited;
       expect(code).toBe(0);
-      const records = stdout.split('\n').filter((line) => line !== '').map((line) => {
-        try {
-          return JSON.parse(line) as Record<string, unknown>;
-        } catch {
-          throw new Error(`not a JSON line: ${line}`);
-        }
-      });
+      const records = stdout
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => {
+          try {
+            return JSON.parse(line) as Record<string, unknown>;
+          } catch {
+            throw new Error(`not a JSON line: ${line}`);
+          }
+        });
       // The banner, as records.
       expect(records.find((r) => String(r.msg).startsWith('Open the console: http://127.0.0.1:'))).toBeDefined();
       const curl = records.find((r) => r.msg === 'Get a token and ingest by hand:');
@@ -53,7 +59,12 @@ export default defineHandler({
       expect(saw).toMatchObject({ level: 30, handler: 'noisy', console: 'log', eventId: expect.any(String) });
       expect(saw?.msg).toContain("multi: 'line\\nvalue'");
       const error = records.find((r) => r.msg === 'not really');
-      expect(error).toMatchObject({ level: 50, handler: 'noisy', console: 'error', err: { type: 'Error', message: 'not really', stack: expect.stringContaining('noisy.js') } });
+      expect(error).toMatchObject({
+        level: 50,
+        handler: 'noisy',
+        console: 'error',
+        err: { type: 'Error', message: 'not really', stack: expect.stringContaining('noisy.js') },
+      });
       // Outside a run (the module's top level), a record of the handlers.
       expect(records.find((r) => r.msg === 'noisy loaded')).toMatchObject({ component: 'handlers', console: 'log' });
     } finally {

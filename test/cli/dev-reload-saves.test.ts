@@ -79,12 +79,16 @@ async function ingest(ids: string[]): Promise<void> {
 
 /** Sends probe events until one is handled by `label` (a reload takes a moment after the save). */
 async function expectRunning(label: string): Promise<string> {
-  return waitFor(`the marker handler to run as ${label}`, async () => {
-    const id = `p${++probes}`;
-    await ingest([id]);
-    const labels = await waitFor(`probe ${id} to be handled`, () => runs('marker').get(id), 20_000);
-    return labels.includes(label) ? id : false;
-  }, 45_000);
+  return waitFor(
+    `the marker handler to run as ${label}`,
+    async () => {
+      const id = `p${++probes}`;
+      await ingest([id]);
+      const labels = await waitFor(`probe ${id} to be handled`, () => runs('marker').get(id), 20_000);
+      return labels.includes(label) ? id : false;
+    },
+    45_000,
+  );
 }
 
 /** Saves with `save` while events arrive, then expects `label` to run. */
@@ -98,11 +102,17 @@ async function saveWhileBusy(kind: string, save: () => void, label: string): Pro
 
 /** The dev consumer's position in the emulator, once every event sent is acknowledged. */
 async function settled(): Promise<{ head: string; committed: string }> {
-  return waitFor('every event acknowledged', async () => {
-    const state = (await (await fetch(`${emulatorUrl}/_emulator/state`)).json()) as { tenants: Array<{ id: string; consumers: Array<{ id: string; head: string | null; committed: string | null }> }> };
-    const consumer = state.tenants.find((t) => t.id === 'dev-tenant')?.consumers.find((c) => c.id === 'dev-consumer');
-    return consumer?.head != null && consumer.committed === consumer.head ? { head: consumer.head, committed: consumer.committed } : false;
-  }, 30_000);
+  return waitFor(
+    'every event acknowledged',
+    async () => {
+      const state = (await (await fetch(`${emulatorUrl}/_emulator/state`)).json()) as {
+        tenants: Array<{ id: string; consumers: Array<{ id: string; head: string | null; committed: string | null }> }>;
+      };
+      const consumer = state.tenants.find((t) => t.id === 'dev-tenant')?.consumers.find((c) => c.id === 'dev-consumer');
+      return consumer?.head != null && consumer.committed === consumer.head ? { head: consumer.head, committed: consumer.committed } : false;
+    },
+    30_000,
+  );
 }
 let firstPosition: { head: string; committed: string };
 
@@ -113,10 +123,26 @@ describe('dev: every kind of save reloads the handlers', () => {
     writeFileSync(join(dir, 'package.json'), '{ "type": "module" }\n');
     writeFileSync(libFile, libSource('l1'));
     writeFileSync(handlerFile(), handlerSource('marker', 'e1'));
-    cli = new CliProcess(['dev', '--port', '0', '--no-console', '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--handlers', handlers, '--dead-letter', `file:${join(dir, 'dead.jsonl')}`], {
-      cwd: dir,
-      env: { DW_TEST_MARKERS: markerFile },
-    });
+    cli = new CliProcess(
+      [
+        'dev',
+        '--port',
+        '0',
+        '--no-console',
+        '--metrics-port',
+        '0',
+        '--metrics-host',
+        '127.0.0.1',
+        '--handlers',
+        handlers,
+        '--dead-letter',
+        `file:${join(dir, 'dead.jsonl')}`,
+      ],
+      {
+        cwd: dir,
+        env: { DW_TEST_MARKERS: markerFile },
+      },
+    );
     [, emulatorUrl] = (await cli.waitForOutput(/emulator listening on (http:\/\/127\.0\.0\.1:\d+)/, 60_000)) as [string, string];
     await cli.waitForOutput(/a saved change reloads the handlers/, 60_000);
     api = createClient({ baseUrl: emulatorUrl, tenant: 'dev-tenant', clientId: 'dev-client', clientSecret: 'dev-secret' });
@@ -142,10 +168,14 @@ describe('dev: every kind of save reloads the handlers', () => {
 
   it('deleted then created (git checkout), twice', async () => {
     for (const edit of ['e6', 'e7']) {
-      await saveWhileBusy(`recreate${edit}`, () => {
-        unlinkSync(handlerFile());
-        writeFileSync(handlerFile(), handlerSource('marker', edit));
-      }, `${edit}/l1@orders`);
+      await saveWhileBusy(
+        `recreate${edit}`,
+        () => {
+          unlinkSync(handlerFile());
+          writeFileSync(handlerFile(), handlerSource('marker', edit));
+        },
+        `${edit}/l1@orders`,
+      );
     }
   }, 120_000);
 
@@ -156,41 +186,57 @@ describe('dev: every kind of save reloads the handlers', () => {
 
   it('a new file, then that file deleted', async () => {
     writeFileSync(extraFile(), handlerSource('extra', 'x1'));
-    const probe = await waitFor('the new handler to run', async () => {
-      const id = await expectRunning('e7/l3@orders');
-      return runs('extra').has(id) ? id : false;
-    }, 45_000);
+    const probe = await waitFor(
+      'the new handler to run',
+      async () => {
+        const id = await expectRunning('e7/l3@orders');
+        return runs('extra').has(id) ? id : false;
+      },
+      45_000,
+    );
     expect(runs('extra').get(probe)).toEqual(['x1/l3@orders']);
 
     unlinkSync(extraFile());
-    await waitFor('a reload without the deleted handler', async () => {
-      const id = await expectRunning('e7/l3@orders');
-      await settled();
-      return !runs('extra').has(id);
-    }, 45_000);
+    await waitFor(
+      'a reload without the deleted handler',
+      async () => {
+        const id = await expectRunning('e7/l3@orders');
+        await settled();
+        return !runs('extra').has(id);
+      },
+      45_000,
+    );
   }, 120_000);
 
   it('a renamed folder', async () => {
     const renamed = join(handlers, 'billing');
-    await saveWhileBusy('folder', () => {
-      renameSync(folder, renamed);
-      folder = renamed;
-    }, 'e7/l3@billing');
+    await saveWhileBusy(
+      'folder',
+      () => {
+        renameSync(folder, renamed);
+        folder = renamed;
+      },
+      'e7/l3@billing',
+    );
     // The renamed folder is watched: a save inside it reloads.
     await saveWhileBusy('inRenamed', () => writeFileSync(handlerFile(), handlerSource('marker', 'e8')), 'e8/l3@billing');
   }, 120_000);
 
   it('a burst of saves (switching branches): the last one runs', async () => {
-    await saveWhileBusy('burst', () => {
-      for (let i = 0; i < 10; i++) {
-        renameOver(handlerFile(), handlerSource('marker', `b${i}`));
-        unlinkSync(libFile);
-        writeFileSync(libFile, libSource(`m${i}`));
-        writeFileSync(join(folder, `tmp${i}.js`), handlerSource('burst', `b${i}`));
-        unlinkSync(join(folder, `tmp${i}.js`));
-      }
-      writeFileSync(handlerFile(), handlerSource('marker', 'final'));
-    }, 'final/m9@billing');
+    await saveWhileBusy(
+      'burst',
+      () => {
+        for (let i = 0; i < 10; i++) {
+          renameOver(handlerFile(), handlerSource('marker', `b${i}`));
+          unlinkSync(libFile);
+          writeFileSync(libFile, libSource(`m${i}`));
+          writeFileSync(join(folder, `tmp${i}.js`), handlerSource('burst', `b${i}`));
+          unlinkSync(join(folder, `tmp${i}.js`));
+        }
+        writeFileSync(handlerFile(), handlerSource('marker', 'final'));
+      },
+      'final/m9@billing',
+    );
     // And the watch still works after it.
     await saveWhileBusy('afterBurst', () => writeFileSync(handlerFile(), handlerSource('marker', 'last')), 'last/m9@billing');
   }, 120_000);

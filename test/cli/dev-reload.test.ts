@@ -38,7 +38,9 @@ interface ConsumerState {
 }
 
 async function consumerState(emulatorUrl: string): Promise<ConsumerState> {
-  const state = (await (await fetch(`${emulatorUrl}/_emulator/state`)).json()) as { tenants: Array<{ id: string; consumers: Array<ConsumerState & { id: string }> }> };
+  const state = (await (await fetch(`${emulatorUrl}/_emulator/state`)).json()) as {
+    tenants: Array<{ id: string; consumers: Array<ConsumerState & { id: string }> }>;
+  };
   const consumer = state.tenants.find((t) => t.id === 'dev-tenant')?.consumers.find((c) => c.id === 'dev-consumer');
   if (consumer === undefined) throw new Error('no dev-consumer in the emulator state');
   return consumer;
@@ -60,7 +62,23 @@ describe.each(['thread', 'none'] as const)('dev --isolation %s: a save reloads t
     writeFileSync(handlerFile, handlerSource("import { VERSION } from './_lib/version.js';", 20));
 
     const cli = new CliProcess(
-      ['dev', '--port', '0', '--console-port', '0', '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--handlers', handlers, '--isolation', isolation, '--dead-letter', `file:${join(dir, 'dead.jsonl')}`],
+      [
+        'dev',
+        '--port',
+        '0',
+        '--console-port',
+        '0',
+        '--metrics-port',
+        '0',
+        '--metrics-host',
+        '127.0.0.1',
+        '--handlers',
+        handlers,
+        '--isolation',
+        isolation,
+        '--dead-letter',
+        `file:${join(dir, 'dead.jsonl')}`,
+      ],
       { cwd: dir, env: { DW_TEST_MARKERS: markerFile } },
     );
     const client = { current: undefined as ReturnType<typeof createClient> | undefined };
@@ -102,22 +120,34 @@ describe.each(['thread', 'none'] as const)('dev --isolation %s: a save reloads t
       // The same emulator (its position went on from where it was) and the same console (its events kept).
       const after = await consumerState(emulatorUrl!);
       expect(BigInt(after.head ?? '0')).toBeGreaterThan(BigInt(before.head ?? '0'));
-      await waitFor('the commit of c1', async () => {
-        const state = await consumerState(emulatorUrl!);
-        return state.committed !== null && state.committed === state.head;
-      }, 20_000);
-      const listed = await waitFor('the console to list every event', async () => {
-        const events = await getJson<Array<{ subject: string }>>(`${consoleUrl}/api/events`);
-        return events.length === 15 ? events : false;
-      }, 10_000);
+      await waitFor(
+        'the commit of c1',
+        async () => {
+          const state = await consumerState(emulatorUrl!);
+          return state.committed !== null && state.committed === state.head;
+        },
+        20_000,
+      );
+      const listed = await waitFor(
+        'the console to list every event',
+        async () => {
+          const events = await getJson<Array<{ subject: string }>>(`${consoleUrl}/api/events`);
+          return events.length === 15 ? events : false;
+        },
+        10_000,
+      );
       expect(listed.map((e) => e.subject)).toEqual(expect.arrayContaining(['a1', 'a2', 'c1']));
 
       // A save that does not load: version 2 keeps running, the terminal and the console say why.
       writeFileSync(handlerFile, handlerSource("import { VERSION } from './_lib/version.js';\nconst broken = ;"));
-      const failed = await waitFor('the failed reload', async () => {
-        const reload = await getJson<{ state: string; message: string; error: string } | null>(`${consoleUrl}/api/reload`);
-        return reload?.state === 'failed' ? reload : false;
-      }, 30_000);
+      const failed = await waitFor(
+        'the failed reload',
+        async () => {
+          const reload = await getJson<{ state: string; message: string; error: string } | null>(`${consoleUrl}/api/reload`);
+          return reload?.state === 'failed' ? reload : false;
+        },
+        30_000,
+      );
       expect(failed.error).toContain('marker.js');
       expect(failed.message).toContain('the previous handlers keep running');
       expect(cli.stdout).toMatch(/handlers not reloaded: [^\n]*marker\.js/);
@@ -148,7 +178,10 @@ describe('dev --no-watch', () => {
     mkdirSync(handlers);
     writeFileSync(join(dir, 'package.json'), '{ "type": "module" }\n');
     writeFileSync(join(handlers, 'marker.js'), handlerSource("const VERSION = 'v1';"));
-    const cli = new CliProcess(['dev', '--port', '0', '--no-console', '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--handlers', handlers, '--isolation', 'none', '--no-watch'], { cwd: dir });
+    const cli = new CliProcess(
+      ['dev', '--port', '0', '--no-console', '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--handlers', handlers, '--isolation', 'none', '--no-watch'],
+      { cwd: dir },
+    );
     try {
       await cli.waitForOutput(/"msg":"worker started"/, 60_000);
       expect(cli.stdout).not.toContain('a saved change reloads the handlers');

@@ -17,7 +17,22 @@ describe('durable-worker dev', () => {
     const dir = mkdtempSync(join(tmpdir(), 'dw-dev-'));
     const record = join(dir, 'record.txt');
     const cli = new CliProcess(
-      ['dev', '--demo', '--port', '0', '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--handlers', HANDLERS, '--isolation', 'none', '--idempotency', 'memory'],
+      [
+        'dev',
+        '--demo',
+        '--port',
+        '0',
+        '--metrics-port',
+        '0',
+        '--metrics-host',
+        '127.0.0.1',
+        '--handlers',
+        HANDLERS,
+        '--isolation',
+        'none',
+        '--idempotency',
+        'memory',
+      ],
       { cwd: dir, env: { DW_TEST_RECORD_FILE: record, DURABLE_WORKER_BASE_URL: 'http://must-not-be-used.invalid' } },
     );
     try {
@@ -36,7 +51,10 @@ describe('durable-worker dev', () => {
 
   it('without --handlers and without ./handlers, runs the example folder bundled with the package and says so', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'dw-dev-empty-'));
-    const cli = new CliProcess(['dev', '--demo', '--port', '0', '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--isolation', 'none', '--idempotency', 'memory'], { cwd: dir });
+    const cli = new CliProcess(
+      ['dev', '--demo', '--port', '0', '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--isolation', 'none', '--idempotency', 'memory'],
+      { cwd: dir },
+    );
     try {
       const bundled = join(REPO_ROOT, 'handlers');
       await cli.waitForOutput(/using the example handlers bundled with durable-worker/);
@@ -56,7 +74,23 @@ describe('durable-worker dev', () => {
 
   it('serves the console and prints its address; --no-console serves none', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'dw-dev-console-'));
-    const base = ['dev', '--port', '0', '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--handlers', HANDLERS, '--isolation', 'none', '--idempotency', 'memory', '--dead-letter', `file:${join(dir, 'dead.jsonl')}`];
+    const base = [
+      'dev',
+      '--port',
+      '0',
+      '--metrics-port',
+      '0',
+      '--metrics-host',
+      '127.0.0.1',
+      '--handlers',
+      HANDLERS,
+      '--isolation',
+      'none',
+      '--idempotency',
+      'memory',
+      '--dead-letter',
+      `file:${join(dir, 'dead.jsonl')}`,
+    ];
     const withConsole = new CliProcess([...base, '--console-port', '0'], { cwd: dir, env: recordingLoads(join(dir, 'loads-with.txt')) });
     const without = new CliProcess([...base, '--no-console'], { cwd: dir, env: recordingLoads(join(dir, 'loads-without.txt')) });
     try {
@@ -87,7 +121,7 @@ describe('durable-worker dev', () => {
     expect(result.stderr).toBe('durable-worker: unknown option --console-port\n');
   });
 
-  it('run loads none of the console\'s modules, in the process or its handler threads', async () => {
+  it("run loads none of the console's modules, in the process or its handler threads", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'dw-run-no-console-'));
     const record = join(dir, 'record.txt');
     const loads = join(dir, 'loads.txt');
@@ -96,9 +130,36 @@ describe('durable-worker dev', () => {
       const credentials = { tenant: 'dev-tenant', clientId: 'dev-client', clientSecret: 'dev-secret' };
       const client = createClient({ baseUrl: emulator.url, ...credentials });
       await client.ingest('run-no-console', { entries: [{ id: 'entry-1', properties: [{ id: 'name', value: 'Kettle' }] }] }).finally(() => client.close());
-      const args = ['run', '--base-url', emulator.url, '--tenant', credentials.tenant, '--client-id', credentials.clientId, '--client-secret', credentials.clientSecret];
+      const args = [
+        'run',
+        '--base-url',
+        emulator.url,
+        '--tenant',
+        credentials.tenant,
+        '--client-id',
+        credentials.clientId,
+        '--client-secret',
+        credentials.clientSecret,
+      ];
       const result = await runCli(
-        [...args, '--destination', 'dev-consumer', '--handlers', HANDLERS, '--isolation', 'thread', '--idempotency', 'memory', '--dead-letter', `file:${join(dir, 'dead.jsonl')}`, '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--exit-when-idle'],
+        [
+          ...args,
+          '--destination',
+          'dev-consumer',
+          '--handlers',
+          HANDLERS,
+          '--isolation',
+          'thread',
+          '--idempotency',
+          'memory',
+          '--dead-letter',
+          `file:${join(dir, 'dead.jsonl')}`,
+          '--metrics-port',
+          '0',
+          '--metrics-host',
+          '127.0.0.1',
+          '--exit-when-idle',
+        ],
         { cwd: dir, env: { ...recordingLoads(loads), DW_TEST_RECORD_FILE: record } },
       );
       expect(result.code, result.stderr).toBe(0);

@@ -29,10 +29,16 @@ describe('durable-worker emulator', () => {
     const first = new CliProcess(['emulator', '--port', '0']);
     try {
       const [, port] = await first.waitForOutput(/emulator listening on http:\/\/127\.0\.0\.1:(\d+)/);
-      const results = await Promise.all([new CliProcess(['emulator', '--port', port!]).exited, new CliProcess(['dev', '--port', port!, '--no-console', '--metrics-port', '0']).exited]);
+      const results = await Promise.all([
+        new CliProcess(['emulator', '--port', port!]).exited,
+        new CliProcess(['dev', '--port', port!, '--no-console', '--metrics-port', '0']).exited,
+      ]);
       for (const result of results) {
         expect(result.code).toBe(2);
-        const [, free] = /^durable-worker: --port: port \d+ on 127\.0\.0\.1 is taken \(EADDRINUSE\): choose another, e\.g\. --port (\d+) \(free now\), or --port 0 for any free one$/.exec(result.stderr.trim()) ?? [];
+        const [, free] =
+          /^durable-worker: --port: port \d+ on 127\.0\.0\.1 is taken \(EADDRINUSE\): choose another, e\.g\. --port (\d+) \(free now\), or --port 0 for any free one$/.exec(
+            result.stderr.trim(),
+          ) ?? [];
         expect(free, result.stderr).toBeDefined();
         expect(free).not.toBe(port);
       }

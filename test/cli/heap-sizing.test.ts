@@ -34,7 +34,7 @@ async function probeOldGeneration(mode: 'four-times' | 'sized' | 'user-flag'): P
 }
 
 describe('heap sizing of `durable-worker run` (docs/benchmarks.md, phase d)', () => {
-  it('lets old generations grow to twice their live size, not V8\'s 4x, where the heap limit is 2 GiB or more', async () => {
+  it("lets old generations grow to twice their live size, not V8's 4x, where the heap limit is 2 GiB or more", async () => {
     const [fourTimes, sized, userFlag] = await Promise.all([probeOldGeneration('four-times'), probeOldGeneration('sized'), probeOldGeneration('user-flag')]);
     // The user's --heap-growing-percent wins.
     expect(userFlag.growingPercent).toBeUndefined();

@@ -8,6 +8,7 @@ describe('durable-worker --help', () => {
     expect(result.code, result.stderr).toBe(0);
     const examples = result.stdout.slice(result.stdout.indexOf('Examples:'));
     expect(result.stdout).toContain('Examples:');
-    for (const line of ['durable-worker dev --demo', 'durable-worker check', 'durable-worker run --base-url', 'durable-worker <command> --help']) expect(examples).toContain(line);
+    for (const line of ['durable-worker dev --demo', 'durable-worker check', 'durable-worker run --base-url', 'durable-worker <command> --help'])
+      expect(examples).toContain(line);
   });
 });

@@ -37,7 +37,18 @@ function parseHelp(help: string): Map<string, HelpOption> {
 const ALL = RUN_OPTIONS.map((o) => o.key);
 const CONNECTION: RunOptionKey[] = ['baseUrl', 'authUrl', 'tenant', 'clientId', 'clientSecret', 'clientSecretFile', 'apiKey'];
 const SINK: RunOptionKey[] = ['tenant', 'destination', 'idempotencyPrefix', 'idempotency', 'deadLetter'];
-const REPLAY: RunOptionKey[] = [...SINK, 'handlers', 'forwardUrl', 'forwardMode', 'handlerTimeout', 'isolation', 'visibility', 'concurrency', 'idempotencyTtl', 'logLevel'];
+const REPLAY: RunOptionKey[] = [
+  ...SINK,
+  'handlers',
+  'forwardUrl',
+  'forwardMode',
+  'handlerTimeout',
+  'isolation',
+  'visibility',
+  'concurrency',
+  'idempotencyTtl',
+  'logLevel',
+];
 const DEFERRED: RunOptionKey[] = ['tenant', 'destination', 'idempotencyPrefix', 'idempotency', 'idempotencyTtl'];
 
 /** Each command, and the run options its --help lists. */
@@ -61,7 +72,11 @@ const RUN_FLAGS = new Map(RUN_OPTIONS.map((o) => [toKebab(o.key), o]));
 const helps = new Map<string, Promise<Map<string, HelpOption>>>();
 const helpOf = (command: string[]) => {
   const key = command.join(' ');
-  if (!helps.has(key)) helps.set(key, runCli([...command, '--help']).then((r) => (expect(r.code, r.stderr).toBe(0), parseHelp(r.stdout))));
+  if (!helps.has(key))
+    helps.set(
+      key,
+      runCli([...command, '--help']).then((r) => (expect(r.code, r.stderr).toBe(0), parseHelp(r.stdout))),
+    );
   return helps.get(key)!;
 };
 
@@ -79,7 +94,8 @@ describe('--help of every command, against the option table', () => {
       expect({ flag, required: /\(required\)|\[required\]/.test(text) }).toEqual({ flag, required });
     }
     // Every other number-like option of the command is typed as a number too.
-    for (const [flag, { type }] of help) if (/^(port|console-port|console-events|page-size|limit)$/.test(flag)) expect({ flag, type }).toEqual({ flag, type: 'number' });
+    for (const [flag, { type }] of help)
+      if (/^(port|console-port|console-events|page-size|limit)$/.test(flag)) expect({ flag, type }).toEqual({ flag, type: 'number' });
   });
 
   it('the defaults run --help states are the ones the configuration resolves to', async () => {
@@ -107,7 +123,18 @@ describe('--help of every command, against the option table', () => {
   });
 
   it('hidden run options are still accepted by the commands that do not list them', async () => {
-    const result = await runCli(['dead-letters', 'list', '--base-url', 'http://127.0.0.1:1', '--client-id', 'x', '--limit', '5', '--dead-letter', 'file:/nonexistent-dw/dl.jsonl']);
+    const result = await runCli([
+      'dead-letters',
+      'list',
+      '--base-url',
+      'http://127.0.0.1:1',
+      '--client-id',
+      'x',
+      '--limit',
+      '5',
+      '--dead-letter',
+      'file:/nonexistent-dw/dl.jsonl',
+    ]);
     expect(result.stderr).not.toMatch(/Unknown argument/);
     expect(result.code, result.stderr).toBe(0);
   });

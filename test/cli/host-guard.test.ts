@@ -27,7 +27,13 @@ function send(base: string, method: string, path: string, headers: Record<string
   const url = new URL(path, base);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers: { ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }), ...headers } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        method,
+        headers: { ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }), ...headers },
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
@@ -89,7 +95,25 @@ beforeAll(async () => {
   const dir = tempDir('host-guard');
   // No --metrics-host: dev's default is loopback.
   dev = new CliProcess(
-    ['dev', '--port', '0', '--console-port', '0', '--metrics-port', '0', '--allowed-origins', LOCAL_APP, '--handlers', HANDLERS, '--isolation', 'none', '--idempotency', 'memory', '--dead-letter', `file:${join(dir, 'dead.jsonl')}`],
+    [
+      'dev',
+      '--port',
+      '0',
+      '--console-port',
+      '0',
+      '--metrics-port',
+      '0',
+      '--allowed-origins',
+      LOCAL_APP,
+      '--handlers',
+      HANDLERS,
+      '--isolation',
+      'none',
+      '--idempotency',
+      'memory',
+      '--dead-letter',
+      `file:${join(dir, 'dead.jsonl')}`,
+    ],
     { cwd: dir },
   );
   [, emulatorUrl = ''] = await dev.waitForOutput(/emulator listening on (http:\/\/127\.0\.0\.1:\d+)/, 60_000);
@@ -116,11 +140,19 @@ describe('dev: a request for a rebound name gets 403 on every local server', () 
   it('the route tables are the ones the test walks', () => {
     expect(EMULATOR_CHANGES.length).toBeGreaterThan(15);
     const changes = apiRoutes({} as ApiDeps).filter((route) => route.method !== 'GET');
-    for (const route of changes) expect(CONSOLE_CHANGES.some((c) => c.method === route.method && route.path.test(c.path)), String(route.path)).toBe(true);
-    for (const change of CONSOLE_CHANGES) expect(changes.some((route) => change.method === route.method && route.path.test(change.path)), change.path).toBe(true);
+    for (const route of changes)
+      expect(
+        CONSOLE_CHANGES.some((c) => c.method === route.method && route.path.test(c.path)),
+        String(route.path),
+      ).toBe(true);
+    for (const change of CONSOLE_CHANGES)
+      expect(
+        changes.some((route) => change.method === route.method && route.path.test(change.path)),
+        change.path,
+      ).toBe(true);
   });
 
-  it('every state-changing route, with the page\'s own Origin: 403 and nothing changed', async () => {
+  it("every state-changing route, with the page's own Origin: 403 and nothing changed", async () => {
     const before = await changeableState();
     const servers: Array<[string, ReadonlyArray<{ method: string; path: string }>]> = [
       [emulatorUrl, EMULATOR_CHANGES],
@@ -136,7 +168,13 @@ describe('dev: a request for a rebound name gets 403 on every local server', () 
       }
     }
     // The issue's two requests, verbatim.
-    const events = await send(emulatorUrl, 'POST', '/_emulator/tenants/dev-tenant/events', { host: 'evil.example:8787', origin: 'http://evil.example:8787' }, EVENTS_BODY);
+    const events = await send(
+      emulatorUrl,
+      'POST',
+      '/_emulator/tenants/dev-tenant/events',
+      { host: 'evil.example:8787', origin: 'http://evil.example:8787' },
+      EVENTS_BODY,
+    );
     expect(events.status).toBe(403);
     const pause = await send(consoleUrl, 'POST', '/api/consumer/pause', { host: '127.evil.example:8788', origin: 'http://127.evil.example:8788' }, '{}');
     expect(pause.status).toBe(403);
@@ -167,7 +205,13 @@ describe('dev: a request for a rebound name gets 403 on every local server', () 
       expect((await send(metricsUrl, 'GET', '/metrics', { host })).status, host).toBe(200);
     }
     const port = new URL(emulatorUrl).port;
-    const appended = await send(emulatorUrl, 'POST', '/_emulator/tenants/dev-tenant/events', { host: `localhost:${port}`, origin: `http://localhost:${port}` }, EVENTS_BODY);
+    const appended = await send(
+      emulatorUrl,
+      'POST',
+      '/_emulator/tenants/dev-tenant/events',
+      { host: `localhost:${port}`, origin: `http://localhost:${port}` },
+      EVENTS_BODY,
+    );
     expect(appended.status).toBe(201);
     const consoleHost = new URL(consoleUrl).host;
     const resumed = await send(consoleUrl, 'POST', '/api/consumer/resume', { host: consoleHost, origin: `http://${consoleHost}` }, '{}');
@@ -183,7 +227,11 @@ describe('dev: a request for a rebound name gets 403 on every local server', () 
   it('two Host headers: 400 from every server, even when both are loopback names', async () => {
     for (const base of [emulatorUrl, consoleUrl, metricsUrl]) {
       const path = base === consoleUrl ? '/api/info' : base === metricsUrl ? '/metrics' : '/_emulator/state';
-      for (const [first, second] of [['127.0.0.1', 'evil.example'], ['evil.example', '127.0.0.1'], ['localhost', 'localhost']]) {
+      for (const [first, second] of [
+        ['127.0.0.1', 'evil.example'],
+        ['evil.example', '127.0.0.1'],
+        ['localhost', 'localhost'],
+      ]) {
         const answer = await sendRaw(base, `GET ${path} HTTP/1.1\nHost: ${first}\nHost: ${second}\nConnection: close`);
         expect(answer.status, `${base} ${first} ${second}`).toBe(400);
         expect(answer.head).toContain('x-content-type-options: nosniff');
@@ -222,13 +270,25 @@ describe('dev: a request for a rebound name gets 403 on every local server', () 
     }
     const fromEmulator = await send(consoleUrl, 'POST', '/api/consumer/pause', { host: new URL(consoleUrl).host, origin: new URL(emulatorUrl).origin }, '{}');
     expect(fromEmulator.status).toBe(403);
-    const crossSite = await send(emulatorUrl, 'POST', '/_emulator/tenants/dev-tenant/events', { host: emulatorHost, 'sec-fetch-site': 'cross-site' }, EVENTS_BODY);
+    const crossSite = await send(
+      emulatorUrl,
+      'POST',
+      '/_emulator/tenants/dev-tenant/events',
+      { host: emulatorHost, 'sec-fetch-site': 'cross-site' },
+      EVENTS_BODY,
+    );
     expect(crossSite.status).toBe(403);
     expect(await changeableState()).toEqual(before);
   });
 
   it("--allowed-origins: dev's emulator and console take changes from that page", async () => {
-    const appended = await send(emulatorUrl, 'POST', '/_emulator/tenants/dev-tenant/events', { host: new URL(emulatorUrl).host, origin: LOCAL_APP }, EVENTS_BODY);
+    const appended = await send(
+      emulatorUrl,
+      'POST',
+      '/_emulator/tenants/dev-tenant/events',
+      { host: new URL(emulatorUrl).host, origin: LOCAL_APP },
+      EVENTS_BODY,
+    );
     expect(appended.status, appended.body).toBe(201);
     const resumed = await send(consoleUrl, 'POST', '/api/consumer/resume', { host: new URL(consoleUrl).host, origin: LOCAL_APP }, '{}');
     expect(resumed.status, resumed.body).toBe(200);
@@ -248,7 +308,7 @@ describe('dev: a request for a rebound name gets 403 on every local server', () 
     }
   });
 
-  it('the console\'s JSON answers are never sniffed nor framed', async () => {
+  it("the console's JSON answers are never sniffed nor framed", async () => {
     const answer = await send(consoleUrl, 'GET', '/api/info', {});
     expect(answer.headers['x-content-type-options']).toBe('nosniff');
     expect(answer.headers['content-security-policy']).toContain("default-src 'none'");
@@ -265,7 +325,12 @@ describe('durable-worker emulator --allowed-hosts', () => {
       const port = new URL(url).port;
       for (const host of [`emulator:${port}`, 'emulator', `dw.ns.svc.example:${port}`]) {
         expect((await send(url, 'POST', '/_emulator/tenants/dev-tenant/events', { host }, EVENTS_BODY)).status, host).toBe(201);
-        const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: 'dev-client', client_secret: 'dev-secret', audience: 'dev-tenant' }).toString();
+        const form = new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_id: 'dev-client',
+          client_secret: 'dev-secret',
+          audience: 'dev-tenant',
+        }).toString();
         const token = await send(url, 'POST', '/oauth2/token', { host, 'content-type': 'application/x-www-form-urlencoded' }, form);
         expect(token.status, `${host} ${token.body}`).toBe(200);
       }
@@ -278,7 +343,7 @@ describe('durable-worker emulator --allowed-hosts', () => {
     }
   }, 90_000);
 
-  it('--allowed-origins lets a local app\'s page change the emulator, and no other page', async () => {
+  it("--allowed-origins lets a local app's page change the emulator, and no other page", async () => {
     const emulator = new CliProcess(['emulator', '--port', '0', '--allowed-origins', 'http://localhost:5173']);
     try {
       const [, url = ''] = await emulator.waitForOutput(/emulator listening on (http:\/\/127\.0\.0\.1:\d+)/, 60_000);

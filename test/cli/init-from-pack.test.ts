@@ -43,18 +43,30 @@ describe('init from npm pack, in an empty folder', () => {
     const startedAt = Date.now();
 
     const init = await exec(process.execPath, [join(installed, 'bin', 'durable-worker.js'), 'init', 'my-worker'], { cwd: home, env: userEnv() });
-    const next = init.stdout.split('Next:\n')[1]?.split('\n\n')[0]?.split('\n').filter(Boolean).map((line) => line.trim().replace(/\s+#.*$/, ''));
+    const next = init.stdout
+      .split('Next:\n')[1]
+      ?.split('\n\n')[0]
+      ?.split('\n')
+      .filter(Boolean)
+      .map((line) => line.trim().replace(/\s+#.*$/, ''));
     expect(next).toEqual(['cd my-worker', 'npm install', 'npm test', 'npm run dev -- --demo']);
     const project = join(home, 'my-worker');
 
     const install = await npm(['install'], project);
     expect(install.stderr).not.toMatch(/npm warn/i);
-    expect((await exec('node', ['-p', 'require("./package.json").dependencies["durable-worker"]'], { cwd: project })).stdout.trim()).toBe(`file:../${basename(tarball)}`);
+    expect((await exec('node', ['-p', 'require("./package.json").dependencies["durable-worker"]'], { cwd: project })).stdout.trim()).toBe(
+      `file:../${basename(tarball)}`,
+    );
     const test = await npm(['test'], project);
     expect(test.stdout).toMatch(/1 passed/);
 
     // `npm run dev -- --demo`, on free ports; Ctrl-C reaches the whole process group, as in a terminal.
-    const dev = spawn('npm', ['run', 'dev', '--', '--demo', '--port', '0', '--console-port', '0', '--metrics-port', '0', '--metrics-host', '127.0.0.1'], { cwd: project, env: userEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const dev = spawn('npm', ['run', 'dev', '--', '--demo', '--port', '0', '--console-port', '0', '--metrics-port', '0', '--metrics-host', '127.0.0.1'], {
+      cwd: project,
+      env: userEnv(),
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     dev.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));

@@ -43,14 +43,23 @@ describe('durable-worker init', () => {
     const result = await runCli(['init', '--store', 'postgres', '--otel'], { cwd: dir });
     expect(result.code, result.stderr).toBe(0);
     const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-    expect(Object.keys(pkg.dependencies).sort()).toEqual(['@opentelemetry/exporter-trace-otlp-proto', '@opentelemetry/resources', '@opentelemetry/sdk-trace-node', 'durable-worker', 'pg']);
+    expect(Object.keys(pkg.dependencies).sort()).toEqual([
+      '@opentelemetry/exporter-trace-otlp-proto',
+      '@opentelemetry/resources',
+      '@opentelemetry/sdk-trace-node',
+      'durable-worker',
+      'pg',
+    ]);
     expect(pkg.dependencies.pg).toBe(range('pg'));
     expect(pkg.dependencies['@opentelemetry/sdk-trace-node']).toBe(range('@opentelemetry/sdk-trace-node'));
     expect(result.stdout).toContain('DURABLE_WORKER_IDEMPOTENCY=postgres://');
 
     const redis = await runCli(['init', '--store', 'redis', '--force'], { cwd: dir });
     expect(redis.code, redis.stderr).toBe(0);
-    expect(Object.keys((JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies: object }).dependencies).sort()).toEqual(['durable-worker', 'redis']);
+    expect(Object.keys((JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies: object }).dependencies).sort()).toEqual([
+      'durable-worker',
+      'redis',
+    ]);
     const bad = await runCli(['init', '--store', 'mongo', '--force'], { cwd: dir });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--store.*mongo/);
@@ -69,10 +78,15 @@ describe('durable-worker init', () => {
       return { owner, root: join(owner, 'node_modules', 'durable-worker') };
     };
     const npx = installed(`file:${relative(mkdtempSync(join(root, 'cache-')), join(root, 'durable-worker-1.2.3.tgz'))}`);
-    writeFileSync(join(npx.owner, 'package.json'), JSON.stringify({ dependencies: { 'durable-worker': `file:${relative(npx.owner, join(root, 'durable-worker-1.2.3.tgz'))}` } }));
+    writeFileSync(
+      join(npx.owner, 'package.json'),
+      JSON.stringify({ dependencies: { 'durable-worker': `file:${relative(npx.owner, join(root, 'durable-worker-1.2.3.tgz'))}` } }),
+    );
     expect(dependencySpec(npx.root, '1.2.3', project)).toBe('file:../../durable-worker-1.2.3.tgz');
     expect(dependencySpec(installed('^1.2.0').root, '1.2.3', project)).toBe('^1.2.3');
-    expect(dependencySpec(installed('git+https://example.test/o/durable-worker.git').root, '1.2.3', project)).toBe('git+https://example.test/o/durable-worker.git');
+    expect(dependencySpec(installed('git+https://example.test/o/durable-worker.git').root, '1.2.3', project)).toBe(
+      'git+https://example.test/o/durable-worker.git',
+    );
     // A global install (no owning package.json): the installed folder.
     const global = installed(undefined);
     expect(dependencySpec(global.root, '1.2.3', project)).toBe(`file:${relative(project, global.root)}`);
@@ -108,35 +122,47 @@ describe('durable-worker init', () => {
       tarball = await packThisPackage();
     }, 120_000);
 
-    it.each([['JavaScript', []], ['TypeScript', ['--typescript']]] as const)('%s: npm ci, npm test and npm run check pass in the project', async (_language, flags) => {
-      const root = mkdtempSync(join(tmpdir(), 'dw-init-project-'));
-      const dir = join(root, 'project');
-      mkdirSync(dir);
-      const result = await runCli(['init', ...flags], { cwd: dir });
-      expect(result.code, result.stderr).toBe(0);
-      // What `npm install ../durable-worker-<version>.tgz` writes, with the lockfile made from the repository's.
-      const pkgPath = join(dir, 'package.json');
-      const pkg = JSON.parse(readFileSync(pkgPath, 'utf8')) as { name: string; version: string; dependencies: Record<string, string>; devDependencies: Record<string, string> };
-      const spec = `file:../${tarball.split('/').pop()}`;
-      writeFileSync(join(root, tarball.split('/').pop()!), readFileSync(tarball));
-      pkg.dependencies['durable-worker'] = spec;
-      writeFileSync(pkgPath, `${JSON.stringify(pkg, null, 2)}\n`);
-      writeFileSync(join(dir, 'package-lock.json'), JSON.stringify(projectLock(pkg, spec, tarball), null, 2));
+    it.each([
+      ['JavaScript', []],
+      ['TypeScript', ['--typescript']],
+    ] as const)(
+      '%s: npm ci, npm test and npm run check pass in the project',
+      async (_language, flags) => {
+        const root = mkdtempSync(join(tmpdir(), 'dw-init-project-'));
+        const dir = join(root, 'project');
+        mkdirSync(dir);
+        const result = await runCli(['init', ...flags], { cwd: dir });
+        expect(result.code, result.stderr).toBe(0);
+        // What `npm install ../durable-worker-<version>.tgz` writes, with the lockfile made from the repository's.
+        const pkgPath = join(dir, 'package.json');
+        const pkg = JSON.parse(readFileSync(pkgPath, 'utf8')) as {
+          name: string;
+          version: string;
+          dependencies: Record<string, string>;
+          devDependencies: Record<string, string>;
+        };
+        const spec = `file:../${tarball.split('/').pop()}`;
+        writeFileSync(join(root, tarball.split('/').pop()!), readFileSync(tarball));
+        pkg.dependencies['durable-worker'] = spec;
+        writeFileSync(pkgPath, `${JSON.stringify(pkg, null, 2)}\n`);
+        writeFileSync(join(dir, 'package-lock.json'), JSON.stringify(projectLock(pkg, spec, tarball), null, 2));
 
-      // The packed manifest has no lifecycle script for the user's npm to approve (npm lists such
-      // packages after an install); the dependencies' own (better-sqlite3's native build, for Node
-      // 20's SQLite store) are skipped here: this project's test and check do not open a store.
-      const packed = JSON.parse(await tarEntry(tarball, 'package/package.json')) as { scripts?: unknown };
-      expect(packed.scripts).toBeUndefined();
-      await npm(['ci', '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], dir);
-      expect(existsSync(join(dir, 'node_modules', 'durable-worker', 'dist', 'index.js'))).toBe(true);
+        // The packed manifest has no lifecycle script for the user's npm to approve (npm lists such
+        // packages after an install); the dependencies' own (better-sqlite3's native build, for Node
+        // 20's SQLite store) are skipped here: this project's test and check do not open a store.
+        const packed = JSON.parse(await tarEntry(tarball, 'package/package.json')) as { scripts?: unknown };
+        expect(packed.scripts).toBeUndefined();
+        await npm(['ci', '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], dir);
+        expect(existsSync(join(dir, 'node_modules', 'durable-worker', 'dist', 'index.js'))).toBe(true);
 
-      const test = await npm(['test'], dir);
-      expect(test.stdout).toMatch(/1 passed/);
-      const check = await npm(['run', 'check'], dir);
-      expect(check.stdout).toContain('entry-changes');
-      // TypeScript: check type-checks the handler with the project's typescript (no separate tsc).
-      if (flags.length > 0) expect(check.stdout).toMatch(/note: types: 1 TypeScript handler\(s\) checked/);
-    }, 240_000);
+        const test = await npm(['test'], dir);
+        expect(test.stdout).toMatch(/1 passed/);
+        const check = await npm(['run', 'check'], dir);
+        expect(check.stdout).toContain('entry-changes');
+        // TypeScript: check type-checks the handler with the project's typescript (no separate tsc).
+        if (flags.length > 0) expect(check.stdout).toMatch(/note: types: 1 TypeScript handler\(s\) checked/);
+      },
+      240_000,
+    );
   });
 });

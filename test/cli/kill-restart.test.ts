@@ -38,7 +38,12 @@ afterAll(async () => {
 function doneKeys(path: string): Set<string> {
   const db = openSqlite(path, { readOnly: true });
   try {
-    return new Set(db.prepare<[], { key: string }>('SELECT key FROM durable_worker_done').all().map((row) => row.key));
+    return new Set(
+      db
+        .prepare<[], { key: string }>('SELECT key FROM durable_worker_done')
+        .all()
+        .map((row) => row.key),
+    );
   } finally {
     db.close();
   }
@@ -235,7 +240,10 @@ describe('durable-worker run: kill and restart', () => {
     expect(exitedAfterMs).toBeGreaterThanOrEqual(SHUTDOWN_TIMEOUT_SECONDS * 1_000);
     const result = await first.exited;
     expect(result.code, result.stderr).toBe(0);
-    const logged = result.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { msg: string; sent?: string });
+    const logged = result.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { msg: string; sent?: string });
     expect(logged.map((l) => l.msg)).toContain('shutdown timeout: aborting events still in flight');
     expect(logged.find((l) => l.msg.startsWith('acknowledge failed (forced shutdown: the ack was abandoned)'))).toMatchObject({ sent: 'ok' });
     // Abandoned, not acked: the lease is still the platform's until it expires.

@@ -42,10 +42,18 @@ describe.skipIf(DATABASE_URL === undefined && !underCi())('durable-worker run: h
     try {
       await waitReady(child);
       const client = createClient({ baseUrl: emulator.url, tenant: 'dev-tenant', clientId: 'dev-client', clientSecret: 'dev-secret' });
-      await client.ingest('life-cycle-cli', { entries: [{ id: 'c-1', properties: [] }, { id: 'c-2', properties: [] }] });
+      await client.ingest('life-cycle-cli', {
+        entries: [
+          { id: 'c-1', properties: [] },
+          { id: 'c-2', properties: [] },
+        ],
+      });
       await client.close();
       await waitFor('both events committed', () => {
-        const consumer = emulator.state().tenants.find((t) => t.id === 'dev-tenant')?.consumers.find((c) => c.id === destination);
+        const consumer = emulator
+          .state()
+          .tenants.find((t) => t.id === 'dev-tenant')
+          ?.consumers.find((c) => c.id === destination);
         return consumer !== undefined && consumer.head !== null && consumer.committed === consumer.head;
       });
     } finally {

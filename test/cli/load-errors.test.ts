@@ -42,7 +42,10 @@ describe('load errors name file:line:column once', () => {
     const check = await runCli(['check'], { cwd: dir });
     expect(check.code).toBe(1);
     expect(problems(check.stderr)).toEqual([`durable-worker: problem: ${file}:3:30: cannot be loaded: SyntaxError: Unexpected token ';'`]);
-    const run = await runCli(['run', '--base-url', 'http://127.0.0.1:9', '--destination', 'd', '--api-key', 'k', '--idempotency', 'memory', '--metrics-port', '0'], { cwd: dir });
+    const run = await runCli(
+      ['run', '--base-url', 'http://127.0.0.1:9', '--destination', 'd', '--api-key', 'k', '--idempotency', 'memory', '--metrics-port', '0'],
+      { cwd: dir },
+    );
     expect(run.code).toBe(2);
     expect(run.stderr).toBe(`durable-worker: ${file}:3:30: cannot be loaded: SyntaxError: Unexpected token ';'\n`);
   });
@@ -67,12 +70,19 @@ describe('check type-checks TypeScript handlers', () => {
     const dir = project({ 'handlers/typed.ts': HANDLER_TS }, ['durable-worker', 'typescript', '@types/node']);
     const check = await runCli(['check'], { cwd: dir });
     expect(check.code, check.stderr).toBe(1);
-    expect(problems(check.stderr)).toEqual([`durable-worker: problem: ${join(dir, 'handlers', 'typed.ts')}:5:11: TS2322: Type 'string' is not assignable to type 'number'.`]);
+    expect(problems(check.stderr)).toEqual([
+      `durable-worker: problem: ${join(dir, 'handlers', 'typed.ts')}:5:11: TS2322: Type 'string' is not assignable to type 'number'.`,
+    ]);
     // dev's check after a save: the type errors alone, no handler module imported.
-    writeFileSync(join(dir, 'handlers', 'typed.ts'), `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(join(dir, 'imported'))}, '');\n${HANDLER_TS}`);
+    writeFileSync(
+      join(dir, 'handlers', 'typed.ts'),
+      `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(join(dir, 'imported'))}, '');\n${HANDLER_TS}`,
+    );
     const typesOnly = await runCli(['check', '--types-only'], { cwd: dir });
     expect(typesOnly.code, typesOnly.stderr).toBe(1);
-    expect(problems(typesOnly.stderr)).toEqual([`durable-worker: problem: ${join(dir, 'handlers', 'typed.ts')}:7:11: TS2322: Type 'string' is not assignable to type 'number'.`]);
+    expect(problems(typesOnly.stderr)).toEqual([
+      `durable-worker: problem: ${join(dir, 'handlers', 'typed.ts')}:7:11: TS2322: Type 'string' is not assignable to type 'number'.`,
+    ]);
     expect(existsSync(join(dir, 'imported'))).toBe(false);
     writeFileSync(join(dir, 'handlers', 'typed.ts'), HANDLER_TS);
     const skipped = await runCli(['check', '--no-type-check'], { cwd: dir });
@@ -87,7 +97,9 @@ describe('check type-checks TypeScript handlers', () => {
     const dir = project({ 'handlers/typed.ts': HANDLER_TS }, ['durable-worker']);
     const check = await runCli(['check'], { cwd: dir });
     expect(check.code, check.stderr).toBe(0);
-    expect(check.stdout).toContain('note: 1 TypeScript handler(s) not type-checked: no typescript in this project (npm install -D typescript; --no-type-check to skip)');
+    expect(check.stdout).toContain(
+      'note: 1 TypeScript handler(s) not type-checked: no typescript in this project (npm install -D typescript; --no-type-check to skip)',
+    );
   });
 
   it('dev reports a type error as a warning while the handler runs', async () => {
@@ -95,7 +107,10 @@ describe('check type-checks TypeScript handlers', () => {
     const cli = new CliProcess(['dev', '--demo', '--port', '0', '--no-console', '--metrics-port', '0', '--metrics-host', '127.0.0.1'], { cwd: dir });
     try {
       const [line] = await cli.waitForOutput(/\{[^\n]*"msg":"type error: [^\n]*\n/, 60_000);
-      expect(JSON.parse(line)).toMatchObject({ level: 40, typeError: `${join(dir, 'handlers', 'typed.ts')}:5:11: TS2322: Type 'string' is not assignable to type 'number'.` });
+      expect(JSON.parse(line)).toMatchObject({
+        level: 40,
+        typeError: `${join(dir, 'handlers', 'typed.ts')}:5:11: TS2322: Type 'string' is not assignable to type 'number'.`,
+      });
       await cli.waitForOutput(/"msg":"typed product-\d+"/, 30_000);
       cli.kill('SIGTERM');
       expect((await cli.exited).code).toBe(0);
@@ -113,9 +128,28 @@ if (!isMainThread) throw new Error('no database driver in this thread');
 export default { [Symbol.for('durable-worker.handler')]: true, type: '*', async handle() { writeFileSync('called.txt', 'called'); } };
 `,
     });
-    const run = await runCli(['run', '--base-url', 'http://127.0.0.1:9', '--destination', 'd', '--api-key', 'k', '--idempotency', 'memory', '--metrics-port', '0', '--isolation', 'thread'], { cwd: dir });
+    const run = await runCli(
+      [
+        'run',
+        '--base-url',
+        'http://127.0.0.1:9',
+        '--destination',
+        'd',
+        '--api-key',
+        'k',
+        '--idempotency',
+        'memory',
+        '--metrics-port',
+        '0',
+        '--isolation',
+        'thread',
+      ],
+      { cwd: dir },
+    );
     expect(run.code).toBe(2);
-    expect(run.stderr).toBe(`durable-worker: handlers cannot be loaded in a worker thread: ${join(dir, 'handlers', 'driver.mjs')}:3:26: cannot be loaded: no database driver in this thread\n`);
+    expect(run.stderr).toBe(
+      `durable-worker: handlers cannot be loaded in a worker thread: ${join(dir, 'handlers', 'driver.mjs')}:3:26: cannot be loaded: no database driver in this thread\n`,
+    );
     expect(existsSync(join(dir, 'called.txt'))).toBe(false);
   });
 });

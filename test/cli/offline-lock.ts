@@ -72,8 +72,16 @@ export function projectLock(project: ProjectPackage, tarballSpec: string, tarbal
     if (location === undefined || packages[location] !== undefined) continue;
     const entry = repo[location]!;
     packages[location] = entry;
-    const optionalPeers = new Set(Object.entries(entry.peerDependenciesMeta ?? {}).filter(([, meta]) => meta.optional === true).map(([peer]) => peer));
-    const wanted = [...Object.keys(entry.dependencies ?? {}), ...Object.keys(entry.optionalDependencies ?? {}), ...Object.keys(entry.peerDependencies ?? {}).filter((p) => !optionalPeers.has(p))];
+    const optionalPeers = new Set(
+      Object.entries(entry.peerDependenciesMeta ?? {})
+        .filter(([, meta]) => meta.optional === true)
+        .map(([peer]) => peer),
+    );
+    const wanted = [
+      ...Object.keys(entry.dependencies ?? {}),
+      ...Object.keys(entry.optionalDependencies ?? {}),
+      ...Object.keys(entry.peerDependencies ?? {}).filter((p) => !optionalPeers.has(p)),
+    ];
     for (const dep of wanted) queue.push([location, dep]);
   }
   return { name: project.name, version: project.version, lockfileVersion: 3, requires: true, packages };

@@ -11,7 +11,9 @@ export const exec = promisify(execFile);
 /** The environment of a user's shell: without this test run's npm_*, DURABLE_WORKER_* and vitest settings. */
 export function userEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('npm_') && !key.startsWith('DURABLE_WORKER_') && key !== 'NODE_OPTIONS' && key !== 'VITEST' && !key.startsWith('VITEST_')) env[key] = value;
+  for (const [key, value] of Object.entries(process.env))
+    if (!key.startsWith('npm_') && !key.startsWith('DURABLE_WORKER_') && key !== 'NODE_OPTIONS' && key !== 'VITEST' && !key.startsWith('VITEST_'))
+      env[key] = value;
   return { ...env, NO_COLOR: '1' };
 }
 
@@ -32,7 +34,8 @@ export async function npm(args: string[], cwd: string): Promise<{ stdout: string
  */
 export async function packThisPackage(): Promise<string> {
   const copy = mkdtempSync(join(tmpdir(), 'dw-pack-src-'));
-  for (const path of ['package.json', 'README.md', 'bin', 'dist', 'handlers', 'src/console/page', 'scripts']) cpSync(join(REPO_ROOT, path), join(copy, path), { recursive: true });
+  for (const path of ['package.json', 'README.md', 'bin', 'dist', 'handlers', 'src/console/page', 'scripts'])
+    cpSync(join(REPO_ROOT, path), join(copy, path), { recursive: true });
   await exec(process.execPath, ['scripts/pack-manifest.mjs', 'strip'], { cwd: copy });
   const { stdout } = await npm(['pack', '--ignore-scripts', '--silent', '--pack-destination', copy], copy);
   return join(copy, stdout.trim().split('\n').pop()!);

@@ -23,17 +23,28 @@ afterAll(async () => {
 function runArgs(dir: string, extra: string[] = []): string[] {
   return [
     'run',
-    '--base-url', emulator.url,
-    '--tenant', DEV.tenant,
-    '--client-id', DEV.clientId,
-    '--client-secret', DEV.clientSecret,
-    '--destination', 'dev-consumer',
-    '--handlers', HANDLERS,
-    '--idempotency', 'memory',
-    '--dead-letter', `file:${join(dir, 'dead-letter.jsonl')}`,
-    '--metrics-port', '0',
-    '--metrics-host', '127.0.0.1',
-    '--isolation', 'none',
+    '--base-url',
+    emulator.url,
+    '--tenant',
+    DEV.tenant,
+    '--client-id',
+    DEV.clientId,
+    '--client-secret',
+    DEV.clientSecret,
+    '--destination',
+    'dev-consumer',
+    '--handlers',
+    HANDLERS,
+    '--idempotency',
+    'memory',
+    '--dead-letter',
+    `file:${join(dir, 'dead-letter.jsonl')}`,
+    '--metrics-port',
+    '0',
+    '--metrics-host',
+    '127.0.0.1',
+    '--isolation',
+    'none',
     ...extra,
   ];
 }
@@ -50,7 +61,10 @@ async function ingest(ids: string[]): Promise<void> {
 describe('durable-worker run', () => {
   it('never falls back to the bundled example handlers: without ./handlers it exits 2', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'dw-run-empty-'));
-    const result = await new CliProcess(['run', '--base-url', emulator.url, '--destination', 'dev-consumer', '--api-key', 'k', '--metrics-port', '0', '--idempotency', 'memory'], { cwd: dir }).exited;
+    const result = await new CliProcess(
+      ['run', '--base-url', emulator.url, '--destination', 'dev-consumer', '--api-key', 'k', '--metrics-port', '0', '--idempotency', 'memory'],
+      { cwd: dir },
+    ).exited;
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(`durable-worker: handlers folder ${join(dir, 'handlers')} does not exist (--handlers)\n`);
     expect(result.stdout).not.toContain('bundled');

@@ -22,10 +22,39 @@ describe('run output on a terminal', () => {
     const emulator = await startEmulator({ port: 0, logger: pino({ level: 'silent' }) });
     const dir = mkdtempSync(join(tmpdir(), 'dw-tty-'));
     try {
-      const args = ['node', join(REPO_ROOT, 'bin', 'durable-worker.js'), 'run', '--base-url', emulator.url, '--tenant', 'dev-tenant', '--client-id', 'dev-client', '--client-secret', 'dev-secret',
-        '--destination', 'dev-consumer', '--handlers', join(REPO_ROOT, 'handlers'), '--exit-when-idle', '--metrics-port', '0', '--metrics-host', '127.0.0.1',
-        '--idempotency', 'memory', '--dead-letter', `file:${join(dir, 'dead.jsonl')}`, '--isolation', 'none'];
-      const child = spawn('script', ['-qec', args.map(quote).join(' '), '/dev/null'], { cwd: dir, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const args = [
+        'node',
+        join(REPO_ROOT, 'bin', 'durable-worker.js'),
+        'run',
+        '--base-url',
+        emulator.url,
+        '--tenant',
+        'dev-tenant',
+        '--client-id',
+        'dev-client',
+        '--client-secret',
+        'dev-secret',
+        '--destination',
+        'dev-consumer',
+        '--handlers',
+        join(REPO_ROOT, 'handlers'),
+        '--exit-when-idle',
+        '--metrics-port',
+        '0',
+        '--metrics-host',
+        '127.0.0.1',
+        '--idempotency',
+        'memory',
+        '--dead-letter',
+        `file:${join(dir, 'dead.jsonl')}`,
+        '--isolation',
+        'none',
+      ];
+      const child = spawn('script', ['-qec', args.map(quote).join(' '), '/dev/null'], {
+        cwd: dir,
+        env: { ...process.env, NO_COLOR: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
       child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
       const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
@@ -52,10 +81,39 @@ describe('run output on a terminal', () => {
     try {
       const client = createClient({ baseUrl: emulator.url, tenant: 'dev-tenant', clientId: 'dev-client', clientSecret: 'dev-secret' });
       await client.ingest('tty', { entries: [{ id: 'tty-1', properties: [{ id: 'name', value: 'Kettle' }] }] }).finally(() => client.close());
-      const args = ['node', join(REPO_ROOT, 'bin', 'durable-worker.js'), 'run', '--base-url', emulator.url, '--tenant', 'dev-tenant', '--client-id', 'dev-client', '--client-secret', 'dev-secret',
-        '--destination', 'dev-consumer', '--handlers', join(REPO_ROOT, 'handlers'), '--exit-when-idle', '--metrics-port', '0', '--metrics-host', '127.0.0.1',
-        '--idempotency', 'memory', '--dead-letter', `file:${join(dir, 'dead.jsonl')}`, '--isolation', 'thread'];
-      const child = spawn('script', ['-qec', args.map(quote).join(' '), '/dev/null'], { cwd: dir, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const args = [
+        'node',
+        join(REPO_ROOT, 'bin', 'durable-worker.js'),
+        'run',
+        '--base-url',
+        emulator.url,
+        '--tenant',
+        'dev-tenant',
+        '--client-id',
+        'dev-client',
+        '--client-secret',
+        'dev-secret',
+        '--destination',
+        'dev-consumer',
+        '--handlers',
+        join(REPO_ROOT, 'handlers'),
+        '--exit-when-idle',
+        '--metrics-port',
+        '0',
+        '--metrics-host',
+        '127.0.0.1',
+        '--idempotency',
+        'memory',
+        '--dead-letter',
+        `file:${join(dir, 'dead.jsonl')}`,
+        '--isolation',
+        'thread',
+      ];
+      const child = spawn('script', ['-qec', args.map(quote).join(' '), '/dev/null'], {
+        cwd: dir,
+        env: { ...process.env, NO_COLOR: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
       child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
       const code = await new Promise<number | null>((resolve) => child.on('close', resolve));

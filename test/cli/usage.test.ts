@@ -15,7 +15,10 @@ const BOOLEAN_OPTIONS = RUN_OPTIONS.filter((o) => o.kind === 'boolean').map((o) 
  */
 async function resolvedConfig(args: string[], env: Record<string, string> = {}): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(join(tmpdir(), 'dw-cli-'));
-  const result = await runCli(['run', ...valid, '--handlers', join(dir, 'no-handlers'), '--dead-letter', `file:${join(dir, 'dl.jsonl')}`, ...args], { cwd: dir, env });
+  const result = await runCli(['run', ...valid, '--handlers', join(dir, 'no-handlers'), '--dead-letter', `file:${join(dir, 'dl.jsonl')}`, ...args], {
+    cwd: dir,
+    env,
+  });
   expect(result.code, result.stderr).toBe(2);
   expect(result.stderr).toContain('no-handlers does not exist (--handlers)');
   const line = result.stdout.split('\n').find((l) => l.includes('"msg":"starting durable-worker"'));
@@ -74,7 +77,13 @@ describe('durable-worker CLI usage', () => {
 
   it.each(BOOLEAN_OPTIONS)('--%s: alone true, =true / =false / --no- as said, anything else exits 2 naming it', async (name) => {
     const key = name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-    const forms: [string, boolean][] = [[`--${name}`, true], [`--${name}=true`, true], [`--${name}=false`, false], [`--no-${name}`, false], [`--${name}=0`, false]];
+    const forms: [string, boolean][] = [
+      [`--${name}`, true],
+      [`--${name}=true`, true],
+      [`--${name}=false`, false],
+      [`--no-${name}`, false],
+      [`--${name}=0`, false],
+    ];
     const configs = await Promise.all(forms.map(([arg]) => resolvedConfig([arg])));
     expect(configs.map((c) => c[key])).toEqual(forms.map(([, value]) => value));
 
@@ -95,7 +104,25 @@ describe('durable-worker CLI usage', () => {
 
   it('a repeated flag: the last one wins, for strings, numbers and booleans; env vars are untouched', async () => {
     const config = await resolvedConfig(
-      ['--limit', '5', '--limit', '6', '--visibility=30', '--visibility', '45', '--isolation', 'thread', '--isolation', 'none', '--log-level', 'silent', '--log-level', 'info', '--exit-when-idle', '--no-exit-when-idle'],
+      [
+        '--limit',
+        '5',
+        '--limit',
+        '6',
+        '--visibility=30',
+        '--visibility',
+        '45',
+        '--isolation',
+        'thread',
+        '--isolation',
+        'none',
+        '--log-level',
+        'silent',
+        '--log-level',
+        'info',
+        '--exit-when-idle',
+        '--no-exit-when-idle',
+      ],
       { DURABLE_WORKER_CONCURRENCY: '3' },
     );
     expect(config).toMatchObject({ limit: 6, visibilitySeconds: 45, isolation: 'none', logLevel: 'info', exitWhenIdle: false, concurrency: 3 });
@@ -133,7 +160,19 @@ describe('durable-worker CLI usage', () => {
   });
 
   it('--client-secret-file errors name the file', async () => {
-    const result = await runCli(['run', '--base-url', 'http://h', '--destination', 'd', '--tenant', 't', '--client-id', 'c', '--client-secret-file', '/nonexistent/secret']);
+    const result = await runCli([
+      'run',
+      '--base-url',
+      'http://h',
+      '--destination',
+      'd',
+      '--tenant',
+      't',
+      '--client-id',
+      'c',
+      '--client-secret-file',
+      '/nonexistent/secret',
+    ]);
     expect(result.code).toBe(2);
     expect(expectOneLine(result.stderr)).toBe('durable-worker: --client-secret-file: cannot read /nonexistent/secret (ENOENT)');
   });

@@ -18,7 +18,14 @@ function harness() {
   stderr.on('data', (c) => (err += String(c)));
   const context: CliContext = { stdout, stderr, env: {}, cwd: process.cwd(), forceExit: false };
   const logger = createLogger({ level: 'info', pretty: false, destination: stdout });
-  const config = resolveWorkerConfig({ baseUrl: 'http://127.0.0.1:1', destination: 'd', tenant: 't', clientId: 'c', clientSecret: SECRET, idempotency: `redis://:${SECRET}@cache:6379` });
+  const config = resolveWorkerConfig({
+    baseUrl: 'http://127.0.0.1:1',
+    destination: 'd',
+    tenant: 't',
+    clientId: 'c',
+    clientSecret: SECRET,
+    idempotency: `redis://:${SECRET}@cache:6379`,
+  });
   return { context, logger, config, out: () => out, err: () => err };
 }
 

@@ -41,7 +41,11 @@ function script(prefix: string, replies: Array<{ status: number; data?: unknown;
     }
     interceptor.reply((opts) => {
       seen.push({ path: opts.path, method: opts.method, headers: opts.headers, body: opts.body == null ? '' : String(opts.body) });
-      return { statusCode: reply.status, data: (reply.data ?? '') as object, responseOptions: { headers: { 'content-type': 'application/json', ...reply.headers } } };
+      return {
+        statusCode: reply.status,
+        data: (reply.data ?? '') as object,
+        responseOptions: { headers: { 'content-type': 'application/json', ...reply.headers } },
+      };
     });
   }
   return seen;
@@ -134,7 +138,10 @@ describe('credentials', () => {
 describe('ingest', () => {
   it('posts the strict body to /sources/{id} and returns the 202 response once', async () => {
     platform.issueTokens();
-    const seen = script('/sources/', [{ status: 202, data: accepted }, { status: 202, data: accepted }]);
+    const seen = script('/sources/', [
+      { status: 202, data: accepted },
+      { status: 202, data: accepted },
+    ]);
     const loose = { entries: [{ id: 'p1', note: 'x', properties: [{ id: 'name', value: 'Chair', junk: 1 }] }], extra: true };
     await expect(client().ingest('my source', loose)).resolves.toEqual(accepted);
     expect(seen).toHaveLength(1);
@@ -145,15 +152,14 @@ describe('ingest', () => {
 
   it('retries 429 (honouring Retry-After), 5xx and network errors, then succeeds', async () => {
     platform.issueTokens();
-    const seen = script('/sources/', [
-      { status: 429, headers: { 'retry-after': '1' } },
-      { status: 503 },
-      { status: 202, data: accepted },
-    ]);
+    const seen = script('/sources/', [{ status: 429, headers: { 'retry-after': '1' } }, { status: 503 }, { status: 202, data: accepted }]);
     await expect(client().ingest('products', request)).resolves.toMatchObject({ correlationId: accepted.correlationId });
     expect(seen).toHaveLength(3);
 
-    const again = script('/sources/', [{ status: 0, error: true }, { status: 202, data: accepted }]);
+    const again = script('/sources/', [
+      { status: 0, error: true },
+      { status: 202, data: accepted },
+    ]);
     await expect(client().ingest('products', request)).resolves.toMatchObject({ acceptedEntryCount: 1 });
     expect(again).toHaveLength(1);
   });
@@ -167,9 +173,19 @@ describe('ingest', () => {
 
   it('does not retry a 400 or a 408', async () => {
     platform.issueTokens();
-    const problem = { type: 'about:blank', title: 'Bad Request', status: 400, detail: 'invalid', instance: '/sources/p', traceId: 't', errors: { 'entries[0].properties[0].value': ['must be a string'] } };
+    const problem = {
+      type: 'about:blank',
+      title: 'Bad Request',
+      status: 400,
+      detail: 'invalid',
+      instance: '/sources/p',
+      traceId: 't',
+      errors: { 'entries[0].properties[0].value': ['must be a string'] },
+    };
     const seen = script('/sources/', [{ status: 400, data: problem }, { status: 408 }, { status: 202, data: accepted }, { status: 202, data: accepted }]);
-    const err = await client().ingest('products', request).catch((e: unknown) => e);
+    const err = await client()
+      .ingest('products', request)
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ status: 400, problem: { errors: problem.errors } });
     await expect(client().ingest('products', request)).rejects.toMatchObject({ status: 408 });
     expect(seen).toHaveLength(2);
@@ -177,7 +193,9 @@ describe('ingest', () => {
 
   it('validates client-side first and sends nothing for an invalid batch', async () => {
     platform.issueTokens();
-    const err = await client().ingest('products', { entries: [] }).catch((e: unknown) => e);
+    const err = await client()
+      .ingest('products', { entries: [] })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: ErrorCodes.INGEST_VALIDATION });
     expect(Object.keys((err as { errors: object }).errors).length).toBeGreaterThan(0);
     expect(platform.tokenRequests).toHaveLength(0);
@@ -202,14 +220,22 @@ describe('reads and metadata', () => {
     expect(url.searchParams.getAll('id')).toEqual(['b', 'a&c']);
     expect(seen[0]!.method).toBe('GET');
     await expect(client().getEntries('products', [])).rejects.toThrow(/1..100/);
-    await expect(client().getEntries('products', Array.from({ length: 101 }, (_, i) => `e${i}`))).rejects.toThrow(/got 101/);
+    await expect(
+      client().getEntries(
+        'products',
+        Array.from({ length: 101 }, (_, i) => `e${i}`),
+      ),
+    ).rejects.toThrow(/got 101/);
     expect(seen).toHaveLength(1);
   });
 
   it('getEntry encodes both ids and surfaces 404 as ApiError', async () => {
     platform.issueTokens();
     const entry = { id: 'a/b', properties: [], lastUpdated: '2025-01-01T00:00:00Z' };
-    const seen = script('/v1/sources/', [{ status: 200, data: entry }, { status: 404, data: { title: 'Not Found', status: 404 } }]);
+    const seen = script('/v1/sources/', [
+      { status: 200, data: entry },
+      { status: 404, data: { title: 'Not Found', status: 404 } },
+    ]);
     await expect(client().getEntry('s 1', 'a/b')).resolves.toEqual(entry);
     expect(seen[0]!.path).toBe('/v1/sources/s%201/entries/a%2Fb');
     await expect(client().getEntry('s', 'missing')).rejects.toMatchObject({ status: 404, code: ErrorCodes.API });
@@ -219,7 +245,10 @@ describe('reads and metadata', () => {
     platform.issueTokens();
     const property = { id: 'name', displayName: 'Name', description: '', type: 'Text', delimiter: '', state: 'Active' };
     const source = { id: 's', name: 'S', description: '', status: 'Active', type: 'Generic', createdAt: 'x', updatedAt: 'y' };
-    const seen = script('/v1/sources/', [{ status: 200, data: property }, { status: 200, data: source }]);
+    const seen = script('/v1/sources/', [
+      { status: 200, data: property },
+      { status: 200, data: source },
+    ]);
     const api = client();
     await expect(api.putProperty('s', 'Name', { displayName: 'Name', delimiter: null, ...{ bogus: 1 } })).resolves.toEqual(property);
     await expect(api.patchSource('s', { description: '' })).resolves.toEqual(source);

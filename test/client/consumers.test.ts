@@ -45,8 +45,17 @@ function script(prefix: string, replies: Array<{ status: number; data?: unknown;
   const seen: Seen[] = [];
   for (const reply of replies) {
     platform.pool.intercept({ path: (path) => path.startsWith(prefix), method: () => true }).reply((opts) => {
-      seen.push({ path: opts.path, method: opts.method, headers: opts.headers, body: opts.body === undefined || opts.body === null ? undefined : String(opts.body) });
-      return { statusCode: reply.status, data: (reply.data ?? '') as object, responseOptions: { headers: { 'content-type': 'application/json', ...reply.headers } } };
+      seen.push({
+        path: opts.path,
+        method: opts.method,
+        headers: opts.headers,
+        body: opts.body === undefined || opts.body === null ? undefined : String(opts.body),
+      });
+      return {
+        statusCode: reply.status,
+        data: (reply.data ?? '') as object,
+        responseOptions: { headers: { 'content-type': 'application/json', ...reply.headers } },
+      };
     });
   }
   return seen;
@@ -128,7 +137,10 @@ describe('pull', () => {
 
   it('turns a request past its deadline into a retryable NetworkError', async () => {
     platform.issueTokens();
-    platform.pool.intercept({ path: (p) => p.startsWith('/v1/'), method: 'POST' }).reply(204, '').delay(2_000);
+    platform.pool
+      .intercept({ path: (p) => p.startsWith('/v1/'), method: 'POST' })
+      .reply(204, '')
+      .delay(2_000);
     const slow = new Transport({
       baseUrl: platform.origin,
       dispatcher: platform.agent,
@@ -142,7 +154,10 @@ describe('pull', () => {
 
   it('rejects with the abort reason, not a NetworkError, when the caller aborts', async () => {
     platform.issueTokens();
-    platform.pool.intercept({ path: (p) => p.startsWith('/v1/'), method: 'POST' }).reply(204, '').delay(1_000);
+    platform.pool
+      .intercept({ path: (p) => p.startsWith('/v1/'), method: 'POST' })
+      .reply(204, '')
+      .delay(1_000);
     const controller = new AbortController();
     const pending = pull(transport(), 'd', {}, controller.signal);
     setImmediate(() => controller.abort());
@@ -261,4 +276,3 @@ describe('secrets never reach errors', () => {
     }
   });
 });
-

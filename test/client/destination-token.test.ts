@@ -46,7 +46,11 @@ function answerTokens(times: number, expiresIn = 86_400): void {
     .intercept({ path: '/destinations/shop%20api/token', method: 'POST' })
     .reply((opts) => {
       bodies.push(JSON.parse(String(opts.body)) as Record<string, unknown>);
-      return { statusCode: 200, data: { accessToken: `tok-${bodies.length}`, expiresIn }, responseOptions: { headers: { 'content-type': 'application/json' } } };
+      return {
+        statusCode: 200,
+        data: { accessToken: `tok-${bodies.length}`, expiresIn },
+        responseOptions: { headers: { 'content-type': 'application/json' } },
+      };
     })
     .times(times);
 }

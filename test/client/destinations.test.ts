@@ -79,7 +79,16 @@ describe('destination queries', () => {
     expect(answer.results).toHaveLength(50);
     expect(answer.language).toBe('en');
     expect(answer.total).toBeUndefined();
-    expect(answer.facets).toEqual([{ propertyId: 'color', header: 'Colour', values: [{ count: 15, key: 'black' }, { count: 15, key: 'blue' }] }]);
+    expect(answer.facets).toEqual([
+      {
+        propertyId: 'color',
+        header: 'Colour',
+        values: [
+          { count: 15, key: 'black' },
+          { count: 15, key: 'blue' },
+        ],
+      },
+    ]);
   });
 
   it('GET equality filters: AND across properties, OR within one', async () => {
@@ -108,7 +117,10 @@ describe('destination queries', () => {
     const inclusive = await client.post('products', { filter: [{ must: { stock: { operator: 'BetweenInclusive', values: [10, 13] } } }], sortAsc: ['stock'] });
     expect(ids(inclusive.results)).toEqual(['p10', 'p11', 'p12', 'p13']);
     const orred = await client.post('products', {
-      filter: [{ must: { stock: { operator: 'LessThan', values: [2] } } }, { must: { price: { operator: 'GreaterThanOrEqual', values: [68.5] } }, must_not: { color: ['green'] } }],
+      filter: [
+        { must: { stock: { operator: 'LessThan', values: [2] } } },
+        { must: { price: { operator: 'GreaterThanOrEqual', values: [68.5] } }, must_not: { color: ['green'] } },
+      ],
       sortAsc: ['stock'],
     });
     // stock < 2: p00, p01; price >= 68.5 is i >= 58: p58 (green, excluded), p59 (black).
@@ -228,7 +240,13 @@ describe('protected destinations', () => {
     const anonymous = createDestinationClient({ globalUrl: emulator.url, customer: 'acme', destination: name });
     clients.push(anonymous);
     await expect(anonymous.get('products')).rejects.toMatchObject({ status: 401 });
-    const authed = createDestinationClient({ globalUrl: emulator.url, customer: 'acme', destination: name, clientId: app.clientId, clientSecret: app.clientSecret });
+    const authed = createDestinationClient({
+      globalUrl: emulator.url,
+      customer: 'acme',
+      destination: name,
+      clientId: app.clientId,
+      clientSecret: app.clientSecret,
+    });
     clients.push(authed);
     await expect(authed.get('products', { top: 1 })).resolves.toMatchObject({ results: [expect.any(Object)] });
     await expect(authed.openApi()).resolves.toHaveProperty('openapi');
@@ -238,7 +256,13 @@ describe('protected destinations', () => {
     const app = await newTenantApp(emulator, { tenant: 'dev-tenant' });
     await app.client.close();
     const { destination: name } = await destination({ protected: true });
-    const authed = createDestinationClient({ globalUrl: emulator.url, customer: 'acme', destination: name, clientId: app.clientId, clientSecret: app.clientSecret });
+    const authed = createDestinationClient({
+      globalUrl: emulator.url,
+      customer: 'acme',
+      destination: name,
+      clientId: app.clientId,
+      clientSecret: app.clientSecret,
+    });
     clients.push(authed);
     await Promise.all(Array.from({ length: 10 }, () => authed.post('products', { top: 1 })));
     for (let i = 0; i < 5; i++) await authed.get('products', { top: 1 });

@@ -91,7 +91,15 @@ describe('client against the emulator', () => {
   it('ingests (202) and reads the entry back once the emulator is idle', async () => {
     const sourceId = `source-${randomUUID()}`;
     const accepted = await api.ingest(sourceId, {
-      entries: [{ id: 'p1', properties: [{ id: 'Name', value: 'Chair' }, { id: 'price', value: 12.5 }] }],
+      entries: [
+        {
+          id: 'p1',
+          properties: [
+            { id: 'Name', value: 'Chair' },
+            { id: 'price', value: 12.5 },
+          ],
+        },
+      ],
     });
     expect(accepted).toMatchObject({ sourceId, acceptedEntryCount: 1 });
     expect(accepted.correlationId).toMatch(/^[0-9a-f-]{36}$/);
@@ -105,7 +113,16 @@ describe('client against the emulator', () => {
 
   it('reports server-side validation problems keyed by path', async () => {
     const err = await api
-      .ingest(`source-${randomUUID()}`, { entries: [{ id: 'a', properties: [] }, { id: 'A', properties: [] }] }, { validate: false })
+      .ingest(
+        `source-${randomUUID()}`,
+        {
+          entries: [
+            { id: 'a', properties: [] },
+            { id: 'A', properties: [] },
+          ],
+        },
+        { validate: false },
+      )
       .catch((caught: unknown) => caught);
     expect(err).toMatchObject({ code: ErrorCodes.API, status: 400 });
     expect(Object.keys((err as { problem: { errors: object } }).problem.errors).length).toBeGreaterThan(0);

@@ -29,7 +29,8 @@ afterAll(async () => {
   server.close();
 });
 
-const get = (path: string, signal?: AbortSignal, timeoutMs = 10_000) => exchange(agent, { url: new URL(path, origin), method: 'GET', headers: {}, signal, timeoutMs });
+const get = (path: string, signal?: AbortSignal, timeoutMs = 10_000) =>
+  exchange(agent, { url: new URL(path, origin), method: 'GET', headers: {}, signal, timeoutMs });
 
 describe('exchange over real HTTP', () => {
   it('keeps one abort listener on a long-lived caller signal, however many requests it carries', async () => {
@@ -38,7 +39,7 @@ describe('exchange over real HTTP', () => {
     expect(getEventListeners(worker.signal, 'abort').length).toBeLessThanOrEqual(1);
   });
 
-  it('rejects with the caller\'s reason as soon as the caller aborts mid-request', async () => {
+  it("rejects with the caller's reason as soon as the caller aborts mid-request", async () => {
     const caller = new AbortController();
     const reason = new Error('shutting down');
     const pending = get('/slow', caller.signal);

@@ -56,7 +56,8 @@ describe('managed tags', () => {
     const { tenant, client } = await app();
     const at = (day: number) => `2024-03-${String(day).padStart(2, '0')}T10:00:00.000Z`;
     const tags = [];
-    for (const day of [1, 2, 3, 4]) tags.push(await seedTag(tenant, { displayName: `d${day}`, type: 'Text', createdAt: at(day), lastModifiedAt: at(day + 10) }));
+    for (const day of [1, 2, 3, 4])
+      tags.push(await seedTag(tenant, { displayName: `d${day}`, type: 'Text', createdAt: at(day), lastModifiedAt: at(day + 10) }));
     const created = await client.managedTags.listPage({ createdFrom: new Date(at(2)), createdTo: at(3) });
     expect(created.items.map((t) => t.displayName).sort()).toEqual(['d2', 'd3']);
     const updated = await client.managedTags.listPage({ updatedFrom: at(14), updatedTo: new Date(at(14)) });
@@ -121,13 +122,18 @@ describe('access catalog', () => {
     expect(groups.length).toBeGreaterThan(0);
     const scopes = catalog.flatMap((item) => item.children.map((child) => child.key));
     expect(scopes).toEqual(expect.arrayContaining(['write:sources', 'read:events']));
-    for (const item of catalog) expect(item).toMatchObject({ audience: tenant, key: expect.any(String), label: expect.any(String), children: expect.any(Array) });
+    for (const item of catalog)
+      expect(item).toMatchObject({ audience: tenant, key: expect.any(String), label: expect.any(String), children: expect.any(Array) });
   });
 
   it('comes from the emulator config when it defines accessCatalog', async () => {
     const configured = await startEmulator({
       port: 0,
-      config: { accessCatalog: [{ key: 'analytics', grantType: 'Group', label: 'Analytics', children: [{ key: 'read:reports', grantType: 'Scope', label: 'Reports' }] }] },
+      config: {
+        accessCatalog: [
+          { key: 'analytics', grantType: 'Group', label: 'Analytics', children: [{ key: 'read:reports', grantType: 'Scope', label: 'Reports' }] },
+        ],
+      },
     });
     const client = createClient({ baseUrl: configured.url, tenant: 'dev-tenant', clientId: 'dev-client', clientSecret: 'dev-secret' });
     try {

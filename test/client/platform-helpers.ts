@@ -39,4 +39,3 @@ export async function newTenantApp(
   const client = createClient({ baseUrl: emulator.url, tenant, clientId, clientSecret, retry: { baseDelayMs: 5, maxDelayMs: 20 } });
   return { tenant, clientId, clientSecret, client };
 }
-

@@ -129,12 +129,12 @@ describe('ClientCredentialsTokenProvider', () => {
   });
 
   it('turns an issuer refusal into AuthError with the issuer body, never the secret', async () => {
-    platform.pool.intercept({ path: '/oauth2/token', method: 'POST' }).reply(
-      401,
-      { error: 'invalid_client', error_description: `client secret ${SECRET} is wrong` },
-      json,
-    );
-    const err = await provider().getToken().catch((caught: unknown) => caught);
+    platform.pool
+      .intercept({ path: '/oauth2/token', method: 'POST' })
+      .reply(401, { error: 'invalid_client', error_description: `client secret ${SECRET} is wrong` }, json);
+    const err = await provider()
+      .getToken()
+      .catch((caught: unknown) => caught);
     expect(err).toMatchObject({ code: ErrorCodes.AUTH, status: 401, issuer: { error: 'invalid_client' } });
     expect((err as Error).message).toContain('invalid_client');
     expect(isRetryable(err)).toBe(false);
@@ -142,27 +142,23 @@ describe('ClientCredentialsTokenProvider', () => {
   });
 
   it('classifies an issuer 503 as retryable AuthError carrying Retry-After', async () => {
-    platform.pool
-      .intercept({ path: '/oauth2/token', method: 'POST' })
-      .reply(503, 'unavailable', { headers: { 'retry-after': '2' } });
-    const err = await provider().getToken().catch((caught: unknown) => caught);
+    platform.pool.intercept({ path: '/oauth2/token', method: 'POST' }).reply(503, 'unavailable', { headers: { 'retry-after': '2' } });
+    const err = await provider()
+      .getToken()
+      .catch((caught: unknown) => caught);
     expect(err).toMatchObject({ code: ErrorCodes.AUTH, status: 503, retryAfterMs: 2000, issuer: undefined });
     expect(isRetryable(err)).toBe(true);
   });
 
   it('rejects a 200 without access_token or with a non-Bearer token type', async () => {
     platform.pool.intercept({ path: '/oauth2/token', method: 'POST' }).reply(200, { token_type: 'Bearer', expires_in: 60 }, json);
-    platform.pool
-      .intercept({ path: '/oauth2/token', method: 'POST' })
-      .reply(200, { access_token: 'x', token_type: 'MAC', expires_in: 60 }, json);
+    platform.pool.intercept({ path: '/oauth2/token', method: 'POST' }).reply(200, { access_token: 'x', token_type: 'MAC', expires_in: 60 }, json);
     await expect(provider().getToken()).rejects.toMatchObject({ code: ErrorCodes.AUTH, message: expect.stringContaining('access_token') });
     await expect(provider().getToken()).rejects.toMatchObject({ code: ErrorCodes.AUTH, message: expect.stringContaining('MAC') });
   });
 
   it('accepts expires_in as a numeric string (liberal reading)', async () => {
-    platform.pool
-      .intercept({ path: '/oauth2/token', method: 'POST' })
-      .reply(200, { access_token: 'str', token_type: 'bearer', expires_in: '120' }, json);
+    platform.pool.intercept({ path: '/oauth2/token', method: 'POST' }).reply(200, { access_token: 'str', token_type: 'bearer', expires_in: '120' }, json);
     let nowMs = 0;
     const tokens = provider({ now: () => nowMs });
     expect(await tokens.getToken()).toBe('str');
@@ -173,7 +169,9 @@ describe('ClientCredentialsTokenProvider', () => {
 
   it('makes a connection failure a NetworkError without the secret', async () => {
     platform.pool.intercept({ path: '/oauth2/token', method: 'POST' }).replyWithError(new Error('socket hang up'));
-    const err = await provider().getToken().catch((caught: unknown) => caught);
+    const err = await provider()
+      .getToken()
+      .catch((caught: unknown) => caught);
     expect(err).toMatchObject({ code: ErrorCodes.NETWORK, path: '/oauth2/token' });
     expect(isRetryable(err)).toBe(true);
     expectNoSecret(err, SECRET);

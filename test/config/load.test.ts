@@ -71,7 +71,9 @@ describe('defaults', () => {
     expect(resolveWorkerConfig({ ...minimal, workers: 4, concurrency: 16, limit: 100 })).toMatchObject({ maxInProgress: 64, maxLeases: 20 });
     expect(resolveWorkerConfig({ ...minimal, workers: 40, limit: 100 })).toMatchObject({ maxInProgress: 320, maxLeases: 40 });
     expect(resolveWorkerConfig({ ...minimal, maxInProgress: '5', maxLeases: '3' })).toMatchObject({ maxInProgress: 5, maxLeases: 3 });
-    expect(() => resolveWorkerConfig({ ...minimal, workers: 4, maxLeases: 2 })).toThrow('--max-leases must be at least --workers (4), the leases the process keeps in flight while there is work (got 2)');
+    expect(() => resolveWorkerConfig({ ...minimal, workers: 4, maxLeases: 2 })).toThrow(
+      '--max-leases must be at least --workers (4), the leases the process keeps in flight while there is work (got 2)',
+    );
     expect(() => resolveWorkerConfig({ ...minimal, maxLeases: 0 })).toThrow('--max-leases must be 1..1000 (got 0)');
     expect(() => resolveWorkerConfig({ ...minimal, maxInProgress: 'lots' })).toThrow('--max-in-progress must be an integer 1..100000');
   });
@@ -108,7 +110,13 @@ describe('defaults', () => {
   });
 
   it('parses durations and keeps absolute paths', () => {
-    const config = resolveWorkerConfig({ ...minimal, idempotencyTtl: '12h', handlerTimeout: '1500ms', idempotency: 'sqlite:/var/x.db', deadLetter: 'file:/var/dl.jsonl' });
+    const config = resolveWorkerConfig({
+      ...minimal,
+      idempotencyTtl: '12h',
+      handlerTimeout: '1500ms',
+      idempotency: 'sqlite:/var/x.db',
+      deadLetter: 'file:/var/dl.jsonl',
+    });
     expect(config.idempotencyTtlMs).toBe(12 * 3600 * 1000);
     expect(config.handlerTimeoutMs).toBe(1500);
     expect(config.idempotencyUrl).toBe('sqlite:/var/x.db');
@@ -274,7 +282,9 @@ describe('errors name the option in one line', () => {
     const dir = tmp();
     writeFileSync(join(dir, 'bad.json'), '{ nope');
     writeFileSync(join(dir, 'extra.json'), JSON.stringify({ speed: 3 }));
-    expect(errorOf(() => loadWorkerConfig({ flags: { config: 'missing.json' }, env: {}, cwd: dir })).message).toBe(`--config: cannot read ${join(dir, 'missing.json')} (ENOENT)`);
+    expect(errorOf(() => loadWorkerConfig({ flags: { config: 'missing.json' }, env: {}, cwd: dir })).message).toBe(
+      `--config: cannot read ${join(dir, 'missing.json')} (ENOENT)`,
+    );
     expect(errorOf(() => loadWorkerConfig({ flags: { config: 'bad.json' }, env: {}, cwd: dir })).message).toMatch(/^--config: .*bad\.json is not valid JSON/);
     expect(errorOf(() => loadWorkerConfig({ flags: { config: 'extra.json' }, env: {}, cwd: dir })).message).toMatch(/^--config: unknown option "speed"/);
   });
@@ -284,14 +294,20 @@ describe('credentials', () => {
   const base = { baseUrl: 'http://h', destination: 'd' };
   it('requires one complete credential', () => {
     expect(errorOf(() => resolveWorkerConfig(base)).message).toMatch(/^credentials are required: --client-id .* or --api-key$/);
-    expect(errorOf(() => resolveWorkerConfig({ ...base, clientId: 'c', tenant: 't' })).message).toBe('--client-secret is required with --client-id (or use --client-secret-file)');
+    expect(errorOf(() => resolveWorkerConfig({ ...base, clientId: 'c', tenant: 't' })).message).toBe(
+      '--client-secret is required with --client-id (or use --client-secret-file)',
+    );
     expect(errorOf(() => resolveWorkerConfig({ ...base, clientSecret: SECRET, tenant: 't' })).message).toBe('--client-id is required with --client-secret');
-    expect(errorOf(() => resolveWorkerConfig({ ...base, clientId: 'c', clientSecret: SECRET })).message).toMatch(/^--tenant is required with client credentials/);
+    expect(errorOf(() => resolveWorkerConfig({ ...base, clientId: 'c', clientSecret: SECRET })).message).toMatch(
+      /^--tenant is required with client credentials/,
+    );
   });
 
   it('rejects two credentials at once', () => {
     expect(errorOf(() => resolveWorkerConfig({ ...minimal, apiKey: 'k' })).message).toMatch(/^use either --api-key or client credentials/);
-    expect(errorOf(() => resolveWorkerConfig({ ...minimal, clientSecretFile: '/x' })).message).toBe('use either --client-secret or --client-secret-file, not both');
+    expect(errorOf(() => resolveWorkerConfig({ ...minimal, clientSecretFile: '/x' })).message).toBe(
+      'use either --client-secret or --client-secret-file, not both',
+    );
   });
 
   it('reports an unreadable or empty secret file by path and errno', () => {
@@ -300,7 +316,9 @@ describe('credentials', () => {
     const missing = join(dir, 'nope');
     expect(errorOf(() => resolveWorkerConfig({ ...rest, clientSecretFile: missing })).message).toBe(`--client-secret-file: cannot read ${missing} (ENOENT)`);
     writeFileSync(join(dir, 'empty'), '\n');
-    expect(errorOf(() => resolveWorkerConfig({ ...rest, clientSecretFile: join(dir, 'empty') })).message).toBe(`--client-secret-file: ${join(dir, 'empty')} is empty`);
+    expect(errorOf(() => resolveWorkerConfig({ ...rest, clientSecretFile: join(dir, 'empty') })).message).toBe(
+      `--client-secret-file: ${join(dir, 'empty')} is empty`,
+    );
   });
 
   it('never echoes a secret value in a message', () => {
@@ -323,7 +341,9 @@ describe('credentials', () => {
       expect(message, JSON.stringify(input)).not.toBe('');
       expect(message).not.toContain(SECRET);
     }
-    const envErr = errorOf(() => loadWorkerConfig({ flags: { ...minimal, clientSecret: undefined }, env: { DURABLE_WORKER_CLIENT_SECRET: SECRET, DURABLE_WORKER_API_KEY: SECRET } }));
+    const envErr = errorOf(() =>
+      loadWorkerConfig({ flags: { ...minimal, clientSecret: undefined }, env: { DURABLE_WORKER_CLIENT_SECRET: SECRET, DURABLE_WORKER_API_KEY: SECRET } }),
+    );
     expect(envErr.message).not.toContain(SECRET);
   });
 });

@@ -20,7 +20,13 @@ const secretFile = join(cwd, 'secret.txt');
 writeFileSync(secretFile, 'from-file\n');
 
 /** Client credentials; an option's own row leaves its key out of this base (`base`). */
-const CLIENT_BASE: Partial<Record<RunOptionKey, string>> = { baseUrl: 'http://api.test', destination: 'dest-1', tenant: 't1', clientId: 'c1', clientSecret: 's1' };
+const CLIENT_BASE: Partial<Record<RunOptionKey, string>> = {
+  baseUrl: 'http://api.test',
+  destination: 'dest-1',
+  tenant: 't1',
+  clientId: 'c1',
+  clientSecret: 's1',
+};
 
 type Expected = Partial<WorkerConfig> | { error: string };
 
@@ -54,9 +60,17 @@ const ROWS: Record<RunOptionKey, Row> = {
     outside: [['mailto:x', `${from('authUrl')} must be an http(s) URL (got mailto:x)`]],
   },
   destination: { set: ['d2', { destination: 'd2', idempotencyPrefix: 't1:d2' }], unset: { error: '--destination is required' }, outside: anyText },
-  tenant: { set: ['t2', { tenant: 't2', idempotencyPrefix: 't2:dest-1' }], unset: { error: '--tenant is required with client credentials (it is the token audience)' }, outside: anyText },
+  tenant: {
+    set: ['t2', { tenant: 't2', idempotencyPrefix: 't2:dest-1' }],
+    unset: { error: '--tenant is required with client credentials (it is the token audience)' },
+    outside: anyText,
+  },
   clientId: { set: ['c2', { clientId: 'c2' }], unset: { error: '--client-id is required with --client-secret' }, outside: anyText },
-  clientSecret: { set: ['s2', { clientSecret: 's2' }], unset: { error: '--client-secret is required with --client-id (or use --client-secret-file)' }, outside: anyText },
+  clientSecret: {
+    set: ['s2', { clientSecret: 's2' }],
+    unset: { error: '--client-secret is required with --client-id (or use --client-secret-file)' },
+    outside: anyText,
+  },
   clientSecretFile: {
     base: { baseUrl: 'http://api.test', destination: 'dest-1', tenant: 't1', clientId: 'c1' },
     set: [secretFile, { clientSecret: 'from-file' }],
@@ -75,25 +89,51 @@ const ROWS: Record<RunOptionKey, Row> = {
     unset: { forwardUrl: undefined },
     outside: [['file:///x', `${from('forwardUrl')} must be an http(s) URL (got file:///x)`]],
   },
-  forwardMode: { set: ['structured', { forwardMode: 'structured' }], unset: { forwardMode: 'binary' }, outside: [['json', `${from('forwardMode')} must be one of binary, structured (got json)`]] },
+  forwardMode: {
+    set: ['structured', { forwardMode: 'structured' }],
+    unset: { forwardMode: 'binary' },
+    outside: [['json', `${from('forwardMode')} must be one of binary, structured (got json)`]],
+  },
   forwardRate: {
     set: ['40/1s', { forwardRate: '40/1s' }],
     unset: { forwardRate: undefined },
-    inside: [['adaptive', { forwardRate: 'adaptive' }], ['adaptive:600/m', { forwardRate: 'adaptive:600/m' }]],
-    outside: [['40 a second', `${from('forwardRate')} must be ${FORWARD_RATE_HELP} (got 40 a second)`], ['0/1s', `${from('forwardRate')} must be ${FORWARD_RATE_HELP} (got 0/1s)`]],
+    inside: [
+      ['adaptive', { forwardRate: 'adaptive' }],
+      ['adaptive:600/m', { forwardRate: 'adaptive:600/m' }],
+    ],
+    outside: [
+      ['40 a second', `${from('forwardRate')} must be ${FORWARD_RATE_HELP} (got 40 a second)`],
+      ['0/1s', `${from('forwardRate')} must be ${FORWARD_RATE_HELP} (got 0/1s)`],
+    ],
   },
-  forwardConcurrency: { set: ['8', { forwardConcurrency: 8 }], unset: { forwardConcurrency: undefined }, outside: [['0', `${from('forwardConcurrency')} must be 1..100000 (got 0)`]] },
+  forwardConcurrency: {
+    set: ['8', { forwardConcurrency: 8 }],
+    unset: { forwardConcurrency: undefined },
+    outside: [['0', `${from('forwardConcurrency')} must be 1..100000 (got 0)`]],
+  },
   handlerTimeout: {
     set: ['30s', { handlerTimeoutMs: 30_000 }],
     unset: { handlerTimeoutMs: undefined },
-    inside: [['1ms', { handlerTimeoutMs: 1 }], ['10m', { handlerTimeoutMs: 600_000 }]],
-    outside: [['0', `${from('handlerTimeout')} must be ${DURATION_HELP} (got 0)`], ['601s', `${from('handlerTimeout')} must be ${DURATION_HELP} (got 601s)`]],
+    inside: [
+      ['1ms', { handlerTimeoutMs: 1 }],
+      ['10m', { handlerTimeoutMs: 600_000 }],
+    ],
+    outside: [
+      ['0', `${from('handlerTimeout')} must be ${DURATION_HELP} (got 0)`],
+      ['601s', `${from('handlerTimeout')} must be ${DURATION_HELP} (got 601s)`],
+    ],
   },
   workers: {
     set: ['3', { workers: 3, maxInProgress: 24 }],
     unset: { workers: 1 },
-    inside: [['1', { workers: 1 }], ['256', { workers: 256, maxLeases: 256 }]],
-    outside: [['0', `${from('workers')} must be 1..256 (got 0)`], ['257', `${from('workers')} must be 1..256 (got 257)`]],
+    inside: [
+      ['1', { workers: 1 }],
+      ['256', { workers: 256, maxLeases: 256 }],
+    ],
+    outside: [
+      ['0', `${from('workers')} must be 1..256 (got 0)`],
+      ['257', `${from('workers')} must be 1..256 (got 257)`],
+    ],
   },
   workerIdPrefix: {
     set: ['wp', { workerIdPrefix: 'wp' }],
@@ -105,49 +145,92 @@ const ROWS: Record<RunOptionKey, Row> = {
   limit: {
     set: ['50', { limit: 50 }],
     unset: { limit: 20 },
-    inside: [['1', { limit: 1 }], ['100', { limit: 100 }]],
-    outside: [['0', `${from('limit')} must be 1..100 (got 0)`], ['101', `${from('limit')} must be 1..100 (got 101)`]],
+    inside: [
+      ['1', { limit: 1 }],
+      ['100', { limit: 100 }],
+    ],
+    outside: [
+      ['0', `${from('limit')} must be 1..100 (got 0)`],
+      ['101', `${from('limit')} must be 1..100 (got 101)`],
+    ],
   },
   visibility: {
     set: ['120', { visibilitySeconds: 120 }],
     unset: { visibilitySeconds: 60 },
-    inside: [['1', { visibilitySeconds: 1 }], ['600', { visibilitySeconds: 600 }]],
-    outside: [['0', `${from('visibility')} must be 1..600 (got 0)`], ['601', `${from('visibility')} must be 1..600 (got 601)`]],
+    inside: [
+      ['1', { visibilitySeconds: 1 }],
+      ['600', { visibilitySeconds: 600 }],
+    ],
+    outside: [
+      ['0', `${from('visibility')} must be 1..600 (got 0)`],
+      ['601', `${from('visibility')} must be 1..600 (got 601)`],
+    ],
   },
   concurrency: {
     set: ['16', { concurrency: 16, maxInProgress: 16 }],
     unset: { concurrency: 8 },
-    inside: [['1', { concurrency: 1 }], ['1000', { concurrency: 1000 }]],
-    outside: [['0', `${from('concurrency')} must be 1..1000 (got 0)`], ['1001', `${from('concurrency')} must be 1..1000 (got 1001)`], ['1.5', `${from('concurrency')} must be an integer 1..1000 (got 1.5)`]],
+    inside: [
+      ['1', { concurrency: 1 }],
+      ['1000', { concurrency: 1000 }],
+    ],
+    outside: [
+      ['0', `${from('concurrency')} must be 1..1000 (got 0)`],
+      ['1001', `${from('concurrency')} must be 1..1000 (got 1001)`],
+      ['1.5', `${from('concurrency')} must be an integer 1..1000 (got 1.5)`],
+    ],
   },
   maxInProgress: {
     set: ['5', { maxInProgress: 5 }],
     unset: { maxInProgress: 8 },
-    inside: [['1', { maxInProgress: 1 }], ['100000', { maxInProgress: 100_000 }]],
-    outside: [['0', `${from('maxInProgress')} must be 1..100000 (got 0)`], ['100001', `${from('maxInProgress')} must be 1..100000 (got 100001)`]],
+    inside: [
+      ['1', { maxInProgress: 1 }],
+      ['100000', { maxInProgress: 100_000 }],
+    ],
+    outside: [
+      ['0', `${from('maxInProgress')} must be 1..100000 (got 0)`],
+      ['100001', `${from('maxInProgress')} must be 1..100000 (got 100001)`],
+    ],
   },
   maxLeases: {
     set: ['3', { maxLeases: 3 }],
     unset: { maxLeases: 32 },
-    inside: [['1', { maxLeases: 1 }], ['1000', { maxLeases: 1000 }]],
-    outside: [['0', `${from('maxLeases')} must be 1..1000 (got 0)`], ['1001', `${from('maxLeases')} must be 1..1000 (got 1001)`]],
+    inside: [
+      ['1', { maxLeases: 1 }],
+      ['1000', { maxLeases: 1000 }],
+    ],
+    outside: [
+      ['0', `${from('maxLeases')} must be 1..1000 (got 0)`],
+      ['1001', `${from('maxLeases')} must be 1..1000 (got 1001)`],
+    ],
   },
   maxAttempts: {
     set: ['7', { maxAttempts: 7 }],
     unset: { maxAttempts: 5 },
-    inside: [['1', { maxAttempts: 1 }], ['1000', { maxAttempts: 1000 }]],
-    outside: [['0', `${from('maxAttempts')} must be 1..1000 (got 0)`], ['1001', `${from('maxAttempts')} must be 1..1000 (got 1001)`]],
+    inside: [
+      ['1', { maxAttempts: 1 }],
+      ['1000', { maxAttempts: 1000 }],
+    ],
+    outside: [
+      ['0', `${from('maxAttempts')} must be 1..1000 (got 0)`],
+      ['1001', `${from('maxAttempts')} must be 1..1000 (got 1001)`],
+    ],
   },
   retryBackoffMin: {
     set: ['500ms', { retryBackoffMinMs: 500 }],
     unset: { retryBackoffMinMs: 1_000, retryBackoffMaxMs: 60_000 },
-    inside: [['0', { retryBackoffMinMs: 0 }], ['1h', { retryBackoffMinMs: 3_600_000, retryBackoffMaxMs: 3_600_000 }]],
+    inside: [
+      ['0', { retryBackoffMinMs: 0 }],
+      ['1h', { retryBackoffMinMs: 3_600_000, retryBackoffMaxMs: 3_600_000 }],
+    ],
     outside: [['61m', `${from('retryBackoffMin')} must be a duration like 500ms, 1s, 2m (0..1h) (got 61m)`]],
   },
   retryBackoffMax: {
     set: ['5m', { retryBackoffMaxMs: 300_000 }],
     unset: { retryBackoffMaxMs: 60_000 },
-    inside: [['1s', { retryBackoffMaxMs: 1_000 }], ['24h', { retryBackoffMaxMs: 86_400_000 }]],
+    inside: [
+      ['1s', { retryBackoffMaxMs: 1_000 }],
+      ['24h', { retryBackoffMaxMs: 86_400_000 }],
+    ],
     outside: [
       ['25h', `${from('retryBackoffMax')} must be a duration like 30s, 5m, 1h (0..24h) (got 25h)`],
       ['999ms', `${from('retryBackoffMax')} must be at least --retry-backoff-min (1000 ms; got 999 ms)`],
@@ -156,37 +239,62 @@ const ROWS: Record<RunOptionKey, Row> = {
   breaker: {
     set: ['false', { breaker: false }],
     unset: { breaker: true },
-    inside: [['0', { breaker: false }], ['yes', { breaker: true }]],
+    inside: [
+      ['0', { breaker: false }],
+      ['yes', { breaker: true }],
+    ],
     outside: [['maybe', `${from('breaker')} must be true or false (or 1/0) (got maybe)`]],
   },
   breakerFailureRatio: {
     set: ['0.25', { breakerFailureRatio: 0.25 }],
     unset: { breakerFailureRatio: 0.5 },
-    inside: [['0.001', { breakerFailureRatio: 0.001 }], ['1', { breakerFailureRatio: 1 }]],
-    outside: [['0', `${from('breakerFailureRatio')} must be above 0 and at most 1 (got 0)`], ['1.01', `${from('breakerFailureRatio')} must be above 0 and at most 1 (got 1.01)`]],
+    inside: [
+      ['0.001', { breakerFailureRatio: 0.001 }],
+      ['1', { breakerFailureRatio: 1 }],
+    ],
+    outside: [
+      ['0', `${from('breakerFailureRatio')} must be above 0 and at most 1 (got 0)`],
+      ['1.01', `${from('breakerFailureRatio')} must be above 0 and at most 1 (got 1.01)`],
+    ],
   },
   breakerWindow: {
     set: ['10', { breakerWindow: 10 }],
     unset: { breakerWindow: 20 },
-    inside: [['2', { breakerWindow: 2 }], ['10000', { breakerWindow: 10_000 }]],
-    outside: [['1', `${from('breakerWindow')} must be 2..10000 (got 1)`], ['10001', `${from('breakerWindow')} must be 2..10000 (got 10001)`]],
+    inside: [
+      ['2', { breakerWindow: 2 }],
+      ['10000', { breakerWindow: 10_000 }],
+    ],
+    outside: [
+      ['1', `${from('breakerWindow')} must be 2..10000 (got 1)`],
+      ['10001', `${from('breakerWindow')} must be 2..10000 (got 10001)`],
+    ],
   },
   breakerWindowTime: {
     set: ['30s', { breakerWindowTimeMs: 30_000 }],
     unset: { breakerWindowTimeMs: 10_000 },
-    inside: [['1s', { breakerWindowTimeMs: 1_000 }], ['1h', { breakerWindowTimeMs: 3_600_000 }]],
+    inside: [
+      ['1s', { breakerWindowTimeMs: 1_000 }],
+      ['1h', { breakerWindowTimeMs: 3_600_000 }],
+    ],
     outside: [['999ms', `${from('breakerWindowTime')} must be a duration like 10s, 1m (1s..1h) (got 999ms)`]],
   },
   breakerCooldown: {
     set: ['5s', { breakerCooldownMs: 5_000 }],
     unset: { breakerCooldownMs: 3_000 },
-    inside: [['100ms', { breakerCooldownMs: 100 }], ['1h', { breakerCooldownMs: 3_600_000 }]],
+    inside: [
+      ['100ms', { breakerCooldownMs: 100 }],
+      ['1h', { breakerCooldownMs: 3_600_000 }],
+    ],
     outside: [
       ['99ms', `${from('breakerCooldown')} must be a duration like 500ms, 3s, 1m (100ms..1h) (got 99ms)`],
       ['61m', `${from('breakerCooldown')} must be a duration like 500ms, 3s, 1m (100ms..1h) (got 61m)`],
     ],
   },
-  isolation: { set: ['none', { isolation: 'none' }], unset: { isolation: 'thread' }, outside: [['process', `${from('isolation')} must be one of thread, none (got process)`]] },
+  isolation: {
+    set: ['none', { isolation: 'none' }],
+    unset: { isolation: 'thread' },
+    outside: [['process', `${from('isolation')} must be one of thread, none (got process)`]],
+  },
   idempotency: {
     set: ['memory', { idempotencyUrl: 'memory' }],
     unset: { idempotencyUrl: `sqlite:${join(cwd, '.durable-worker/idempotency.sqlite')}` },
@@ -200,7 +308,10 @@ const ROWS: Record<RunOptionKey, Row> = {
   idempotencyTtl: {
     set: ['12h', { idempotencyTtlMs: 43_200_000 }],
     unset: { idempotencyTtlMs: 7 * 86_400_000 },
-    inside: [['1s', { idempotencyTtlMs: 1_000 }], ['3650d', { idempotencyTtlMs: 3_650 * 86_400_000 }]],
+    inside: [
+      ['1s', { idempotencyTtlMs: 1_000 }],
+      ['3650d', { idempotencyTtlMs: 3_650 * 86_400_000 }],
+    ],
     outside: [
       ['999ms', `${from('idempotencyTtl')} must be seconds or a duration like 12h, 7d (1s..3650d) (got 999ms)`],
       ['3651d', `${from('idempotencyTtl')} must be seconds or a duration like 12h, 7d (1s..3650d) (got 3651d)`],
@@ -214,24 +325,45 @@ const ROWS: Record<RunOptionKey, Row> = {
   metricsPort: {
     set: ['9100', { metricsPort: 9100 }],
     unset: { metricsPort: 9464 },
-    inside: [['0', { metricsPort: 0 }], ['65535', { metricsPort: 65_535 }]],
+    inside: [
+      ['0', { metricsPort: 0 }],
+      ['65535', { metricsPort: 65_535 }],
+    ],
     outside: [['65536', `${from('metricsPort')} must be 0..65535 (got 65536)`]],
   },
   allowedHosts: {
     set: ['emulator, .dev.example', { allowedHosts: ['emulator', '.dev.example'] }],
     unset: { allowedHosts: undefined },
-    outside: [['http://emulator', `${from('allowedHosts')} must be host names without scheme or port, separated by commas, e.g. emulator,.dev.example (got http://emulator)`]],
+    outside: [
+      [
+        'http://emulator',
+        `${from('allowedHosts')} must be host names without scheme or port, separated by commas, e.g. emulator,.dev.example (got http://emulator)`,
+      ],
+    ],
   },
   metricsHost: { set: ['127.0.0.1', { metricsHost: '127.0.0.1' }], unset: { metricsHost: '0.0.0.0' }, outside: anyText },
-  logLevel: { set: ['debug', { logLevel: 'debug' }], unset: { logLevel: 'info' }, outside: [['loud', `${from('logLevel')} must be one of fatal, error, warn, info, debug, trace, silent (got loud)`]] },
+  logLevel: {
+    set: ['debug', { logLevel: 'debug' }],
+    unset: { logLevel: 'info' },
+    outside: [['loud', `${from('logLevel')} must be one of fatal, error, warn, info, debug, trace, silent (got loud)`]],
+  },
   otel: { set: ['true', { otel: true }], unset: { otel: false }, outside: [['maybe', `${from('otel')} must be true or false (or 1/0) (got maybe)`]] },
-  exitWhenIdle: { set: ['1', { exitWhenIdle: true }], unset: { exitWhenIdle: false }, outside: [['maybe', `${from('exitWhenIdle')} must be true or false (or 1/0) (got maybe)`]] },
+  exitWhenIdle: {
+    set: ['1', { exitWhenIdle: true }],
+    unset: { exitWhenIdle: false },
+    outside: [['maybe', `${from('exitWhenIdle')} must be true or false (or 1/0) (got maybe)`]],
+  },
   shutdownTimeout: {
     set: ['45', { shutdownTimeoutSeconds: 45 }],
     // At the default --visibility of 60: the lesser of 25 and half the visibility.
     unset: { shutdownTimeoutSeconds: 25 },
     // Seconds, or a duration as every other duration option takes it.
-    inside: [['0', { shutdownTimeoutSeconds: 0 }], ['1m', { shutdownTimeoutSeconds: 60 }], ['1500ms', { shutdownTimeoutSeconds: 1.5 }], ['600', { shutdownTimeoutSeconds: 600 }]],
+    inside: [
+      ['0', { shutdownTimeoutSeconds: 0 }],
+      ['1m', { shutdownTimeoutSeconds: 60 }],
+      ['1500ms', { shutdownTimeoutSeconds: 1.5 }],
+      ['600', { shutdownTimeoutSeconds: 600 }],
+    ],
     outside: [
       ['-1', `${from('shutdownTimeout')} must be seconds or a duration like 25s, 1m (0..10m) (got -1)`],
       ['601', `${from('shutdownTimeout')} must be seconds or a duration like 25s, 1m (0..10m) (got 601)`],

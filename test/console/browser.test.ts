@@ -53,7 +53,26 @@ const handlers = join(dir, 'handlers');
 async function startDev(consolePort = '0'): Promise<Dev> {
   // A short lease, so that a batch whose ack was lost to a fault is redelivered within seconds.
   const cli = new CliProcess(
-    ['dev', '--demo', '--port', '0', '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--console-port', consolePort, '--handlers', handlers, '--visibility', '3', '--idempotency', `sqlite:${join(dir, 'idempotency.sqlite')}`, '--dead-letter', `file:${join(dir, 'dead-letter.jsonl')}`],
+    [
+      'dev',
+      '--demo',
+      '--port',
+      '0',
+      '--metrics-port',
+      '0',
+      '--metrics-host',
+      '127.0.0.1',
+      '--console-port',
+      consolePort,
+      '--handlers',
+      handlers,
+      '--visibility',
+      '3',
+      '--idempotency',
+      `sqlite:${join(dir, 'idempotency.sqlite')}`,
+      '--dead-letter',
+      `file:${join(dir, 'dead-letter.jsonl')}`,
+    ],
     { cwd: dir },
   );
   try {
@@ -125,7 +144,7 @@ if (!chromiumInstalled() && !underCi()) {
       await shows(page.locator('#event-detail table.deliveries tbody tr').first(), 'ok → committed');
     });
 
-    it('ingests an entry through the form and shows its event arriving; a bad entry gets the emulator\'s errors beside its fields', async () => {
+    it("ingests an entry through the form and shows its event arriving; a bad entry gets the emulator's errors beside its fields", async () => {
       await page.goto(`${dev.consoleUrl}/#/send`);
       // A value the form cannot read is caught before anything is sent.
       await page.locator('.property-row[data-row="1"] input[name="value"]').fill('not a number');
@@ -159,7 +178,8 @@ if (!chromiumInstalled() && !underCi()) {
       await page.locator('.stat[data-stat="state"] .value', { hasText: 'running' }).waitFor();
       await page.locator('#pause-button').click();
       await page.locator('.stat[data-stat="state"] .value', { hasText: 'paused' }).waitFor();
-      const state = async () => (await (await fetch(`${dev.emulatorUrl}/_emulator/state`)).json()) as { tenants: Array<{ consumers: Array<{ id: string; paused: boolean }> }> };
+      const state = async () =>
+        (await (await fetch(`${dev.emulatorUrl}/_emulator/state`)).json()) as { tenants: Array<{ consumers: Array<{ id: string; paused: boolean }> }> };
       expect((await state()).tenants[0]!.consumers.find((c) => c.id === 'dev-consumer')!.paused).toBe(true);
       await page.locator('#pause-button[data-paused="true"]').click();
       await page.locator('.stat[data-stat="state"] .value', { hasText: 'running' }).waitFor();
@@ -193,7 +213,9 @@ if (!chromiumInstalled() && !underCi()) {
       await page.goto(`${dev.consoleUrl}/#/events`);
       const redeliveredId = await page.waitForFunction(
         // In the page: the id of a row done with an attempt of 2 or more.
-        () => [...(globalThis as any).document.querySelectorAll('table.events tbody tr[data-status="ok"]')].find((tr) => Number(tr.children[3]?.textContent) >= 2)?.dataset.id as string | undefined,
+        () =>
+          [...(globalThis as any).document.querySelectorAll('table.events tbody tr[data-status="ok"]')].find((tr) => Number(tr.children[3]?.textContent) >= 2)
+            ?.dataset.id as string | undefined,
         undefined,
         { timeout: 30_000 },
       );
@@ -216,7 +238,9 @@ if (!chromiumInstalled() && !underCi()) {
 
       await page.locator('nav a[data-page="events"]').click();
       const idOf = async (subject: string) => {
-        const row = page.locator('table.events tbody tr[data-status="dead_lettered"]').filter({ has: page.locator('td.subject', { hasText: new RegExp(`^${subject}$`) }) });
+        const row = page
+          .locator('table.events tbody tr[data-status="dead_lettered"]')
+          .filter({ has: page.locator('td.subject', { hasText: new RegExp(`^${subject}$`) }) });
         await row.waitFor();
         return (await row.getAttribute('data-id'))!;
       };
@@ -283,7 +307,7 @@ if (!chromiumInstalled() && !underCi()) {
       expect(shots.finish().problem).toBeUndefined();
     });
 
-    it('reconnects when the worker restarts, and shows the new process\'s events', async () => {
+    it("reconnects when the worker restarts, and shows the new process's events", async () => {
       await page.goto(`${dev.consoleUrl}/#/events`);
       await page.locator('#connection[data-state="live"]').waitFor();
       const port = new URL(dev.consoleUrl).port;

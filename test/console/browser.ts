@@ -10,7 +10,16 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /** Headless, no sandbox (containers), and nothing that reaches for the network on its own. */
-export const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /** The size of the screenshots in docs/console/. */
 export const VIEWPORT = { width: 1280, height: 800 };
@@ -32,7 +41,13 @@ export async function launchBrowser(extraArgs: readonly string[] = []): Promise<
   let context: BrowserContext;
   try {
     // The profile is the --user-data-dir: playwright passes it as that flag.
-    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM_PATH, headless: true, args: [...CHROMIUM_FLAGS, ...extraArgs], viewport: VIEWPORT, timeout: 60_000 });
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM_PATH,
+      headless: true,
+      args: [...CHROMIUM_FLAGS, ...extraArgs],
+      viewport: VIEWPORT,
+      timeout: 60_000,
+    });
   } catch (err) {
     rmSync(profile, { recursive: true, force: true });
     throw err;

@@ -5,7 +5,16 @@ import type { EmulatorStateSummary } from '../../src/emulator/summary.js';
 /** The emulator's state with one consumer, paused or not. */
 function stateWith(paused: boolean): EmulatorStateSummary {
   return {
-    tenants: [{ id: 't', head: null, retainedEvents: 0, sources: [], destinations: [], consumers: [{ id: 'd', paused, head: null, committed: null, leased: 0, pendingRedelivery: 0, startedAfter: '0', leases: [] }] }],
+    tenants: [
+      {
+        id: 't',
+        head: null,
+        retainedEvents: 0,
+        sources: [],
+        destinations: [],
+        consumers: [{ id: 'd', paused, head: null, committed: null, leased: 0, pendingRedelivery: 0, startedAfter: '0', leases: [] }],
+      },
+    ],
     faults: {},
   };
 }

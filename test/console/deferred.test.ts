@@ -29,7 +29,12 @@ async function startConsole(idempotencyUrl: string): Promise<string> {
   const devConsole = new DevConsole({ maxEvents: 10 });
   consoles.push(devConsole);
   const dir = tempDir('console-deferred');
-  return devConsole.start(consoleOptions(emulator.url, `file:${join(dir, 'dead-letter.jsonl')}`, { cwd: dir, replay: { handlersDir: join(import.meta.dirname, '../fixtures/console-handlers'), idempotencyUrl } }));
+  return devConsole.start(
+    consoleOptions(emulator.url, `file:${join(dir, 'dead-letter.jsonl')}`, {
+      cwd: dir,
+      replay: { handlersDir: join(import.meta.dirname, '../fixtures/console-handlers'), idempotencyUrl },
+    }),
+  );
 }
 
 async function getJson(url: string): Promise<{ status: number; body: any }> {
@@ -37,17 +42,44 @@ async function getJson(url: string): Promise<{ status: number; body: any }> {
   return { status: res.statusCode, body: await res.body.json() };
 }
 
-describe('the Deferred page\'s API', () => {
-  it('lists the runs waiting in the worker\'s store, in chain order, with why and when', async () => {
+describe("the Deferred page's API", () => {
+  it("lists the runs waiting in the worker's store, in chain order, with why and when", async () => {
     const storeUrl = `sqlite:${join(tempDir('console-deferred-store'), 'store.db')}`;
     const store = await createIdempotencyStore(storeUrl, { prefix: PREFIX, doneTtlMs: 600_000 });
     const deferred = deferredRunsOf(store)!;
     const now = Date.now();
-    const event = (id: string, sequence: string) => ({ specversion: '1.0', id, source: 'test', type: 'console.test', subject: 'customer-7', time: new Date(now).toISOString(), sequence, data: {} });
+    const event = (id: string, sequence: string) => ({
+      specversion: '1.0',
+      id,
+      source: 'test',
+      type: 'console.test',
+      subject: 'customer-7',
+      time: new Date(now).toISOString(),
+      sequence,
+      data: {},
+    });
     await deferred.defer(
       [
-        { key: 'shop:e-2', handler: 'shop', chain: chainOf('shop', 'customer-7'), sequence: '2', event: event('e-2', '2') as never, retryAtMs: now, deferredAtMs: now - 1_000, reason: 'chain' },
-        { key: 'shop:e-1', handler: 'shop', chain: chainOf('shop', 'customer-7'), sequence: '1', event: event('e-1', '1') as never, retryAtMs: now + 60_000, deferredAtMs: now - 5_000, reason: 'retry' },
+        {
+          key: 'shop:e-2',
+          handler: 'shop',
+          chain: chainOf('shop', 'customer-7'),
+          sequence: '2',
+          event: event('e-2', '2') as never,
+          retryAtMs: now,
+          deferredAtMs: now - 1_000,
+          reason: 'chain',
+        },
+        {
+          key: 'shop:e-1',
+          handler: 'shop',
+          chain: chainOf('shop', 'customer-7'),
+          sequence: '1',
+          event: event('e-1', '1') as never,
+          retryAtMs: now + 60_000,
+          deferredAtMs: now - 5_000,
+          reason: 'retry',
+        },
       ],
       'owner',
     );

@@ -16,7 +16,7 @@ function record(data: unknown = { n: 1 }): EventRecord {
 }
 
 describe('log lines', () => {
-  it('finds the event and handler of a line without parsing it; any other line is not the console\'s', () => {
+  it("finds the event and handler of a line without parsing it; any other line is not the console's", () => {
     expect(peekEventLogLine(line({ handler: 'shop', eventId: 'e-1', msg: 'hi' }))).toMatchObject({ eventId: 'e-1', handler: 'shop' });
     expect(peekEventLogLine(line({ eventId: 'e-1', msg: 'the worker about a run' }))).toMatchObject({ eventId: 'e-1', handler: undefined });
     expect(peekEventLogLine(line({ msg: 'worker started' }))).toBeUndefined();
@@ -49,7 +49,8 @@ describe('an event record', () => {
     const r = record();
     for (let i = 0; i < RECORD_LIMITS.logs + 5; i++) r.addLog(peekEventLogLine(line({ handler: 'shop', eventId: r.event.id, attempt: 1, msg: `line ${i}` }))!);
     for (let i = 2; i < RECORD_LIMITS.deliveries + 5; i++) r.addDelivery({ workerId: 'w-0', leaseId: 'l-1', generation: i, attempt: i, pulledAt: 1_000 + i });
-    for (let i = 0; i < RECORD_LIMITS.runs + 5; i++) r.addRun({ handler: 'shop', outcome: 'failed', attempt: i, durationMs: 1, at: 1_000 + i, error: { message: 'no' } });
+    for (let i = 0; i < RECORD_LIMITS.runs + 5; i++)
+      r.addRun({ handler: 'shop', outcome: 'failed', attempt: i, durationMs: 1, at: 1_000 + i, error: { message: 'no' } });
     const detail = r.detail();
     expect(detail.logs).toHaveLength(RECORD_LIMITS.logs);
     expect(detail.logs[0]!.msg).toBe('line 5');
@@ -63,7 +64,18 @@ describe('an event record', () => {
     const r = record();
     r.addRun({ handler: 'shop', outcome: 'failed', attempt: 1, durationMs: 3, at: 2_000, error: { message: 'boom' } });
     // The worker's line about the failure arrives before the thread's line written earlier.
-    r.addLog(peekEventLogLine(line({ time: 1_500, eventId: r.event.id, handler: 'shop', attempt: 1, err: { message: 'boom', stack: 'Error: boom\n    at handle' }, msg: 'handler shop failed: boom' }))!);
+    r.addLog(
+      peekEventLogLine(
+        line({
+          time: 1_500,
+          eventId: r.event.id,
+          handler: 'shop',
+          attempt: 1,
+          err: { message: 'boom', stack: 'Error: boom\n    at handle' },
+          msg: 'handler shop failed: boom',
+        }),
+      )!,
+    );
     r.addLog(peekEventLogLine(line({ time: 1_400, handler: 'shop', eventId: r.event.id, attempt: 1, msg: 'started' }))!);
     const detail = r.detail();
     expect(detail.runs[0]!.error).toEqual({ message: 'boom', stack: 'Error: boom\n    at handle' });

@@ -40,12 +40,21 @@ describe.each(['none', 'thread'] as const)('the console feed of a worker (isolat
     devConsole.attach(worker);
 
     const fails = ['none', 'once', 'permanent'];
-    const [ok, once, bad] = appendBehave(t.emulator, 3, (i) => ({ n: i, fail: fails[i] }), (i) => `entry-${fails[i]}`, 'console.test');
+    const [ok, once, bad] = appendBehave(
+      t.emulator,
+      3,
+      (i) => ({ n: i, fail: fails[i] }),
+      (i) => `entry-${fails[i]}`,
+      'console.test',
+    );
     await untilCommitted(t.emulator, destination);
     const feed = devConsole.feed;
     // A thread's lines come over a channel, after the outcome maybe: wait for the last of them. And
     // the emulator commits as it serves the ack, a moment before the worker reads the answer (ack:done).
-    await waitFor('the log lines of every run', () => feed.get(ok!.id)?.logs.length === 2 && feed.get(once!.id)?.logs.some((l) => l.msg === 'handled entry-once'));
+    await waitFor(
+      'the log lines of every run',
+      () => feed.get(ok!.id)?.logs.length === 2 && feed.get(once!.id)?.logs.some((l) => l.msg === 'handled entry-once'),
+    );
     await waitFor('the answer to the last ack', () => [ok!, once!, bad!].every((event) => feed.get(event.id)?.delivery.ack !== undefined));
 
     expect(feed.list().map((e) => [e.subject, e.status])).toEqual([
@@ -88,7 +97,11 @@ describe.each(['none', 'thread'] as const)('the console feed of a worker (isolat
     expect(failed.error?.stack).toMatch(/^Error: first attempt fails \(entry-once\)\n\s+at /);
 
     const badDetail = feed.get(bad!.id)!;
-    expect(badDetail.runs[0]).toMatchObject({ outcome: 'dead_lettered', attempt: 1, error: { code: 'DW_ERR_PERMANENT', stack: expect.stringContaining('cannot ever handle entry-permanent') } });
+    expect(badDetail.runs[0]).toMatchObject({
+      outcome: 'dead_lettered',
+      attempt: 1,
+      error: { code: 'DW_ERR_PERMANENT', stack: expect.stringContaining('cannot ever handle entry-permanent') },
+    });
     expect(badDetail.runs).toHaveLength(1);
   });
 });
@@ -97,17 +110,36 @@ describe('the console feed', () => {
   it('keeps the newest --console-events events and tells its subscribers which changed and which left', async () => {
     const { devConsole, logger } = devConsoleFor(3);
     const destination = await createConsumer(t.emulator, 'console-bound');
-    const worker = await startWorker(workerConfig(t.emulator, destination, tempDir('console-bound'), { handlersDir: HANDLERS, logLevel: 'info', limit: 2 }), { logger, timings: FAST, healthServer: false });
+    const worker = await startWorker(workerConfig(t.emulator, destination, tempDir('console-bound'), { handlersDir: HANDLERS, logLevel: 'info', limit: 2 }), {
+      logger,
+      timings: FAST,
+      healthServer: false,
+    });
     t.running.push(worker);
     devConsole.attach(worker);
     const changed = new Set<string>();
     const dropped: string[] = [];
-    devConsole.feed.subscribe({ changed: (summaries, ids) => (summaries.forEach((s) => changed.add(s.id)), dropped.push(...ids)), deadLettersChanged: () => {}, notice: () => {} });
+    devConsole.feed.subscribe({
+      changed: (summaries, ids) => (summaries.forEach((s) => changed.add(s.id)), dropped.push(...ids)),
+      deadLettersChanged: () => {},
+      notice: () => {},
+    });
 
-    const events = appendBehave(t.emulator, 7, (i) => ({ n: i }), (i) => `entry-${i}`, 'console.test');
+    const events = appendBehave(
+      t.emulator,
+      7,
+      (i) => ({ n: i }),
+      (i) => `entry-${i}`,
+      'console.test',
+    );
     await untilCommitted(t.emulator, destination);
     await waitFor('the last change to reach the subscriber', () => changed.has(events[6]!.id));
-    expect(devConsole.feed.list().map((e) => e.sequence)).toEqual(events.slice(4).reverse().map((e) => e.sequence));
+    expect(devConsole.feed.list().map((e) => e.sequence)).toEqual(
+      events
+        .slice(4)
+        .reverse()
+        .map((e) => e.sequence),
+    );
     expect(devConsole.feed.size).toBe(3);
     expect(new Set(dropped)).toEqual(new Set(events.slice(0, 4).map((e) => e.id)));
     // Log lines of an event no longer kept are not kept either.

@@ -40,13 +40,17 @@ async function startConsole(overrides: Partial<ConsoleStartOptions> = {}): Promi
 }
 
 async function startWorkerOn(handlersDir: string, destination: string) {
-  const worker = await startWorker(workerConfig(t.emulator, destination, tempDir('console-limits-worker'), { handlersDir }), { logger: silent, timings: FAST, healthServer: false });
+  const worker = await startWorker(workerConfig(t.emulator, destination, tempDir('console-limits-worker'), { handlersDir }), {
+    logger: silent,
+    timings: FAST,
+    healthServer: false,
+  });
   t.running.push(worker);
   return worker;
 }
 
-describe('the Limits page\'s API', () => {
-  it('shows a handler\'s declared limits and what they do now: runs waiting for a permit and in flight, throttles heard, the adaptive rate', async () => {
+describe("the Limits page's API", () => {
+  it("shows a handler's declared limits and what they do now: runs waiting for a permit and in flight, throttles heard, the adaptive rate", async () => {
     const { devConsole, limits } = await startConsole();
     expect(await limits()).toMatchObject({ running: false, scope: null, handlers: [] });
     const destination = await createConsumer(t.emulator, 'console-limits');
@@ -55,14 +59,28 @@ describe('the Limits page\'s API', () => {
     const first = await limits();
     expect(first).toMatchObject({ running: true, scope: 'process' });
     expect(first.handlers).toEqual([
-      { handler: 'limited', declared: { rate: { max: 20, perMs: 1_000 }, concurrency: 2, adaptive: true }, allowedPerSecond: 20, waiting: 0, deferred: null, inProgress: 0, throttles: 0 },
+      {
+        handler: 'limited',
+        declared: { rate: { max: 20, perMs: 1_000 }, concurrency: 2, adaptive: true },
+        allowedPerSecond: 20,
+        waiting: 0,
+        deferred: null,
+        inProgress: 0,
+        throttles: 0,
+      },
     ]);
 
     // Four runs that hold until the gate opens: two start (concurrency 2), two wait for a permit.
     let open: () => void = () => {};
     (globalThis as Record<symbol, unknown>)[HOLD] = new Promise<void>((resolve) => (open = resolve));
     cleanups.push(() => open());
-    appendBehave(t.emulator, 4, () => ({ hold: true }), (i) => `held-${i}`, 'console.limited');
+    appendBehave(
+      t.emulator,
+      4,
+      () => ({ hold: true }),
+      (i) => `held-${i}`,
+      'console.limited',
+    );
     let seen: any;
     await waitFor('two runs in flight and two waiting for a permit', async () => {
       seen = (await limits()).handlers[0];
@@ -75,7 +93,13 @@ describe('the Limits page\'s API', () => {
     expect((await limits()).handlers[0]).toMatchObject({ waiting: 0, inProgress: 0, throttles: 0, allowedPerSecond: 20 });
 
     // The downstream says "too many" once (RetryLaterError): counted, and the adaptive rate comes down by a fifth.
-    appendBehave(t.emulator, 1, () => ({ throttle: true }), () => 'throttled', 'console.limited');
+    appendBehave(
+      t.emulator,
+      1,
+      () => ({ throttle: true }),
+      () => 'throttled',
+      'console.limited',
+    );
     await untilCommitted(t.emulator, destination);
     expect((await limits()).handlers[0]).toMatchObject({ throttles: 1, allowedPerSecond: 16, inProgress: 0 });
   });
@@ -89,19 +113,31 @@ describe('the Limits page\'s API', () => {
     const laterMs = Date.now() + 3_600_000;
     const run = (id: string, sequence: string, reason: 'limit' | 'retry') => {
       const event = { specversion: '1.0', id, source: 'test', type: 'console.limited', subject: `s-${id}`, time: new Date().toISOString(), sequence, data: {} };
-      return { key: `limited:${id}`, handler: 'limited', chain: chainOf('limited', event.subject), sequence, event: event as never, retryAtMs: laterMs, deferredAtMs: Date.now(), reason };
+      return {
+        key: `limited:${id}`,
+        handler: 'limited',
+        chain: chainOf('limited', event.subject),
+        sequence,
+        event: event as never,
+        retryAtMs: laterMs,
+        deferredAtMs: Date.now(),
+        reason,
+      };
     };
     await deferredRunsOf(store)!.defer([run('e-1', '1', 'limit'), run('e-2', '2', 'limit'), run('e-3', '3', 'retry')], 'owner');
     await store.close();
 
-    const { devConsole, limits } = await startConsole({ replay: { handlersDir: LIMITED, idempotencyUrl: config.idempotencyUrl }, idempotencyPrefix: config.idempotencyPrefix });
+    const { devConsole, limits } = await startConsole({
+      replay: { handlersDir: LIMITED, idempotencyUrl: config.idempotencyUrl },
+      idempotencyPrefix: config.idempotencyPrefix,
+    });
     const worker = await startWorker(config, { logger: silent, timings: FAST, healthServer: false });
     t.running.push(worker);
     devConsole.attach(worker);
     expect((await limits()).handlers[0]).toMatchObject({ handler: 'limited', waiting: 0, deferred: 2 });
   });
 
-  it('follows the worker a reload starts: none while it is down, then the new one\'s handlers (none with limits: the empty state)', async () => {
+  it("follows the worker a reload starts: none while it is down, then the new one's handlers (none with limits: the empty state)", async () => {
     const { devConsole, limits } = await startConsole();
     const destination = await createConsumer(t.emulator, 'console-limits-reload');
     const limited = await startWorkerOn(LIMITED, destination);

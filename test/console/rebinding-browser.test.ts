@@ -18,7 +18,8 @@ const RESOLVER_RULES = '--host-resolver-rules=MAP *.evil.example 127.0.0.1, MAP 
  * Chromium's own defence (Private/Local Network Access: a public page's request to loopback is blocked
  * in the browser) turned off: Firefox and Safari have none, and the servers must hold without it.
  */
-const NO_BROWSER_DEFENCE = '--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests,PrivateNetworkAccessSendPreflights,PrivateNetworkAccessRespectPreflightResults';
+const NO_BROWSER_DEFENCE =
+  '--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests,PrivateNetworkAccessSendPreflights,PrivateNetworkAccessRespectPreflightResults';
 const ATTACKER_NAMES = ['evil.example', '127.0.0.1.evil.example', 'localhost.evil.example', '127.evil.example', '127.0.0.1.nip.io'];
 const EVENTS = JSON.stringify({ events: [{ type: 'source_entry.updated', subject: 'x', data: null }] });
 
@@ -47,17 +48,36 @@ async function attackFrom(page: Page, origin: string, attempts: readonly Attempt
 if (!chromiumInstalled() && !underCi()) {
   describe.skip(`SKIPPED: the rebinding browser test needs Chromium at ${CHROMIUM_PATH} (apt-get install -y chromium, or bash .ci/browser.sh)`, () => {});
 } else {
-  describe('a web page that rebinds its name to 127.0.0.1 drives none of dev\'s local servers', { timeout: 90_000 }, () => {
+  describe("a web page that rebinds its name to 127.0.0.1 drives none of dev's local servers", { timeout: 90_000 }, () => {
     let dev: CliProcess;
     let browser: Browser;
     const ports = { emulator: '', console: '', metrics: '' };
 
-    const state = async () => (await (await fetch(`http://127.0.0.1:${ports.emulator}/_emulator/state`)).json()) as { tenants: Array<{ id: string; head: string | null; consumers: Array<{ id: string; paused: boolean }> }> };
+    const state = async () =>
+      (await (await fetch(`http://127.0.0.1:${ports.emulator}/_emulator/state`)).json()) as {
+        tenants: Array<{ id: string; head: string | null; consumers: Array<{ id: string; paused: boolean }> }>;
+      };
 
     beforeAll(async () => {
       const dir = tempDir('rebinding-browser');
       dev = new CliProcess(
-        ['dev', '--port', '0', '--console-port', '0', '--metrics-port', '0', '--handlers', join(REPO_ROOT, 'test/fixtures/cli-run-handlers'), '--isolation', 'none', '--idempotency', 'memory', '--dead-letter', `file:${join(dir, 'dead.jsonl')}`],
+        [
+          'dev',
+          '--port',
+          '0',
+          '--console-port',
+          '0',
+          '--metrics-port',
+          '0',
+          '--handlers',
+          join(REPO_ROOT, 'test/fixtures/cli-run-handlers'),
+          '--isolation',
+          'none',
+          '--idempotency',
+          'memory',
+          '--dead-letter',
+          `file:${join(dir, 'dead.jsonl')}`,
+        ],
         { cwd: dir },
       );
       ports.emulator = (await dev.waitForOutput(/emulator listening on http:\/\/127\.0\.0\.1:(\d+)/, 60_000))[1]!;
@@ -92,17 +112,26 @@ if (!chromiumInstalled() && !underCi()) {
       expect(emulator).toEqual([403, 403, 403, 403, 403]);
       expect(await attackFrom(browser.page, `http://${name}:${ports.metrics}`, [{ method: 'GET', path: '/metrics' }])).toEqual([403]);
       const after = await state();
-      expect(after.tenants.map((t) => [t.id, t.head, t.consumers.map((c) => c.paused)])).toEqual(before.tenants.map((t) => [t.id, t.head, t.consumers.map((c) => c.paused)]));
+      expect(after.tenants.map((t) => [t.id, t.head, t.consumers.map((c) => c.paused)])).toEqual(
+        before.tenants.map((t) => [t.id, t.head, t.consumers.map((c) => c.paused)]),
+      );
     });
 
     it('a page elsewhere posting to 127.0.0.1 itself (its Origin another site) changes nothing either', async () => {
       const before = await state();
-      await browser.page.route('http://evil.example:8080/', (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>elsewhere</title>' }));
+      await browser.page.route('http://evil.example:8080/', (route) =>
+        route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>elsewhere</title>' }),
+      );
       await browser.page.goto('http://evil.example:8080/');
       await browser.page.evaluate(
         async ({ port, body }) => {
           // A "simple" request: no preflight, the answer unreadable, the change made if the server takes it.
-          await fetch(`http://127.0.0.1:${port}/_emulator/tenants/dev-tenant/events`, { method: 'POST', mode: 'no-cors', body, headers: { 'content-type': 'text/plain' } }).catch(() => undefined);
+          await fetch(`http://127.0.0.1:${port}/_emulator/tenants/dev-tenant/events`, {
+            method: 'POST',
+            mode: 'no-cors',
+            body,
+            headers: { 'content-type': 'text/plain' },
+          }).catch(() => undefined);
         },
         { port: ports.emulator, body: EVENTS },
       );

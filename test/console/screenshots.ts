@@ -22,7 +22,11 @@ const STAMP_FILE = join(SCREENSHOT_DIR, 'screenshots.json');
  */
 export function pageFingerprint(): string {
   const hash = createHash('sha256');
-  for (const name of readdirSync(PAGE_DIR).sort()) hash.update(`${name}\0`).update(readFileSync(join(PAGE_DIR, name))).update('\0');
+  for (const name of readdirSync(PAGE_DIR).sort())
+    hash
+      .update(`${name}\0`)
+      .update(readFileSync(join(PAGE_DIR, name)))
+      .update('\0');
   hash.update(JSON.stringify({ viewport: VIEWPORT, shots: SCREENSHOTS }));
   return hash.digest('hex');
 }
@@ -79,11 +83,17 @@ export class Screenshots {
     const missing = SCREENSHOTS.filter((name) => !this.#taken.has(name));
     if (missing.length > 0) return { problem: `the browser test took no screenshot of ${missing.join(', ')}` };
     if (this.write) {
-      writeFileSync(STAMP_FILE, `${JSON.stringify({ fingerprint: this.fingerprint, viewport: VIEWPORT, shots: SCREENSHOTS.map((n) => `${n}.png`) }, null, 2)}\n`);
+      writeFileSync(
+        STAMP_FILE,
+        `${JSON.stringify({ fingerprint: this.fingerprint, viewport: VIEWPORT, shots: SCREENSHOTS.map((n) => `${n}.png`) }, null, 2)}\n`,
+      );
       return {};
     }
     if (this.stale) {
-      return { problem: 'docs/console/*.png show an older page (src/console/page/ changed since): run `npx vitest run test/console/browser.test.ts` locally and commit docs/console/' };
+      return {
+        problem:
+          'docs/console/*.png show an older page (src/console/page/ changed since): run `npx vitest run test/console/browser.test.ts` locally and commit docs/console/',
+      };
     }
     return {};
   }

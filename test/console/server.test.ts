@@ -100,7 +100,7 @@ describe('the consumer', () => {
     expect(resumed.body.consumer.paused).toBe(false);
   });
 
-  it('sets the fault toggles it manages, keeps the others, and shows the emulator\'s refusals by field', async () => {
+  it("sets the fault toggles it manages, keeps the others, and shows the emulator's refusals by field", async () => {
     emulator.faults.set({ throttle: { rate: 0.01 } });
     try {
       const set = await call('PUT', '/api/faults', { json: { errorRate: 0.5, errorRoutes: ['ack'], latencyMs: 20 } });
@@ -124,15 +124,30 @@ describe('the consumer', () => {
   });
 
   it('reports the lease table and the lag', async () => {
-    const appended = emulator.appendEvents('dev-tenant', [1, 2, 3].map((n) => ({ type: 'console.test', subject: `s-${n}`, data: { n } })));
-    const token = (await (await fetch(`${emulator.url}/oauth2/token`, { method: 'POST', body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'dev-client', client_secret: 'dev-secret', audience: 'dev-tenant' }) })).json()) as { access_token: string };
-    const pulled = await fetch(`${emulator.url}/v1/event-destinations/dev-consumer/pull?limit=2&workerId=w-test&visibility=30`, { method: 'POST', headers: { authorization: `Bearer ${token.access_token}` } });
+    const appended = emulator.appendEvents(
+      'dev-tenant',
+      [1, 2, 3].map((n) => ({ type: 'console.test', subject: `s-${n}`, data: { n } })),
+    );
+    const token = (await (
+      await fetch(`${emulator.url}/oauth2/token`, {
+        method: 'POST',
+        body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'dev-client', client_secret: 'dev-secret', audience: 'dev-tenant' }),
+      })
+    ).json()) as { access_token: string };
+    const pulled = await fetch(`${emulator.url}/v1/event-destinations/dev-consumer/pull?limit=2&workerId=w-test&visibility=30`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token.access_token}` },
+    });
     const lease = (await pulled.json()) as { leaseId: string };
     const view = await waitFor('a sample with the lease', async () => {
       const { body } = await call('GET', '/api/consumer');
       return body.consumer.leases.length === 1 ? body : undefined;
     });
-    expect(view.consumer).toMatchObject({ head: appended.at(-1)!.sequence, leased: 2, leases: [{ leaseId: lease.leaseId, workerId: 'w-test', firstSequence: appended[0]!.sequence, lastSequence: appended[1]!.sequence }] });
+    expect(view.consumer).toMatchObject({
+      head: appended.at(-1)!.sequence,
+      leased: 2,
+      leases: [{ leaseId: lease.leaseId, workerId: 'w-test', firstSequence: appended[0]!.sequence, lastSequence: appended[1]!.sequence }],
+    });
     expect(view.consumer.lag).toBeGreaterThanOrEqual(3);
     expect(view.lag.at(-1)).toEqual({ at: view.consumer.at, lag: view.consumer.lag });
   });
@@ -140,7 +155,9 @@ describe('the consumer', () => {
 
 describe('send', () => {
   it('ingests an entry, whose event the emulator appends', async () => {
-    const res = await call('POST', '/api/send', { json: { sourceId: 'console-send', entries: [{ id: 'p-1', properties: [{ id: 'name', value: 'Kettle' }] }] } });
+    const res = await call('POST', '/api/send', {
+      json: { sourceId: 'console-send', entries: [{ id: 'p-1', properties: [{ id: 'name', value: 'Kettle' }] }] },
+    });
     expect(res.status).toBe(202);
     expect(res.body).toMatchObject({ sourceId: 'console-send', acceptedEntryCount: 1 });
     await emulator.idle();
@@ -148,7 +165,9 @@ describe('send', () => {
   });
 
   it("answers the emulator's validation errors, keyed by the request's paths", async () => {
-    const res = await call('POST', '/api/send', { json: { sourceId: 'console-send', entries: [{ id: '', properties: [{ id: 'price', value: { nested: true } }] }] } });
+    const res = await call('POST', '/api/send', {
+      json: { sourceId: 'console-send', entries: [{ id: '', properties: [{ id: 'price', value: { nested: true } }] }] },
+    });
     expect(res.status).toBe(400);
     expect(res.type).toContain('application/problem+json');
     expect(Object.keys(res.body.errors)).toEqual(expect.arrayContaining(['entries[0].id', 'entries[0].properties[0].value']));
@@ -226,7 +245,14 @@ describe('its port', () => {
     const taken = await takenPort();
     const other = new DevConsole({ maxEvents: 10 });
     try {
-      await expect(other.start(startOptions({ port: taken.port }))).rejects.toMatchObject({ code: 'DW_ERR_CONFIG', message: expect.stringMatching(new RegExp(`^--console-port: port ${taken.port} on 127\\.0\\.0\\.1 is taken \\(EADDRINUSE\\): choose another, e\\.g\\. --console-port \\d+ \\(free now\\), or --console-port 0 for any free one$`)) });
+      await expect(other.start(startOptions({ port: taken.port }))).rejects.toMatchObject({
+        code: 'DW_ERR_CONFIG',
+        message: expect.stringMatching(
+          new RegExp(
+            `^--console-port: port ${taken.port} on 127\\.0\\.0\\.1 is taken \\(EADDRINUSE\\): choose another, e\\.g\\. --console-port \\d+ \\(free now\\), or --console-port 0 for any free one$`,
+          ),
+        ),
+      });
     } finally {
       await other.close();
       taken.close();

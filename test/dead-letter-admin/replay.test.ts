@@ -42,7 +42,10 @@ afterEach(() => {
 /** Event ids in the order the handler ran them (one line per run). */
 function effects(): string[] {
   if (!existsSync(effectsFile)) return [];
-  return readFileSync(effectsFile, 'utf8').split('\n').filter(Boolean).map((line) => line.split(' ')[0]!);
+  return readFileSync(effectsFile, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.split(' ')[0]!);
 }
 
 function order(eventId: string, data: Record<string, unknown> = { poison: true }, extra: Partial<DeadLetterRecord> = {}): DeadLetterRecord {
@@ -244,7 +247,10 @@ describe('list, get and purge', () => {
       const third = await sink.list({ limit: 3, state: 'dead', after: second.next! });
       expect([...first.records, ...second.records, ...third.records].map((r) => `${r.prefix}/${r.id}`)).toHaveLength(8);
       expect(third.next).toBeUndefined();
-      const ambiguous = await sink.get('orders:o-1').then(() => '', (err: unknown) => (err as Error).message);
+      const ambiguous = await sink.get('orders:o-1').then(
+        () => '',
+        (err: unknown) => (err as Error).message,
+      );
       expect(ambiguous).toContain('dev-tenant:dev-consumer, other-tenant:consumer');
       expect(await sink.list({ limit: 0 }).catch((err: unknown) => (err as Error).message)).toBe('page size must be 1..10000 (got 0)');
     });

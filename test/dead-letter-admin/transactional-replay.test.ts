@@ -61,19 +61,27 @@ async function seed(sinkUrl: string, ...eventIds: { id: string; data?: Record<st
   await sink.close();
 }
 
-const rows = async (ids: string[]) => (await db.query<{ event_id: string }>(`SELECT event_id FROM ${table} WHERE event_id = ANY($1) ORDER BY event_id`, [ids])).rows.map((r) => r.event_id);
+const rows = async (ids: string[]) =>
+  (await db.query<{ event_id: string }>(`SELECT event_id FROM ${table} WHERE event_id = ANY($1) ORDER BY event_id`, [ids])).rows.map((r) => r.event_id);
 
 describe.skipIf(DATABASE_URL === undefined)('replaying a transactional handler', () => {
-  it.each(['none', 'thread'] as const)('commits its writes once with the replay (isolation %s); a second replay writes nothing; a failing one commits nothing', async (isolation) => {
-    const sinkUrl = `file:${join(root, `${isolation}.jsonl`)}`;
-    const ids = [`${isolation}-a`, `${isolation}-b`];
-    await seed(sinkUrl, { id: ids[0] as string }, { id: ids[1] as string }, { id: `${isolation}-bad`, data: { failAfterInsert: true } });
-    expect(await replayAll(sinkUrl, DATABASE_URL as string, isolation)).toEqual([`orders:${ids[0]} replayed`, `orders:${ids[1]} replayed`, `orders:${isolation}-bad failed`]);
-    expect(await rows([...ids, `${isolation}-bad`])).toEqual(ids);
-    // Replayed records are not run again; the failed one fails again and still commits nothing.
-    expect(await replayAll(sinkUrl, DATABASE_URL as string, isolation)).toEqual([`orders:${isolation}-bad failed`]);
-    expect(await rows([...ids, `${isolation}-bad`])).toEqual(ids);
-  });
+  it.each(['none', 'thread'] as const)(
+    'commits its writes once with the replay (isolation %s); a second replay writes nothing; a failing one commits nothing',
+    async (isolation) => {
+      const sinkUrl = `file:${join(root, `${isolation}.jsonl`)}`;
+      const ids = [`${isolation}-a`, `${isolation}-b`];
+      await seed(sinkUrl, { id: ids[0] as string }, { id: ids[1] as string }, { id: `${isolation}-bad`, data: { failAfterInsert: true } });
+      expect(await replayAll(sinkUrl, DATABASE_URL as string, isolation)).toEqual([
+        `orders:${ids[0]} replayed`,
+        `orders:${ids[1]} replayed`,
+        `orders:${isolation}-bad failed`,
+      ]);
+      expect(await rows([...ids, `${isolation}-bad`])).toEqual(ids);
+      // Replayed records are not run again; the failed one fails again and still commits nothing.
+      expect(await replayAll(sinkUrl, DATABASE_URL as string, isolation)).toEqual([`orders:${isolation}-bad failed`]);
+      expect(await rows([...ids, `${isolation}-bad`])).toEqual(ids);
+    },
+  );
 
   it('is refused without a PostgreSQL store, naming the handler and the option', async () => {
     const sinkUrl = `file:${join(root, 'refused.jsonl')}`;

@@ -27,7 +27,15 @@ export function deadLetter(overrides: Partial<DeadLetterRecord> & { eventId?: st
   const { eventId = `evt-${randomUUID().slice(0, 8)}`, type = 'orders.created', at = Date.now(), data = { order: 1 }, ...rest } = overrides;
   sequence += 1;
   return {
-    event: { specversion: '1.0', id: eventId, type, subject: `order-${sequence % 3}`, sequence: String(1_000 + sequence), data, time: new Date(at).toISOString() },
+    event: {
+      specversion: '1.0',
+      id: eventId,
+      type,
+      subject: `order-${sequence % 3}`,
+      sequence: String(1_000 + sequence),
+      data,
+      time: new Date(at).toISOString(),
+    },
     handler: 'orders/created',
     reason: 'max-attempts',
     error: { message: `handler failed on ${eventId}`, stack: 'Error: boom\n    at handle', code: 'E_BOOM' },
@@ -83,7 +91,12 @@ export function sinkContract(name: string, makeSink: MakeSink, options: SinkCont
       await sink.write(deadLetter({ eventId: 'evt-2' }));
       const records = await sink.list({ limit: 10 });
       expect(ids(records).sort()).toEqual(['audit:evt-1', 'orders/created:evt-1', 'orders/created:evt-2']);
-      expect(records.find((r) => r.id === 'orders/created:evt-1')).toMatchObject({ attempt: 5, generation: 2, error: first.error, deadLetteredAt: first.deadLetteredAt });
+      expect(records.find((r) => r.id === 'orders/created:evt-1')).toMatchObject({
+        attempt: 5,
+        generation: 2,
+        error: first.error,
+        deadLetteredAt: first.deadLetteredAt,
+      });
     });
 
     it('two instances writing one record at once leave one record (a shared sink)', async () => {
@@ -137,7 +150,9 @@ export function sinkContract(name: string, makeSink: MakeSink, options: SinkCont
       expect(await listed({ limit: 10, state: 'replayed' })).toEqual(['orders/created:b']);
       expect(await listed({ limit: 10, since: new Date(base + 60_000) })).toEqual(['audit:c', 'orders/created:b']);
       expect(await listed({ limit: 10, until: new Date(base + 60_000) })).toEqual(['orders/created:a']);
-      expect(await listed({ limit: 10, since: new Date(base + 1), until: new Date(base + 120_000), state: 'replayed', type: 'orders.*' })).toEqual(['orders/created:b']);
+      expect(await listed({ limit: 10, since: new Date(base + 1), until: new Date(base + 120_000), state: 'replayed', type: 'orders.*' })).toEqual([
+        'orders/created:b',
+      ]);
     });
 
     it('changes a record only from the state expected (compare-and-set)', async () => {
@@ -178,7 +193,9 @@ export function sinkContract(name: string, makeSink: MakeSink, options: SinkCont
       expect((await sink.get('orders/created:again'))[0]).toMatchObject({ state: 'purged', event: { data: null } });
       const second = deadLetter({ eventId: 'again', attempt: 9, data: { retry: true } });
       await sink.write(second);
-      expect(await sink.get('orders/created:again')).toEqual([{ ...second, id: 'orders/created:again', prefix: stored!.prefix, state: 'dead', replayAttempts: 0 }]);
+      expect(await sink.get('orders/created:again')).toEqual([
+        { ...second, id: 'orders/created:again', prefix: stored!.prefix, state: 'dead', replayAttempts: 0 },
+      ]);
       expect(ids(await sink.list({ limit: 10, state: 'dead' }))).toEqual(['orders/created:again']);
     });
 
@@ -223,7 +240,10 @@ export function sinkContract(name: string, makeSink: MakeSink, options: SinkCont
       expect((await all.get('orders/created:shared-id')).map((r) => r.prefix).sort()).toEqual([left, right].sort());
       const mine = (await all.list({ limit: 10_000 })).filter((r) => r.prefix === left || r.prefix === right);
       expect(mine).toHaveLength(3);
-      const failure = await all.write(deadLetter()).then(() => undefined, (err: unknown) => err);
+      const failure = await all.write(deadLetter()).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
       expect(hasCode(failure, DEAD_LETTER_ERROR_CODE)).toBe(true);
     });
 
@@ -232,7 +252,10 @@ export function sinkContract(name: string, makeSink: MakeSink, options: SinkCont
       await sink.write(deadLetter());
       await sink.close();
       await sink.close();
-      const failure = await sink.write(deadLetter()).then(() => undefined, (err: unknown) => err);
+      const failure = await sink.write(deadLetter()).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
       expect(hasCode(failure, DEAD_LETTER_ERROR_CODE), String(failure)).toBe(true);
     });
   });

@@ -79,7 +79,12 @@ describe('a worker with a SQLite sink', () => {
     const dir = tempDir('dead-letter-gauge');
     const destination = await createConsumer(emulator);
     appendBehave(emulator, 2, () => ({ behaviour: 'permanent' }));
-    appendBehave(emulator, 1, () => ({ behaviour: 'fail' }), () => 'failing');
+    appendBehave(
+      emulator,
+      1,
+      () => ({ behaviour: 'fail' }),
+      () => 'failing',
+    );
     const config = workerConfig(emulator, destination, dir, { deadLetterUrl: `sqlite:${join(dir, 'dead-letters.sqlite')}`, maxAttempts: 1 });
     const worker = await startWorker(config, { logger: silent, timings: FAST });
     try {

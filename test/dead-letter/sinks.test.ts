@@ -54,7 +54,10 @@ describe('file sink', () => {
       await sink.write(deadLetter({ eventId: 'r-1' }));
       const [record] = await sink.get('orders/created:r-1');
       await sink.update({ ...record!, state: 'replayed', updatedAt: new Date().toISOString() }, 'dead');
-      const lines = readFileSync(path, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { state: string });
+      const lines = readFileSync(path, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { state: string });
       expect(lines.map((l) => l.state)).toEqual(['dead', 'replayed']);
       renameSync(path, `${path}.1`);
       await sink.write(deadLetter({ eventId: 'r-2' }));
@@ -70,7 +73,10 @@ describe('file sink', () => {
     const blocker = join(dir, 'not-a-folder');
     writeFileSync(blocker, '');
     const sink = await openDeadLetterStore(`file:${join(blocker, 'dead.jsonl')}`, { prefix: 'p' });
-    const failure = await sink.write(deadLetter()).then(() => undefined, (err: unknown) => err);
+    const failure = await sink.write(deadLetter()).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     expect(hasCode(failure, DEAD_LETTER_ERROR_CODE), String(failure)).toBe(true);
     await sink.close();
   });
@@ -104,7 +110,10 @@ describe.skipIf(REDIS_URL === undefined)('redis sink', () => {
 
   it('fails to open with DW_ERR_DEAD_LETTER, without the password, when nothing listens', async () => {
     const port = await freePort();
-    const failure = await openDeadLetterStore(`redis://:s3cret@127.0.0.1:${port}`, { prefix: 'p' }).then(() => undefined, (err: unknown) => err as Error);
+    const failure = await openDeadLetterStore(`redis://:s3cret@127.0.0.1:${port}`, { prefix: 'p' }).then(
+      () => undefined,
+      (err: unknown) => err as Error,
+    );
     expect(hasCode(failure, DEAD_LETTER_ERROR_CODE)).toBe(true);
     expect(failure?.message).toContain(`127.0.0.1:${port}`);
     expect(failure?.message).not.toContain('s3cret');
@@ -117,7 +126,10 @@ describe.skipIf(DATABASE_URL === undefined)('postgres sink', () => {
 
   it('fails to open with DW_ERR_DEAD_LETTER, without the password, when nothing listens', async () => {
     const port = await freePort();
-    const failure = await openDeadLetterStore(`postgres://app:s3cret@127.0.0.1:${port}/app`, { prefix: 'p' }).then(() => undefined, (err: unknown) => err as Error);
+    const failure = await openDeadLetterStore(`postgres://app:s3cret@127.0.0.1:${port}/app`, { prefix: 'p' }).then(
+      () => undefined,
+      (err: unknown) => err as Error,
+    );
     expect(hasCode(failure, DEAD_LETTER_ERROR_CODE)).toBe(true);
     expect(failure?.message).not.toContain('s3cret');
   });

@@ -23,7 +23,10 @@ describe('the worker and its sink', () => {
     const sinkUrl = `file:${join(blocker, 'dead-letter.jsonl')}`;
     const destination = await createConsumer(emulator);
     const [poison] = appendBehave(emulator, 1, () => ({ behaviour: 'permanent' }));
-    const worker = await startWorker(workerConfig(emulator, destination, dir, { deadLetterUrl: sinkUrl, visibilitySeconds: 2 }), { logger: silent, timings: FAST });
+    const worker = await startWorker(workerConfig(emulator, destination, dir, { deadLetterUrl: sinkUrl, visibilitySeconds: 2 }), {
+      logger: silent,
+      timings: FAST,
+    });
     try {
       let failures = 0;
       worker.events.on('run:done', (e) => {
@@ -35,10 +38,14 @@ describe('the worker and its sink', () => {
 
       rmSync(blocker);
       mkdirSync(blocker);
-      await waitFor('the cursor past the event', () => {
-        const state = consumerState(emulator, destination);
-        return state.committed === state.head;
-      }, 20_000);
+      await waitFor(
+        'the cursor past the event',
+        () => {
+          const state = consumerState(emulator, destination);
+          return state.committed === state.head;
+        },
+        20_000,
+      );
     } finally {
       await worker.close();
     }

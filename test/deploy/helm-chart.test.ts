@@ -91,7 +91,10 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
   it.each([
     ['standalone example', []],
     ['sidecar example', ['-f', SIDECAR_VALUES]],
-    ['KEDA + ServiceMonitor + PrometheusRule + dashboard', ['--set', 'keda.enabled=true,serviceMonitor.enabled=true,prometheusRule.enabled=true,grafanaDashboard.enabled=true,worker.idempotency=postgres://pg/app']],
+    [
+      'KEDA + ServiceMonitor + PrometheusRule + dashboard',
+      ['--set', 'keda.enabled=true,serviceMonitor.enabled=true,prometheusRule.enabled=true,grafanaDashboard.enabled=true,worker.idempotency=postgres://pg/app'],
+    ],
     ['a private CA by extraVolumes, extraVolumeMounts and extraEnv', ['-f', join(CHART_DIR, 'examples', 'private-ca-values.yaml')]],
     ['pinned by digest', ['--set', `image.digest=sha256:${'ab'.repeat(32)}`]],
   ])('helm lint --strict passes: %s', (_name, extra) => {
@@ -108,7 +111,15 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
     });
 
     it('args carry run --handlers --base-url --destination only; no secret, no forward', () => {
-      expect(args(workerContainer(docs))).toEqual(['run', '--handlers', '/app/handlers', '--base-url', 'https://api.example.com', '--destination', 'orders-consumer']);
+      expect(args(workerContainer(docs))).toEqual([
+        'run',
+        '--handlers',
+        '/app/handlers',
+        '--base-url',
+        'https://api.example.com',
+        '--destination',
+        'orders-consumer',
+      ]);
     });
 
     it('every env var is a run option (DURABLE_WORKER_<UPPER_SNAKE>)', () => {
@@ -116,7 +127,9 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
       expect(names.length).toBeGreaterThan(10);
       const known = contractEnvNames();
       expect(names.filter((n) => !known.has(n))).toEqual([]);
-      expect(names).toEqual(expect.arrayContaining(['DURABLE_WORKER_SHUTDOWN_TIMEOUT', 'DURABLE_WORKER_IDEMPOTENCY', 'DURABLE_WORKER_VISIBILITY', 'DURABLE_WORKER_METRICS_PORT']));
+      expect(names).toEqual(
+        expect.arrayContaining(['DURABLE_WORKER_SHUTDOWN_TIMEOUT', 'DURABLE_WORKER_IDEMPOTENCY', 'DURABLE_WORKER_VISIBILITY', 'DURABLE_WORKER_METRICS_PORT']),
+      );
     });
 
     it('workerId prefix comes from the pod name (fieldRef metadata.name)', () => {
@@ -192,7 +205,10 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
       const secretDir = join(scratch, 'secret-mount');
       mkdirSync(secretDir, { recursive: true });
       writeFileSync(join(secretDir, 'client-secret'), 's3cret-from-file\n');
-      const docs = render(['--set', `credentials.clientId=my-client,credentials.existingSecret=,credentials.create=true,credentials.clientSecret=x,credentials.mountPath=${secretDir},worker.limit=50,worker.visibilitySeconds=120`]);
+      const docs = render([
+        '--set',
+        `credentials.clientId=my-client,credentials.existingSecret=,credentials.create=true,credentials.clientSecret=x,credentials.mountPath=${secretDir},worker.limit=50,worker.visibilitySeconds=120`,
+      ]);
       const { env, flags } = processInputs(workerContainer(docs), 'rel-durable-worker-7d9f-abcde');
       const config = loadWorkerConfig({ flags, env, cwd: scratch, hostname: 'not-used' });
       expect(config).toMatchObject({
@@ -215,7 +231,10 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
     });
 
     it('a shutdown timeout longer than the lease: a drain ends at the latest when the leases run out', () => {
-      const docs = render(['--set', 'credentials.clientId=my-client,credentials.existingSecret=worker-creds,credentials.mountAsFile=false,worker.shutdownTimeoutSeconds=90,worker.visibilitySeconds=60']);
+      const docs = render([
+        '--set',
+        'credentials.clientId=my-client,credentials.existingSecret=worker-creds,credentials.mountAsFile=false,worker.shutdownTimeoutSeconds=90,worker.visibilitySeconds=60',
+      ]);
       expect(graceSeconds(docs)).toBe(105);
       const { env, flags } = processInputs(workerContainer(docs), 'rel-pod');
       const config = loadWorkerConfig({ flags, env, cwd: scratch, hostname: 'not-used' });
@@ -261,14 +280,19 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
       expect(envVar(container, 'DURABLE_WORKER_CLIENT_ID')).toContain('value: "my-client"');
       expect(envVar(container, 'DURABLE_WORKER_CLIENT_SECRET_FILE')).toContain('value: "/var/run/secrets/durable-worker/client-secret"');
       expect(envNames(container)).not.toContain('DURABLE_WORKER_CLIENT_SECRET');
-      expect(block(container, 'volumeMounts')).toMatch(/- name: durable-worker-credentials\n\s+mountPath: \/var\/run\/secrets\/durable-worker\n\s+readOnly: true/);
+      expect(block(container, 'volumeMounts')).toMatch(
+        /- name: durable-worker-credentials\n\s+mountPath: \/var\/run\/secrets\/durable-worker\n\s+readOnly: true/,
+      );
       expect(deployment).toMatch(/- name: durable-worker-credentials\n\s+secret:\n\s+secretName: rel-durable-worker-credentials/);
       expect(deployment).toMatch(/checksum\/credentials: [0-9a-f]{64}/);
       expect(args(container).join(' ')).not.toMatch(/secret/i);
     });
 
     it('existing Secret as env from secretKeyRef (mountAsFile=false); the chart creates no Secret', () => {
-      const docs = render(['--set', 'credentials.clientId=my-client,credentials.existingSecret=worker-creds,credentials.clientSecretKey=secret,credentials.mountAsFile=false']);
+      const docs = render([
+        '--set',
+        'credentials.clientId=my-client,credentials.existingSecret=worker-creds,credentials.clientSecretKey=secret,credentials.mountAsFile=false',
+      ]);
       expect(docs.some((d) => d.kind === 'Secret')).toBe(false);
       const env = envVar(workerContainer(docs), 'DURABLE_WORKER_CLIENT_SECRET');
       expect(env).toMatch(/valueFrom:\n\s+secretKeyRef:\n\s+name: worker-creds\n\s+key: secret/);
@@ -282,7 +306,9 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
     });
 
     it('a client id without a secret source fails with a clear message', () => {
-      expect(renderFailure(['--set', 'credentials.clientId=my-client,credentials.existingSecret='])).toContain('credentials.clientId needs the client secret: set credentials.existingSecret, or credentials.create with credentials.clientSecret');
+      expect(renderFailure(['--set', 'credentials.clientId=my-client,credentials.existingSecret='])).toContain(
+        'credentials.clientId needs the client secret: set credentials.existingSecret, or credentials.create with credentials.clientSecret',
+      );
     });
 
     it('without credentials, helm template fails naming the values to set (the worker would exit 2 in a crash loop)', () => {
@@ -310,7 +336,15 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
       expect(containers).toEqual(['orders-app', 'durable-worker']);
       expect(listItem(deployment, 'name', 'orders-app')).toMatch(/image: "registry\.example\.com\/orders-app:1\.4\.2"/);
       const workerArgs = args(workerContainer(docs));
-      expect(workerArgs).toEqual(['run', '--base-url', 'https://api.example.com', '--destination', 'orders-consumer', '--forward-url', 'http://127.0.0.1:8080/events']);
+      expect(workerArgs).toEqual([
+        'run',
+        '--base-url',
+        'https://api.example.com',
+        '--destination',
+        'orders-consumer',
+        '--forward-url',
+        'http://127.0.0.1:8080/events',
+      ]);
     });
 
     it('the app outlives the worker drain; the grace period covers both', () => {
@@ -339,9 +373,15 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
     });
 
     it('needs the app version: no latest default; a digest pins it', () => {
-      expect(renderFailure(['-f', SIDECAR_VALUES, '--set', 'sidecar.app.image.tag='])).toContain('mode sidecar needs sidecar.app.image.tag or sidecar.app.image.digest');
+      expect(renderFailure(['-f', SIDECAR_VALUES, '--set', 'sidecar.app.image.tag='])).toContain(
+        'mode sidecar needs sidecar.app.image.tag or sidecar.app.image.digest',
+      );
       const digest = `sha256:${'cd'.repeat(32)}`;
-      const app = listItem(onlyDoc(render(['-f', SIDECAR_VALUES, '--set', `sidecar.app.image.tag=,sidecar.app.image.digest=${digest}`]), 'Deployment').text, 'name', 'orders-app')!;
+      const app = listItem(
+        onlyDoc(render(['-f', SIDECAR_VALUES, '--set', `sidecar.app.image.tag=,sidecar.app.image.digest=${digest}`]), 'Deployment').text,
+        'name',
+        'orders-app',
+      )!;
       expect(app).toContain(`image: "registry.example.com/orders-app@${digest}"`);
     });
 
@@ -384,14 +424,25 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
       // workload.enabled=false: the subchart adds no workload of its own
       // (its state claim aside: the SQLite store by default)
       expect(docs.map((d) => `${d.kind}/${d.name}`)).toEqual(['PersistentVolumeClaim/x-durable-worker-state', 'Deployment/my-app']);
-      expect(args(workerContainer(docs))).toEqual(['run', '--base-url', 'https://api.example.com', '--destination', 'my-consumer', '--forward-url', 'http://127.0.0.1:3000/cloudevents']);
+      expect(args(workerContainer(docs))).toEqual([
+        'run',
+        '--base-url',
+        'https://api.example.com',
+        '--destination',
+        'my-consumer',
+        '--forward-url',
+        'http://127.0.0.1:3000/cloudevents',
+      ]);
       expect(onlyDoc(docs, 'Deployment').text).toMatch(/- name: durable-worker-state\n\s+persistentVolumeClaim:\n\s+claimName: x-durable-worker-state/);
     });
   });
 
   describe('KEDA, ServiceMonitor, PrometheusRule, dashboard', () => {
     const docs = helm.path
-      ? render(['--set', 'keda.enabled=true,keda.maxReplicaCount=4,serviceMonitor.enabled=true,prometheusRule.enabled=true,grafanaDashboard.enabled=true,worker.idempotency=redis://redis:6379'])
+      ? render([
+          '--set',
+          'keda.enabled=true,keda.maxReplicaCount=4,serviceMonitor.enabled=true,prometheusRule.enabled=true,grafanaDashboard.enabled=true,worker.idempotency=redis://redis:6379',
+        ])
       : [];
 
     it('KEDA scales the Deployment on durable_worker_backlog_age_seconds; the Deployment leaves replicas to it', () => {
@@ -411,17 +462,27 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
     });
 
     it('the dashboard ConfigMap carries grafana_dashboard "1" and the very JSON of deploy/grafana', () => {
-      const dashboard = splitManifests(docs.map((d) => `---\n${d.text}`).join('\n')).find((d) => d.kind === 'ConfigMap' && d.name === 'rel-durable-worker-dashboard');
+      const dashboard = splitManifests(docs.map((d) => `---\n${d.text}`).join('\n')).find(
+        (d) => d.kind === 'ConfigMap' && d.name === 'rel-durable-worker-dashboard',
+      );
       expect(dashboard).toBeDefined();
       expect(dashboard!.text).toMatch(/grafana_dashboard: "1"/);
-      const json = dashboard!.text.split(/durable-worker-dashboard\.json: \|-\n/)[1]!.split('\n').map((l) => l.slice(4)).join('\n');
+      const json = dashboard!.text
+        .split(/durable-worker-dashboard\.json: \|-\n/)[1]!
+        .split('\n')
+        .map((l) => l.slice(4))
+        .join('\n');
       expect(JSON.parse(json)).toEqual(JSON.parse(readFileSync(join(REPO_ROOT, 'deploy', 'grafana', 'durable-worker-dashboard.json'), 'utf8')));
     });
 
     it.skipIf(promtool.skip)('the PrometheusRule spec passes promtool check rules and the same unit tests', () => {
       expect(promtool.path, 'promtool is missing: apt-get install prometheus').toBeDefined();
       const rule = onlyDoc(docs, 'PrometheusRule').text;
-      const spec = rule.split(/^spec:\n/m)[1]!.split('\n').map((l) => l.slice(2)).join('\n');
+      const spec = rule
+        .split(/^spec:\n/m)[1]!
+        .split('\n')
+        .map((l) => l.slice(2))
+        .join('\n');
       const dir = join(scratch, 'rendered-rules');
       mkdirSync(join(dir, 'tests'), { recursive: true });
       writeFileSync(join(dir, 'durable-worker-rules.yaml'), spec);
@@ -438,11 +499,20 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
 
   describe('invalid values fail with a clear message', () => {
     it.each([
-      [['--set', 'replicaCount=2'], 'replicaCount=2 needs a shared idempotency store: worker.idempotency is "sqlite:/var/lib/durable-worker/idempotency.sqlite"'],
+      [
+        ['--set', 'replicaCount=2'],
+        'replicaCount=2 needs a shared idempotency store: worker.idempotency is "sqlite:/var/lib/durable-worker/idempotency.sqlite"',
+      ],
       [['--set', 'replicaCount=3,worker.idempotency=memory'], 'replicaCount=3 needs a shared idempotency store: worker.idempotency is "memory"'],
       [['--set', 'keda.enabled=true,keda.maxReplicaCount=3'], 'keda.maxReplicaCount=3 needs a shared idempotency store'],
-      [['--set', 'lifecycle.terminationGracePeriodSeconds=20'], 'lifecycle.terminationGracePeriodSeconds (20) must be greater than worker.shutdownTimeoutSeconds + lifecycle.preStopSleepSeconds (30)'],
-      [['--set', 'credentials.create=true,credentials.existingSecret=x,credentials.clientId=c,credentials.clientSecret=s'], 'set either credentials.existingSecret or credentials.create, not both'],
+      [
+        ['--set', 'lifecycle.terminationGracePeriodSeconds=20'],
+        'lifecycle.terminationGracePeriodSeconds (20) must be greater than worker.shutdownTimeoutSeconds + lifecycle.preStopSleepSeconds (30)',
+      ],
+      [
+        ['--set', 'credentials.create=true,credentials.existingSecret=x,credentials.clientId=c,credentials.clientSecret=s'],
+        'set either credentials.existingSecret or credentials.create, not both',
+      ],
     ])('helm template %j', (extra, message) => {
       expect(renderFailure(extra)).toContain(message);
     });
@@ -481,17 +551,26 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
     });
 
     it.each([
-      [['--set', 'replicaCount=2,worker.idempotency=redis://cache,worker.deadLetter=file:/var/lib/durable-worker/dl.jsonl'], 'replicaCount=2 needs a shared dead-letter sink: worker.deadLetter is "file:/var/lib/durable-worker/dl.jsonl"'],
-      [['--set', 'keda.enabled=true,keda.maxReplicaCount=4,worker.idempotency=postgres://pg/app,worker.deadLetter=sqlite:/var/lib/durable-worker/dl.sqlite'], 'keda.maxReplicaCount=4 needs a shared dead-letter sink'],
+      [
+        ['--set', 'replicaCount=2,worker.idempotency=redis://cache,worker.deadLetter=file:/var/lib/durable-worker/dl.jsonl'],
+        'replicaCount=2 needs a shared dead-letter sink: worker.deadLetter is "file:/var/lib/durable-worker/dl.jsonl"',
+      ],
+      [
+        ['--set', 'keda.enabled=true,keda.maxReplicaCount=4,worker.idempotency=postgres://pg/app,worker.deadLetter=sqlite:/var/lib/durable-worker/dl.sqlite'],
+        'keda.maxReplicaCount=4 needs a shared dead-letter sink',
+      ],
     ])('refuses several replicas with a sink on the emptyDir, naming the values to set: %j', (extra, message) => {
       const stderr = renderFailure(extra);
       expect(stderr).toContain(message);
-      expect(stderr).toContain('Set worker.deadLetter to redis://... or postgres://..., or leave it empty to follow a redis:// or postgres:// worker.idempotency.');
+      expect(stderr).toContain(
+        'Set worker.deadLetter to redis://... or postgres://..., or leave it empty to follow a redis:// or postgres:// worker.idempotency.',
+      );
     });
 
     it('the schema takes the four kinds of sink', () => {
       expect(renderFailure(['--set', 'worker.deadLetter=s3://bucket'])).toContain('worker.deadLetter: Does not match pattern');
-      for (const url of ['sqlite:/var/lib/durable-worker/dl.sqlite', 'file:/tmp/dl.jsonl', 'redis://r:6379', 'postgresql://pg/app']) expect(sinkOf(render(['--set', `worker.deadLetter=${url}`]))).toBe(url);
+      for (const url of ['sqlite:/var/lib/durable-worker/dl.sqlite', 'file:/tmp/dl.jsonl', 'redis://r:6379', 'postgresql://pg/app'])
+        expect(sinkOf(render(['--set', `worker.deadLetter=${url}`]))).toBe(url);
     });
 
     it('NOTES say where the dead letters are (no password) and how to list them', () => {
@@ -499,9 +578,23 @@ describe.skipIf(helm.skip)('helm chart (real helm)', () => {
       const copy = join(scratch, 'notes-chart');
       cpSync(CHART_DIR, copy, { recursive: true });
       cpSync(join(copy, 'templates', 'NOTES.txt'), join(copy, 'notes.txt'));
-      writeFileSync(join(copy, 'templates', 'notes-render.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  notes: |\n{{ tpl (.Files.Get "notes.txt") . | indent 4 }}\n');
+      writeFileSync(
+        join(copy, 'templates', 'notes-render.yaml'),
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  notes: |\n{{ tpl (.Files.Get "notes.txt") . | indent 4 }}\n',
+      );
       const notes = (extra: string[]) => {
-        const result = helmRun(['template', 'rel', copy, '--namespace', 'jobs', '--show-only', 'templates/notes-render.yaml', '-f', STANDALONE_VALUES, ...extra]);
+        const result = helmRun([
+          'template',
+          'rel',
+          copy,
+          '--namespace',
+          'jobs',
+          '--show-only',
+          'templates/notes-render.yaml',
+          '-f',
+          STANDALONE_VALUES,
+          ...extra,
+        ]);
         if (result.code !== 0) throw new Error(result.stderr);
         return result.stdout;
       };

@@ -95,8 +95,12 @@ describe.skipIf(helm.skip)('worker.extraEnv, envFrom, extraVolumes and extraVolu
     const copy = join(scratch, 'notes-chart');
     cpSync(CHART_DIR, copy, { recursive: true });
     cpSync(join(copy, 'templates', 'NOTES.txt'), join(copy, 'notes.txt'));
-    writeFileSync(join(copy, 'templates', 'notes-render.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  notes: |\n{{ tpl (.Files.Get "notes.txt") . | indent 4 }}\n');
-    const notes = (extra: string[]) => run(helm.path!, ['template', 'rel', copy, '--show-only', 'templates/notes-render.yaml', '-f', STANDALONE_VALUES, ...extra]).stdout;
+    writeFileSync(
+      join(copy, 'templates', 'notes-render.yaml'),
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  notes: |\n{{ tpl (.Files.Get "notes.txt") . | indent 4 }}\n',
+    );
+    const notes = (extra: string[]) =>
+      run(helm.path!, ['template', 'rel', copy, '--show-only', 'templates/notes-render.yaml', '-f', STANDALONE_VALUES, ...extra]).stdout;
     expect(notes(values)).toContain('DEPRECATED: top-level extraVolumes is still honoured; move it to worker.extraVolumes');
     expect(notes([])).not.toContain('DEPRECATED');
   });
@@ -114,7 +118,8 @@ describe.skipIf(helm.skip)('startup probe', () => {
 });
 
 describe.skipIf(helm.skip)('the state folder', () => {
-  const claimOf = (docs: ManifestDoc[]) => /- name: durable-worker-state\n\s+persistentVolumeClaim:\n\s+claimName: (\S+)/.exec(onlyDoc(docs, 'Deployment').text)?.[1];
+  const claimOf = (docs: ManifestDoc[]) =>
+    /- name: durable-worker-state\n\s+persistentVolumeClaim:\n\s+claimName: (\S+)/.exec(onlyDoc(docs, 'Deployment').text)?.[1];
   const strategy = (docs: ManifestDoc[]) => /^ {2}strategy:\n {4}type: (\S+)/m.exec(onlyDoc(docs, 'Deployment').text)?.[1];
 
   it('with the SQLite store (the default): a claim the chart creates, kept on uninstall, and the Recreate strategy', () => {
@@ -131,7 +136,10 @@ describe.skipIf(helm.skip)('the state folder', () => {
     const existing = render(['--set', 'persistence.existingClaim=orders-state']);
     expect(existing.some((d) => d.kind === 'PersistentVolumeClaim')).toBe(false);
     expect(claimOf(existing)).toBe('orders-state');
-    const sized = onlyDoc(render(['--set', 'persistence.size=5Gi,persistence.storageClassName=fast,persistence.keepOnUninstall=false']), 'PersistentVolumeClaim').text;
+    const sized = onlyDoc(
+      render(['--set', 'persistence.size=5Gi,persistence.storageClassName=fast,persistence.keepOnUninstall=false']),
+      'PersistentVolumeClaim',
+    ).text;
     expect(sized).toMatch(/storageClassName: "fast"/);
     expect(sized).toMatch(/storage: "5Gi"/);
     expect(sized).not.toMatch(/resource-policy/);

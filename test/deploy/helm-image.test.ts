@@ -36,7 +36,9 @@ describe.skipIf(helm.skip)('helm chart: the image', () => {
     const chart = readFileSync(join(CHART_DIR, 'Chart.yaml'), 'utf8');
     expect(/^appVersion: "(.+)"$/m.exec(chart)?.[1]).toBe(packageVersion);
     expect(/^ARG VERSION=(.+)$/m.exec(dockerfile)?.[1]).toBe(packageVersion);
-    expect(workerContainer(docs)).toMatch(new RegExp(`^\\s+image: "registry\\.example\\.com/team/durable-worker:${packageVersion.replace(/\./g, '\\.')}"$`, 'm'));
+    expect(workerContainer(docs)).toMatch(
+      new RegExp(`^\\s+image: "registry\\.example\\.com/team/durable-worker:${packageVersion.replace(/\./g, '\\.')}"$`, 'm'),
+    );
   });
 
   it("runs the image's entrypoint (tini, then the CLI): no command, args from `run`", () => {

@@ -29,7 +29,9 @@ describe.skipIf(helm.skip)('chart values for OpenTelemetry (real helm)', () => {
   });
 
   it('on: --otel by env and the standard variables the SDK reads, which the worker accepts', () => {
-    const env = workerEnv('credentials.useApiKey=true,tracing.enabled=true,tracing.otlpEndpoint=http://otel-collector.observability:4318,tracing.protocol=http/json,tracing.sampler=parentbased_traceidratio,tracing.samplerArg=0.25,tracing.resourceAttributes=deployment.environment=prod');
+    const env = workerEnv(
+      'credentials.useApiKey=true,tracing.enabled=true,tracing.otlpEndpoint=http://otel-collector.observability:4318,tracing.protocol=http/json,tracing.sampler=parentbased_traceidratio,tracing.samplerArg=0.25,tracing.resourceAttributes=deployment.environment=prod',
+    );
     expect(env).toMatchObject({
       DURABLE_WORKER_OTEL: 'true',
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector.observability:4318',

@@ -26,7 +26,17 @@ const CONTRACT_METRICS = [
   'ack_duration_seconds',
 ];
 /** Ours beyond the CONTRACT list (docs/metrics.md): runs (events_total's new name), the backlog signal, listener errors, the breakers. */
-const MORE_METRICS = ['runs_total', 'backlog_age_seconds', 'listener_errors_total', 'breaker_state', 'deferred_runs', 'deferred_oldest_age_seconds', 'limit_allowed_rate', 'limit_waiting_runs', 'limit_throttles_total'];
+const MORE_METRICS = [
+  'runs_total',
+  'backlog_age_seconds',
+  'listener_errors_total',
+  'breaker_state',
+  'deferred_runs',
+  'deferred_oldest_age_seconds',
+  'limit_allowed_rate',
+  'limit_waiting_runs',
+  'limit_throttles_total',
+];
 const HISTOGRAMS = ['handler_duration_seconds', 'pull_duration_seconds', 'ack_duration_seconds'];
 /** Not ours, but scraped next to ours: Prometheus' own `up` and prom-client's default metrics we chart. */
 const OTHER_ALLOWED = new Set(['up', 'process_resident_memory_bytes', 'process_cpu_seconds_total', 'nodejs_heap_size_used_bytes']);
@@ -131,7 +141,9 @@ describe('metric names used in dashboards, alerts and KEDA', () => {
   });
 
   it('the dashboard charts what the issue lists', () => {
-    const all = dashboardExpressions().map((e) => e.expr).join('\n');
+    const all = dashboardExpressions()
+      .map((e) => e.expr)
+      .join('\n');
     for (const needle of [
       'durable_worker_events_total',
       'sum by (type, outcome)',
@@ -152,7 +164,9 @@ describe('metric names used in dashboards, alerts and KEDA', () => {
     const metrics = createMetrics({ events: new EventEmitter() as WorkerEmitter, destination: 'd' });
     try {
       const text = await metrics.registry.metrics();
-      const registryNames = new Set([...text.matchAll(/^# TYPE (\S+) (\w+)$/gm)].flatMap((m) => (m[2] === 'histogram' ? [`${m[1]}_bucket`, `${m[1]}_sum`, `${m[1]}_count`] : [m[1]!])));
+      const registryNames = new Set(
+        [...text.matchAll(/^# TYPE (\S+) (\w+)$/gm)].flatMap((m) => (m[2] === 'histogram' ? [`${m[1]}_bucket`, `${m[1]}_sum`, `${m[1]}_count`] : [m[1]!])),
+      );
       const used = new Set(expressions.flatMap((e) => metricNames(e.expr)).filter((n) => n !== 'up'));
       expect([...used].filter((n) => !registryNames.has(n))).toEqual([]);
       // and the CONTRACT list (and ours beyond it) matches what the code exports

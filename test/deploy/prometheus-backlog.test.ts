@@ -58,8 +58,15 @@ function quotedField(text: string, key: string): string {
 
 function renderChart(dir: string): Chart {
   const result = run(helm.path!, [
-    'template', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '-f', STANDALONE_VALUES,
-    '--set', `keda.enabled=true,serviceMonitor.enabled=true,prometheusRule.enabled=true,worker.destination=${DESTINATION},worker.idempotency=redis://redis:6379`,
+    'template',
+    RELEASE,
+    CHART_DIR,
+    '--namespace',
+    NAMESPACE,
+    '-f',
+    STANDALONE_VALUES,
+    '--set',
+    `keda.enabled=true,serviceMonitor.enabled=true,prometheusRule.enabled=true,worker.destination=${DESTINATION},worker.idempotency=redis://redis:6379`,
   ]);
   if (result.code !== 0) throw new Error(`helm template failed: ${result.stderr}`);
   const docs = splitManifests(result.stdout);
@@ -69,9 +76,20 @@ function renderChart(dir: string): Chart {
   expect(monitor).not.toMatch(/jobLabel|relabelings|targetLabels/);
   expect(monitor).toMatch(/- port: metrics\n\s+path: \/metrics/);
   const rulesFile = join(dir, 'rendered-rules.yaml');
-  writeFileSync(rulesFile, onlyDoc(docs, 'PrometheusRule').text.split(/^spec:\n/m)[1]!.split('\n').map((l) => l.slice(2)).join('\n'));
+  writeFileSync(
+    rulesFile,
+    onlyDoc(docs, 'PrometheusRule')
+      .text.split(/^spec:\n/m)[1]!
+      .split('\n')
+      .map((l) => l.slice(2))
+      .join('\n'),
+  );
   return {
-    keda: { query: quotedField(scaled, 'query'), threshold: Number(quotedField(scaled, 'threshold')), activationThreshold: Number(quotedField(scaled, 'activationThreshold')) },
+    keda: {
+      query: quotedField(scaled, 'query'),
+      threshold: Number(quotedField(scaled, 'threshold')),
+      activationThreshold: Number(quotedField(scaled, 'activationThreshold')),
+    },
     service: onlyDoc(docs, 'Service').name,
     rulesFile,
   };
@@ -96,14 +114,25 @@ describe.skipIf(prometheusBinary.skip || helm.skip)('backlog signal through a re
   async function startReplica(index: number): Promise<void> {
     const pod = `${RELEASE}-durable-worker-7d9f-${index}`;
     const worker = await startWorker(
-      workerConfig(emulator, DESTINATION, dir, { handlersDir: HANDLERS_DIR, workerIdPrefix: pod, limit: 20, visibilitySeconds: 60, concurrency: 2, maxAttempts: 5 }),
+      workerConfig(emulator, DESTINATION, dir, {
+        handlersDir: HANDLERS_DIR,
+        workerIdPrefix: pod,
+        limit: 20,
+        visibilitySeconds: 60,
+        concurrency: 2,
+        maxAttempts: 5,
+      }),
     );
     replicas.push(worker);
     targets.push(podTarget(chart, pod, worker.metricsUrl!));
     prometheus.setTargets(targets);
   }
 
-  const consumer = () => emulator.state().tenants.find((t) => t.id === 'dev-tenant')!.consumers.find((c) => c.id === DESTINATION)!;
+  const consumer = () =>
+    emulator
+      .state()
+      .tenants.find((t) => t.id === 'dev-tenant')!
+      .consumers.find((c) => c.id === DESTINATION)!;
   /** Head minus committed: the real backlog, which no worker can see. */
   const realBacklog = () => Number(consumer().head ?? 0) - Number(consumer().committed ?? consumer().startedAfter);
   const kedaValue = async () => (await prometheus.query(chart.keda.query))[0]?.value;
@@ -117,7 +146,12 @@ describe.skipIf(prometheusBinary.skip || helm.skip)('backlog signal through a re
     chart = renderChart(dir);
     globalThis.backlogTestDelayMs = SLOW_DELAY_MS;
     emulator = await startEmulator({ port: 0 });
-    prometheus = await startPrometheus({ binary: prometheusBinary.path!, ruleFiles: [chart.rulesFile], scrapeIntervalSeconds: 1, evaluationIntervalSeconds: 1 });
+    prometheus = await startPrometheus({
+      binary: prometheusBinary.path!,
+      ruleFiles: [chart.rulesFile],
+      scrapeIntervalSeconds: 1,
+      evaluationIntervalSeconds: 1,
+    });
     await startReplica(0);
   }, 60_000);
 
@@ -139,18 +173,31 @@ describe.skipIf(prometheusBinary.skip || helm.skip)('backlog signal through a re
     'ingest faster than the handlers: the KEDA query crosses its threshold and the alert fires; caught up, both clear',
     async () => {
       // Scraped as the ServiceMonitor labels it, and idle: 0 s behind.
-      await waitFor('the first replica to be scraped', async () => (await prometheus.query(`up{job="${chart.service}",namespace="${NAMESPACE}",endpoint="metrics"} == 1`)).length === 1, 60_000, 500);
+      await waitFor(
+        'the first replica to be scraped',
+        async () => (await prometheus.query(`up{job="${chart.service}",namespace="${NAMESPACE}",endpoint="metrics"} == 1`)).length === 1,
+        60_000,
+        500,
+      );
       expect(await kedaValue()).toBe(0);
 
       let sequence = 0;
       const ingest = setInterval(() => {
-        emulator.appendEvents('dev-tenant', Array.from({ length: INGEST_PER_TICK }, () => ({ type: 'backlog.test', subject: `entry-${++sequence}`, data: { n: sequence } })));
+        emulator.appendEvents(
+          'dev-tenant',
+          Array.from({ length: INGEST_PER_TICK }, () => ({ type: 'backlog.test', subject: `entry-${++sequence}`, data: { n: sequence } })),
+        );
       }, INGEST_EVERY_MS);
       try {
-        const crossed = await waitFor('the KEDA query to cross its threshold', async () => {
-          const value = (await kedaValue()) ?? 0;
-          return value > chart.keda.threshold && value;
-        }, 180_000, 1_000);
+        const crossed = await waitFor(
+          'the KEDA query to cross its threshold',
+          async () => {
+            const value = (await kedaValue()) ?? 0;
+            return value > chart.keda.threshold && value;
+          },
+          180_000,
+          1_000,
+        );
         expect(crossed).toBeGreaterThan(chart.keda.threshold);
         expect(realBacklog()).toBeGreaterThan(500);
 
@@ -162,10 +209,15 @@ describe.skipIf(prometheusBinary.skip || helm.skip)('backlog signal through a re
         expect(ages.map((s) => s.metric.pod).sort()).toEqual([`${RELEASE}-durable-worker-7d9f-0`, `${RELEASE}-durable-worker-7d9f-1`]);
 
         // Two replicas at 10 events/s each are still slower than ingest: the alert fires.
-        const alerts = await waitFor('the lag alert to fire', async () => {
-          const now = await firing();
-          return now.length > 0 && now;
-        }, 360_000, 1_000);
+        const alerts = await waitFor(
+          'the lag alert to fire',
+          async () => {
+            const now = await firing();
+            return now.length > 0 && now;
+          },
+          360_000,
+          1_000,
+        );
         expect(alerts).toHaveLength(1);
         expect(alerts[0]!.labels).toMatchObject({ alertname: ALERT, severity: 'warning', namespace: NAMESPACE, job: chart.service, destination: DESTINATION });
         expect(Number(alerts[0]!.value)).toBeGreaterThan(60);
@@ -182,10 +234,15 @@ describe.skipIf(prometheusBinary.skip || helm.skip)('backlog signal through a re
       // The downstream recovers: the replicas work through the backlog and catch up.
       globalThis.backlogTestDelayMs = 0;
       await waitFor('the replicas to commit the whole stream', () => realBacklog() === 0 && consumer().leased === 0, 120_000, 250);
-      const cleared = await waitFor('the KEDA query to fall to its activation threshold', async () => {
-        const value = await kedaValue();
-        return value !== undefined && value <= chart.keda.activationThreshold && { value };
-      }, 60_000, 500);
+      const cleared = await waitFor(
+        'the KEDA query to fall to its activation threshold',
+        async () => {
+          const value = await kedaValue();
+          return value !== undefined && value <= chart.keda.activationThreshold && { value };
+        },
+        60_000,
+        500,
+      );
       expect(cleared.value).toBe(0);
       await waitFor('the lag alert to resolve', async () => (await active()).length === 0, 60_000, 1_000);
     },
@@ -197,7 +254,10 @@ describe.skipIf(prometheusBinary.skip || helm.skip)('backlog signal through a re
     // Healthy and recently busy: a few events handled, everyone caught up, and scraped since.
     const handled = async () => (await prometheus.query(`sum(durable_worker_events_total{job="${chart.service}"})`))[0]?.value ?? 0;
     const before = await handled();
-    emulator.appendEvents('dev-tenant', Array.from({ length: 20 }, (_, i) => ({ type: 'backlog.test', subject: `healthy-${i}`, data: { i } })));
+    emulator.appendEvents(
+      'dev-tenant',
+      Array.from({ length: 20 }, (_, i) => ({ type: 'backlog.test', subject: `healthy-${i}`, data: { i } })),
+    );
     await waitFor('the workers to catch up', () => realBacklog() === 0 && consumer().leased === 0, 60_000, 100);
     await waitFor('a scrape after the last events', async () => (await handled()) >= before + 20, 30_000, 500);
     await waitFor('both replicas caught up in Prometheus', async () => (await kedaValue()) === 0, 30_000, 500);

@@ -34,13 +34,26 @@ describe('alert rule unit tests cover every alert', () => {
 
   it('the rule file defines the alerts the issue asks for', () => {
     expect(alertNames).toEqual(
-      expect.arrayContaining(['DurableWorkerConsumerLagGrowing', 'DurableWorkerStaleAcks', 'DurableWorkerDeadLetteredEvents', 'DurableWorkerDeadLetterBacklogGrowing', 'DurableWorkerDown', 'DurableWorkerNoSuccessfulPulls']),
+      expect.arrayContaining([
+        'DurableWorkerConsumerLagGrowing',
+        'DurableWorkerStaleAcks',
+        'DurableWorkerDeadLetteredEvents',
+        'DurableWorkerDeadLetterBacklogGrowing',
+        'DurableWorkerDown',
+        'DurableWorkerNoSuccessfulPulls',
+      ]),
     );
   });
 
   it.each(alertNames)('%s fires in one scenario and stays silent in another', (alert) => {
     const evaluations = [...tests.matchAll(/- eval_time: \S+\n\s+alertname: (\w+)\n\s+exp_alerts:(.*)/g)].filter((m) => m[1] === alert);
-    expect(evaluations.some((m) => m[2]!.trim() === '[]'), `${alert} has no silent scenario`).toBe(true);
-    expect(evaluations.some((m) => m[2]!.trim() === ''), `${alert} has no firing scenario`).toBe(true);
+    expect(
+      evaluations.some((m) => m[2]!.trim() === '[]'),
+      `${alert} has no silent scenario`,
+    ).toBe(true);
+    expect(
+      evaluations.some((m) => m[2]!.trim() === ''),
+      `${alert} has no firing scenario`,
+    ).toBe(true);
   });
 });

@@ -19,12 +19,15 @@ describe.skipIf(promtool.skip)('promtool check metrics', () => {
     expect(promtool.path, 'promtool is missing: apt-get install prometheus').toBeDefined();
   });
 
-  it('the verdict rejects malformed text and any lint, prom-client\'s own included', () => {
+  it("the verdict rejects malformed text and any lint, prom-client's own included", () => {
     expect(checkMetrics(promtool.path!, '# TYPE x counter\nx{a="1" 1\n').ok).toBe(false);
     const lint = checkMetrics(promtool.path!, '# HELP my_thing_total a gauge\n# TYPE my_thing_total gauge\nmy_thing_total 1\n');
     expect(lint.code).toBe(3);
     expect(lint.ok).toBe(false);
-    const promClient = checkMetrics(promtool.path!, '# HELP nodejs_active_handles_total Total number of active handles.\n# TYPE nodejs_active_handles_total gauge\nnodejs_active_handles_total 3\n');
+    const promClient = checkMetrics(
+      promtool.path!,
+      '# HELP nodejs_active_handles_total Total number of active handles.\n# TYPE nodejs_active_handles_total gauge\nnodejs_active_handles_total 3\n',
+    );
     expect(promClient.problems).toEqual(['nodejs_active_handles_total non-counter metrics should not have "_total" suffix']);
     expect(promClient.ok).toBe(false);
     expect(checkMetrics(promtool.path!, '# HELP ok_total fine\n# TYPE ok_total counter\nok_total 1\n').ok).toBe(true);
@@ -40,7 +43,15 @@ describe.skipIf(promtool.skip)('promtool check metrics', () => {
       emit('lease:pulled', { workerId: 'w-0', leaseId: 'l', generation: 1, deliveryAttempt: 1, events: [event] });
       emit('run:done', { workerId: 'w-0', event, handler: 'h', outcome: 'ok', durationMs: 12 });
       emit('inflight:changed', { inFlight: 2 });
-      emit('ack:done', { workerId: 'w-0', leaseId: 'l', generation: 1, sent: 'ok', status: 'committed', response: { status: 'committed', committed: '7' }, lastSequence: '7' });
+      emit('ack:done', {
+        workerId: 'w-0',
+        leaseId: 'l',
+        generation: 1,
+        sent: 'ok',
+        status: 'committed',
+        response: { status: 'committed', committed: '7' },
+        lastSequence: '7',
+      });
       emit('caught-up', { workerId: 'w-0', at: Date.now() });
       const text = await metrics.registry.metrics();
       expect(text).toMatch(/^durable_worker_handler_duration_seconds_bucket\{le="0.025",type="source_entry.updated"\} 1$/m);

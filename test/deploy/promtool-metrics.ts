@@ -15,6 +15,9 @@ export interface MetricsVerdict {
 export function checkMetrics(promtool: string, exposition: string): MetricsVerdict {
   const result = run(promtool, ['check', 'metrics'], { input: exposition });
   const output = `${result.stdout}${result.stderr}`;
-  const problems = output.split('\n').map((l) => l.trim()).filter(Boolean);
+  const problems = output
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   return { ok: result.code === 0 && problems.length === 0, code: result.code, problems, output };
 }

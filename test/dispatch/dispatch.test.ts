@@ -24,7 +24,11 @@ function event(type: string, data: unknown): CloudEvent {
 }
 
 function job(handler: string, ev: CloudEvent): DispatchJob {
-  return { handler, event: ev, ctx: { attempt: 1, deliveryAttempt: 1, generation: 1, workerId: 'w-0', leaseId: 'lease-1', leaseDeadlineMs: Date.now() + 60_000 } };
+  return {
+    handler,
+    event: ev,
+    ctx: { attempt: 1, deliveryAttempt: 1, generation: 1, workerId: 'w-0', leaseId: 'lease-1', leaseDeadlineMs: Date.now() + 60_000 },
+  };
 }
 
 async function dispatcherFor(isolation: 'thread' | 'none', dir: string): Promise<Dispatcher> {
@@ -181,7 +185,10 @@ describe.each(['none', 'thread'] as const)('dispatch of a batch handler, isolati
     runs.close();
     expect(results.map((r) => r.status)).toEqual(['ok', 'permanent', 'failed', 'ok']);
     expect(results[2]).toMatchObject({ error: { message: expect.stringContaining('failed on attempt 1') } });
-    const lines = readFileSync(calls, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { ids: string[] });
+    const lines = readFileSync(calls, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { ids: string[] });
     expect(lines).toEqual([{ attempt: 1, ids: ['a', 'b', 'c', 'd'] }]);
   }, 60_000);
 });

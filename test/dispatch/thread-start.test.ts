@@ -24,8 +24,12 @@ describe('handler threads start without require() of an ES module', () => {
     expect(stderr).not.toMatch(/loading ES Module/);
   }, 60_000);
 
-  it.each(LAYOUTS)('$layout: 150 pools closed while their threads start, the process lives on', async ({ args, pool }) => {
-    const { stdout } = await run(process.execPath, [...args, FIXTURE, pool, HANDLERS, '150'], { maxBuffer: 1 << 20 });
-    expect(stdout).toContain('closed 150');
-  }, 120_000);
+  it.each(LAYOUTS)(
+    '$layout: 150 pools closed while their threads start, the process lives on',
+    async ({ args, pool }) => {
+      const { stdout } = await run(process.execPath, [...args, FIXTURE, pool, HANDLERS, '150'], { maxBuffer: 1 << 20 });
+      expect(stdout).toContain('closed 150');
+    },
+    120_000,
+  );
 });

@@ -23,7 +23,8 @@ const ENTRIES: Record<string, string> = {
 function listed(entry: string): { values: string[]; types: string[] } {
   const from = page.indexOf(`## \`${entry}\`\n`);
   const section = page.slice(from, page.indexOf('\n## ', from + 1) === -1 ? undefined : page.indexOf('\n## ', from + 1));
-  const list = (label: string) => [...(section.match(new RegExp(`^${label}: ([\\s\\S]+?)\\.$`, 'm'))?.[1] ?? '').matchAll(/`(\w+)`/g)].map((m) => m[1] as string).sort();
+  const list = (label: string) =>
+    [...(section.match(new RegExp(`^${label}: ([\\s\\S]+?)\\.$`, 'm'))?.[1] ?? '').matchAll(/`(\w+)`/g)].map((m) => m[1] as string).sort();
   return { values: list('Values'), types: [...list('Types'), ...list('Aliases')].sort() };
 }
 
@@ -33,8 +34,15 @@ function declared(file: string): { values: string[]; types: string[] } {
   const values: string[] = [];
   const types: string[] = [];
   for (const m of text.matchAll(/export\s+(type\s+)?\{([^}]*)\}/g)) {
-    for (const part of (m[2] as string).split(',').map((p) => p.trim()).filter(Boolean)) {
-      const name = part.replace(/^type\s+/, '').split(/\s+as\s+/).pop()!.trim();
+    for (const part of (m[2] as string)
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean)) {
+      const name = part
+        .replace(/^type\s+/, '')
+        .split(/\s+as\s+/)
+        .pop()!
+        .trim();
       (m[1] !== undefined || part.startsWith('type ') ? types : values).push(name);
     }
   }
@@ -51,7 +59,7 @@ describe('docs/api.md', () => {
     });
   }
 
-  it('the rooms\' runtime values are their lists; the package entry has its own and, as aliases, every room\'s', async () => {
+  it("the rooms' runtime values are their lists; the package entry has its own and, as aliases, every room's", async () => {
     const rooms = ['durable-worker/worker', 'durable-worker/client', 'durable-worker/emulator', 'durable-worker/testing'];
     for (const entry of rooms) {
       const module = (await import(join(ROOT, ENTRIES[entry] as string))) as Record<string, unknown>;

@@ -131,14 +131,23 @@ function readCode(): Code {
   const tools = ['bench', 'scripts'].flatMap((dir) => sourceFiles(join(ROOT, dir))).map((path) => readFileSync(path, 'utf8'));
   const fileNames = new Set([
     ...readdirSync(ROOT),
-    ...['src', 'test', 'bench', 'scripts', 'docs'].flatMap((dir) => readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' }).map((p) => p.split(/[\\/]/).pop()!)),
+    ...['src', 'test', 'bench', 'scripts', 'docs'].flatMap((dir) =>
+      readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' }).map((p) => p.split(/[\\/]/).pop()!),
+    ),
   ]);
   const declared = new Set<string>();
   const members = new Set<string>();
   for (const { text } of files) {
     for (const m of text.matchAll(new RegExp(`\\b(?:class|interface|type|enum|function\\*?|const|let|var)\\s+(${IDENT})`, 'g'))) declared.add(m[1]!);
     for (const m of text.matchAll(/\bexport\s*\{([^}]*)\}/g)) {
-      for (const part of m[1]!.split(',')) declared.add(part.trim().split(/\s+as\s+/).pop()!.replace(/^type\s+/, ''));
+      for (const part of m[1]!.split(','))
+        declared.add(
+          part
+            .trim()
+            .split(/\s+as\s+/)
+            .pop()!
+            .replace(/^type\s+/, ''),
+        );
     }
     // A member at the start of a line: `name(`, `name?(`, `name:`, `name =`, `name<T>(`, with modifiers.
     const member = new RegExp(
@@ -175,7 +184,10 @@ function bodiesOf(code: Code, name: string): { body: string; bases: string[] }[]
 function hasMember(code: Code, type: string, member: string, seen = new Set<string>()): boolean {
   if (seen.has(type)) return false;
   seen.add(type);
-  const pattern = new RegExp(`(?:^|[\\s{;,])(?:(?:readonly|async|get|set|static|public|private|protected)\\s+)*${member.replace('$', '\\$')}\\??\\s*[(:=<]`, 'm');
+  const pattern = new RegExp(
+    `(?:^|[\\s{;,])(?:(?:readonly|async|get|set|static|public|private|protected)\\s+)*${member.replace('$', '\\$')}\\??\\s*[(:=<]`,
+    'm',
+  );
   return bodiesOf(code, type).some(({ body, bases }) => pattern.test(body) || bases.some((b) => hasMember(code, b, member, seen)));
 }
 
@@ -207,7 +219,15 @@ function parameterLists(code: Code, name: string): string[][] {
         } else current += c;
       }
       if (current.trim() !== '') params.push(current);
-      lists.push(params.map((p) => p.trim().replace(/^\.\.\./, '').match(new RegExp(`^(${IDENT})`))?.[1] ?? p.trim()));
+      lists.push(
+        params.map(
+          (p) =>
+            p
+              .trim()
+              .replace(/^\.\.\./, '')
+              .match(new RegExp(`^(${IDENT})`))?.[1] ?? p.trim(),
+        ),
+      );
     }
   }
   return lists;
@@ -306,9 +326,15 @@ describe.each(PAGES)('%s cites the repository as it is', (PAGE) => {
     for (const { text: target, line } of links(prose)) {
       if (/^[a-z]+:/.test(target)) continue; // https:, mailto:
       const [path, anchor] = target.split('#') as [string, string | undefined];
-      const file = path === '' ? PAGE : relative(ROOT, normalize(join(ROOT, dirname(PAGE), path))).split('\\').join('/');
+      const file =
+        path === ''
+          ? PAGE
+          : relative(ROOT, normalize(join(ROOT, dirname(PAGE), path)))
+              .split('\\')
+              .join('/');
       if (!existsSync(join(ROOT, file))) broken.push(`${PAGE}:${line}: ${target} (no ${file})`);
-      else if (anchor !== undefined && file.endsWith('.md') && !anchorsOf(file).has(anchor)) broken.push(`${PAGE}:${line}: ${target} (no heading #${anchor} in ${file})`);
+      else if (anchor !== undefined && file.endsWith('.md') && !anchorsOf(file).has(anchor))
+        broken.push(`${PAGE}:${line}: ${target} (no heading #${anchor} in ${file})`);
     }
     expect(broken).toEqual([]);
   });
@@ -328,13 +354,39 @@ describe.each(PAGES)('%s cites the repository as it is', (PAGE) => {
 describe('the name check itself', () => {
   const code = readCode();
   it('accepts names the code defines, with their parameters', () => {
-    for (const cite of ['PermanentError', 'LeaseDispatch.start', 'defineHandler', 'close()', 'start(run)', 'atDeadline', 'lease:pulled', 'in_flight_events', '--max-in-progress', 'durable-worker/testing', 'ctx.signal', 'AbortSignal', 'held-lease.ts', '--only']) {
+    for (const cite of [
+      'PermanentError',
+      'LeaseDispatch.start',
+      'defineHandler',
+      'close()',
+      'start(run)',
+      'atDeadline',
+      'lease:pulled',
+      'in_flight_events',
+      '--max-in-progress',
+      'durable-worker/testing',
+      'ctx.signal',
+      'AbortSignal',
+      'held-lease.ts',
+      '--only',
+    ]) {
       expect(checkName(code, cite), cite).toBeUndefined();
     }
   });
 
   it('rejects names the code does not define, or a call with the wrong parameter names', () => {
-    for (const cite of ['NoSuchClass', 'LeaseDispatch.open', 'noSuchFunction()', 'start(lease, turn)', 'loop:exploded', 'no_such_metric', '--no-such-option', 'durable-worker/nothing', '#noSuchField', 'no-such-file.ts']) {
+    for (const cite of [
+      'NoSuchClass',
+      'LeaseDispatch.open',
+      'noSuchFunction()',
+      'start(lease, turn)',
+      'loop:exploded',
+      'no_such_metric',
+      '--no-such-option',
+      'durable-worker/nothing',
+      '#noSuchField',
+      'no-such-file.ts',
+    ]) {
       expect(checkName(code, cite), cite).toBeDefined();
     }
   });

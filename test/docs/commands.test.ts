@@ -47,9 +47,20 @@ const COVERAGE: Record<string, Coverage> = {
   'curl -s http://127.0.0.1:9464/metrics | grep durable_worker_runs_total': HERE,
   [REAL_PLATFORM_RUN]: HERE,
   'npx durable-worker run --help': HERE,
-  'helm lint --strict helm/durable-worker -f helm/durable-worker/examples/standalone-values.yaml': { kind: 'test', file: 'test/deploy/helm-chart.test.ts', proof: "'lint', '--strict', CHART_DIR, '-f', STANDALONE_VALUES" },
-  'helm install my-worker helm/durable-worker -f my-values.yaml': { kind: 'manual', why: 'needs a Kubernetes cluster; test/deploy/helm-chart.test.ts renders and lints the chart it installs' },
-  'PORT=3000 node --import tsx examples/forward-to-webhook/app.ts': { kind: 'test', file: 'examples/forward-to-webhook/forward.test.ts', proof: 'also runs as a standalone process' },
+  'helm lint --strict helm/durable-worker -f helm/durable-worker/examples/standalone-values.yaml': {
+    kind: 'test',
+    file: 'test/deploy/helm-chart.test.ts',
+    proof: "'lint', '--strict', CHART_DIR, '-f', STANDALONE_VALUES",
+  },
+  'helm install my-worker helm/durable-worker -f my-values.yaml': {
+    kind: 'manual',
+    why: 'needs a Kubernetes cluster; test/deploy/helm-chart.test.ts renders and lints the chart it installs',
+  },
+  'PORT=3000 node --import tsx examples/forward-to-webhook/app.ts': {
+    kind: 'test',
+    file: 'examples/forward-to-webhook/forward.test.ts',
+    proof: 'also runs as a standalone process',
+  },
   'npx durable-worker dev --demo --forward-url http://127.0.0.1:3000/events': HERE,
   'export DATABASE_URL=postgres://app:app@127.0.0.1:5432/app': { kind: 'manual', why: 'sets the environment of the next command (CI sets DATABASE_URL)' },
   'npx durable-worker dev --demo --handlers examples/sync-to-postgres/handlers': HERE,
@@ -58,12 +69,21 @@ const COVERAGE: Record<string, Coverage> = {
   'npx vitest run examples/sync-to-postgres': { kind: 'test', file: 'examples/sync-to-postgres/sync.test.ts', proof: "describe('examples/sync-to-postgres'" },
   'npx durable-worker check --handlers examples/typescript-handlers/handlers': HERE,
   'npx durable-worker emulator &': { kind: 'test', file: 'test/cli/emulator.test.ts', proof: "'emulator'" },
-  'npx durable-worker emulator --host 0.0.0.0 --allowed-hosts emulator': { kind: 'test', file: 'test/cli/host-guard.test.ts', proof: "'--allowed-hosts', 'emulator," },
-  'export DURABLE_WORKER_BASE_URL=http://127.0.0.1:8787 DURABLE_WORKER_TENANT=dev-tenant DURABLE_WORKER_CLIENT_ID=dev-client DURABLE_WORKER_CLIENT_SECRET=dev-secret': {
-    kind: 'manual',
-    why: 'sets the environment of the next command',
+  'npx durable-worker emulator --host 0.0.0.0 --allowed-hosts emulator': {
+    kind: 'test',
+    file: 'test/cli/host-guard.test.ts',
+    proof: "'--allowed-hosts', 'emulator,",
   },
-  'npx durable-worker run --destination dev-consumer --handlers examples/platform-api/handlers': { kind: 'test', file: 'examples/platform-api/platform-api.test.ts', proof: 'startWorker(' },
+  'export DURABLE_WORKER_BASE_URL=http://127.0.0.1:8787 DURABLE_WORKER_TENANT=dev-tenant DURABLE_WORKER_CLIENT_ID=dev-client DURABLE_WORKER_CLIENT_SECRET=dev-secret':
+    {
+      kind: 'manual',
+      why: 'sets the environment of the next command',
+    },
+  'npx durable-worker run --destination dev-consumer --handlers examples/platform-api/handlers': {
+    kind: 'test',
+    file: 'examples/platform-api/platform-api.test.ts',
+    proof: 'startWorker(',
+  },
   'DESTINATION_GLOBAL_URL=http://127.0.0.1:8787 DESTINATION_CUSTOMER=acme DESTINATION_NAME=shop node --import tsx examples/platform-api/query-destination.ts': {
     kind: 'test',
     file: 'examples/platform-api/platform-api.test.ts',
@@ -71,7 +91,11 @@ const COVERAGE: Record<string, Coverage> = {
   },
   'npx durable-worker check --handlers examples/search-index/handlers': HERE,
   'npx vitest run examples/search-index': { kind: 'test', file: 'examples/search-index/search-index.test.ts', proof: "describe('examples/search-index" },
-  'npx vitest run examples/typescript-handlers': { kind: 'test', file: 'examples/typescript-handlers/handlers.test.ts', proof: "describe('examples/typescript-handlers" },
+  'npx vitest run examples/typescript-handlers': {
+    kind: 'test',
+    file: 'examples/typescript-handlers/handlers.test.ts',
+    proof: "describe('examples/typescript-handlers",
+  },
   ...Object.fromEntries(PYTHON_CLIENT_COMMANDS.map((command) => [command, HERE])),
   // The redrive path of the README tour and the operations guide: run below, in the order written.
   'npx durable-worker dead-letters list': HERE,
@@ -86,7 +110,10 @@ const COVERAGE: Record<string, Coverage> = {
   'npx vitest run test/console/browser.test.ts': { kind: 'test', file: 'test/console/browser.test.ts', proof: "describe('the console in a browser" },
   // docs/kubernetes.md, the image: building needs the bases from Docker Hub; CI builds the same Dockerfile on local bases.
   'docker build -t durable-worker:0.1.0 .': { kind: 'test', file: '.ci/image.sh', proof: '--file Dockerfile' },
-  'docker tag durable-worker:0.1.0 registry.example.com/team/durable-worker:0.1.0': { kind: 'manual', why: 'needs a registry; CI tags the image it builds locally (.ci/image.sh)' },
+  'docker tag durable-worker:0.1.0 registry.example.com/team/durable-worker:0.1.0': {
+    kind: 'manual',
+    why: 'needs a registry; CI tags the image it builds locally (.ci/image.sh)',
+  },
   'docker push registry.example.com/team/durable-worker:0.1.0': { kind: 'manual', why: 'needs a registry to push to' },
   'docker build -t registry.example.com/team/orders-worker:1.0.0 -f Dockerfile.worker .': {
     kind: 'test',
@@ -97,13 +124,25 @@ const COVERAGE: Record<string, Coverage> = {
   'npm ci': { kind: 'test', file: '.ci/suite.sh', proof: 'npm ci --no-audit --no-fund' },
   'npx vitest run test/worker': { kind: 'manual', why: 'runs one folder of the suite that npm test runs whole' },
   'npm run lint': { kind: 'manual', why: 'npm test, which CI runs, runs it first' },
-  'npm run test:quick': { kind: 'manual', why: 'runs the files of the suite that start nothing, which npm test runs too; test/docs/quick-tests.test.ts checks the selection' },
+  'npm run format': { kind: 'manual', why: 'rewrites the working tree; npm run lint (in npm test) checks its result' },
+  'npm run test:quick': {
+    kind: 'manual',
+    why: 'runs the files of the suite that start nothing, which npm test runs too; test/docs/quick-tests.test.ts checks the selection',
+  },
   'npm run typecheck': { kind: 'manual', why: 'type-checks only (tsc --noEmit); CI runs npm test, whose build type-checks src/' },
   'eval "$(bash .ci/services.sh)"': { kind: 'test', file: '.ci/run', proof: 'eval "$(bash .ci/services.sh)"' },
   'npm run check:imports': { kind: 'test', file: 'test/docs/import-layers.test.ts', proof: "'check-imports.mjs'" },
   // docs/tracing.md, the walk-through: run in order, on free ports.
-  'node examples/tracing/print-traces.mjs': { kind: 'test', file: 'test/docs/tracing-walkthrough.test.ts', proof: "expect(receiverCommand).toBe('node examples/tracing/print-traces.mjs')" },
-  'OTEL_EXPORTER_OTLP_PROTOCOL=http/json npx durable-worker dev --otel --handlers examples/tracing/handlers': { kind: 'test', file: 'test/docs/tracing-walkthrough.test.ts', proof: 'npx durable-worker dev --otel' },
+  'node examples/tracing/print-traces.mjs': {
+    kind: 'test',
+    file: 'test/docs/tracing-walkthrough.test.ts',
+    proof: "expect(receiverCommand).toBe('node examples/tracing/print-traces.mjs')",
+  },
+  'OTEL_EXPORTER_OTLP_PROTOCOL=http/json npx durable-worker dev --otel --handlers examples/tracing/handlers': {
+    kind: 'test',
+    file: 'test/docs/tracing-walkthrough.test.ts',
+    proof: 'npx durable-worker dev --otel',
+  },
   [TRACING_CURL]: { kind: 'test', file: 'test/docs/tracing-walkthrough.test.ts', proof: 'curl -s -X POST http' },
 };
 
@@ -121,7 +160,11 @@ interface Shell {
 function shell(command: string, env: Record<string, string> = {}): Shell {
   const env0: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('DURABLE_WORKER_')) env0[key] = value;
-  const child = spawn('sh', ['-c', `exec ${command.replace(/^npx durable-worker/, BIN)}`], { cwd: ROOT, env: { ...env0, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('sh', ['-c', `exec ${command.replace(/^npx durable-worker/, BIN)}`], {
+    cwd: ROOT,
+    env: { ...env0, NO_COLOR: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const out: Shell = {
     stdout: '',
     stderr: '',
@@ -134,7 +177,8 @@ function shell(command: string, env: Record<string, string> = {}): Shell {
       for (;;) {
         const match = pattern.exec(out.stdout);
         if (match) return match;
-        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`${command}: no ${pattern} (exit ${child.exitCode})\nstdout: ${out.stdout.slice(-3000)}\nstderr: ${out.stderr}`);
+        if (child.exitCode !== null || Date.now() > deadline)
+          throw new Error(`${command}: no ${pattern} (exit ${child.exitCode})\nstdout: ${out.stdout.slice(-3000)}\nstderr: ${out.stderr}`);
         await new Promise((r) => setTimeout(r, 100));
       }
     },
@@ -153,7 +197,11 @@ function curlPath(): Record<string, string> {
   if (dirs.some((d) => d !== '' && existsSync(join(d, 'curl')))) return {};
   const dir = mkdtempSync(join(tmpdir(), 'dw-curl-'));
   const script = join(dir, 'curl');
-  writeFileSync(script, `#!${process.execPath}\nconst url = process.argv.at(-1);\nfetch(url).then(async (r) => process.stdout.write(await r.text()), () => process.exit(7));\n`, { mode: 0o755 });
+  writeFileSync(
+    script,
+    `#!${process.execPath}\nconst url = process.argv.at(-1);\nfetch(url).then(async (r) => process.stdout.write(await r.text()), () => process.exit(7));\n`,
+    { mode: 0o755 },
+  );
   return { PATH: `${dir}:${process.env.PATH ?? ''}` };
 }
 
@@ -161,7 +209,10 @@ function curlPath(): Record<string, string> {
 async function pollText(url: string, pattern: RegExp, timeoutMs = 30_000): Promise<string> {
   let last = '';
   const found = async () => {
-    last = await fetch(url).then((r) => r.text(), () => '');
+    last = await fetch(url).then(
+      (r) => r.text(),
+      () => '',
+    );
     return pattern.test(last);
   };
   await waitFor(`${pattern} at ${url}`, found, timeoutMs, 200).catch(() => {
@@ -206,7 +257,8 @@ async function runDev(command: string, env: Record<string, string> = {}): Promis
 // are skipped, saying what to export; under CI they run (and fail without it).
 const databaseUrl = process.env.DATABASE_URL;
 const withoutDatabase = databaseUrl === undefined && !underCi();
-const skipWithoutDatabase = (command: string) => it.skip(`SKIPPED: ${command} needs DATABASE_URL (export DATABASE_URL=postgres://app:app@127.0.0.1:5432/app)`, () => {});
+const skipWithoutDatabase = (command: string) =>
+  it.skip(`SKIPPED: ${command} needs DATABASE_URL (export DATABASE_URL=postgres://app:app@127.0.0.1:5432/app)`, () => {});
 
 describe('every documented command is covered', () => {
   const documented = allDocCommands();
@@ -227,7 +279,7 @@ describe('every documented command is covered', () => {
     }
   });
 
-  it('`npx durable-worker` resolves to this package\'s bin', async () => {
+  it("`npx durable-worker` resolves to this package's bin", async () => {
     const npx = shell('npx --offline durable-worker --version');
     expect(await npx.exited, npx.stderr).toBe(0);
     expect(npx.stdout.trim()).toBe((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version);
@@ -282,7 +334,11 @@ describe('README tour', () => {
     const secretFile = join(dir, 'client-secret');
     writeFileSync(secretFile, 'dev-secret\n');
     try {
-      await fetch(`${emulator.url}/_emulator/tenants/dev-tenant/event-destinations`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 'my-consumer', type: 'DURABLE_CONSUMER' }) });
+      await fetch(`${emulator.url}/_emulator/tenants/dev-tenant/event-destinations`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ id: 'my-consumer', type: 'DURABLE_CONSUMER' }),
+      });
       const command = REAL_PLATFORM_RUN.replace('https://api.example.com', emulator.url)
         .replace('my-tenant', 'dev-tenant')
         .replace('/run/secrets/client-secret', secretFile)
@@ -293,7 +349,13 @@ describe('README tour', () => {
       const startup = run.stdout.split('\n').filter((line) => line.includes('"msg":"starting durable-worker"'));
       expect(startup).toHaveLength(1);
       const config = (JSON.parse(startup[0]!) as { config: Record<string, unknown> }).config;
-      expect(config).toMatchObject({ baseUrl: emulator.url, tenant: 'dev-tenant', clientId: 'dev-client', destination: 'my-consumer', credential: 'client-credentials' });
+      expect(config).toMatchObject({
+        baseUrl: emulator.url,
+        tenant: 'dev-tenant',
+        clientId: 'dev-client',
+        destination: 'my-consumer',
+        credential: 'client-credentials',
+      });
       expect(run.stdout + run.stderr).not.toContain('dev-secret');
     } finally {
       await emulator.close();
@@ -314,39 +376,50 @@ describe('dead-letter redrive (README tour, operations guide)', () => {
     [/ purge /, (out) => expect(out).toContain('nothing to purge')],
   ];
 
-  it.each(['README.md', 'docs/operations.md'])('%s: the dead-letters commands as written, in order, on a seeded sink', async (file) => {
-    const dir = mkdtempSync(join(tmpdir(), 'dw-doc-dead-letters-'));
-    const { openDeadLetterStore } = await import('../../src/dead-letter/index.js');
-    const sink = await openDeadLetterStore(`file:${join(dir, 'dead-letter.jsonl')}`, { prefix: 'dev-tenant:dev-consumer' });
-    const entry = { id: 'product-1', sourceId: 'demo-products', properties: [{ id: 'name', value: 'Kettle' }] };
-    await sink.write({
-      event: { specversion: '1.0', id: EVENT_ID, type: 'source_entry.updated', subject: 'product-1', sequence: '42', data: { sourceId: 'demo-products', entryId: 'product-1', previous: null, current: entry } },
-      handler: 'entry-changes',
-      reason: 'permanent',
-      error: { message: 'price must be positive', code: 'DW_ERR_PERMANENT' },
-      attempt: 1,
-      generation: 1,
-      workerId: 'host-0',
-      leaseId: 'lease-1',
-      deadLetteredAt: new Date().toISOString(),
-    });
-    await sink.close();
-    const commands = commandsOf(file).filter((c) => c.command.startsWith('npx durable-worker dead-letters'));
-    expect(commands.length).toBeGreaterThanOrEqual(3);
-    let replayed = false;
-    for (const { command } of commands) {
-      // As written, on this test's sink and store instead of ./.durable-worker.
-      const run = shell(`${command} --dead-letter file:${join(dir, 'dead-letter.jsonl')} --idempotency sqlite:${join(dir, 'idempotency.sqlite')}`);
-      expect(await run.exited, `${command}\n${run.stdout}\n${run.stderr}`).toBe(0);
-      const [, check] = expectations.find(([pattern]) => pattern.test(command)) ?? [];
-      expect(check, `no expectation for ${command}`).toBeDefined();
-      // Once replayed, a listing shows the record replayed (and a list of dead ones shows nothing).
-      if (replayed && / list/.test(command)) expect(run.stdout).not.toMatch(/\sdead\s/);
-      else check!(run.stdout);
-      if (/ replay( --handler entry-changes)?$/.test(command)) replayed = true;
-    }
-    expect(replayed).toBe(true);
-  }, 120_000);
+  it.each(['README.md', 'docs/operations.md'])(
+    '%s: the dead-letters commands as written, in order, on a seeded sink',
+    async (file) => {
+      const dir = mkdtempSync(join(tmpdir(), 'dw-doc-dead-letters-'));
+      const { openDeadLetterStore } = await import('../../src/dead-letter/index.js');
+      const sink = await openDeadLetterStore(`file:${join(dir, 'dead-letter.jsonl')}`, { prefix: 'dev-tenant:dev-consumer' });
+      const entry = { id: 'product-1', sourceId: 'demo-products', properties: [{ id: 'name', value: 'Kettle' }] };
+      await sink.write({
+        event: {
+          specversion: '1.0',
+          id: EVENT_ID,
+          type: 'source_entry.updated',
+          subject: 'product-1',
+          sequence: '42',
+          data: { sourceId: 'demo-products', entryId: 'product-1', previous: null, current: entry },
+        },
+        handler: 'entry-changes',
+        reason: 'permanent',
+        error: { message: 'price must be positive', code: 'DW_ERR_PERMANENT' },
+        attempt: 1,
+        generation: 1,
+        workerId: 'host-0',
+        leaseId: 'lease-1',
+        deadLetteredAt: new Date().toISOString(),
+      });
+      await sink.close();
+      const commands = commandsOf(file).filter((c) => c.command.startsWith('npx durable-worker dead-letters'));
+      expect(commands.length).toBeGreaterThanOrEqual(3);
+      let replayed = false;
+      for (const { command } of commands) {
+        // As written, on this test's sink and store instead of ./.durable-worker.
+        const run = shell(`${command} --dead-letter file:${join(dir, 'dead-letter.jsonl')} --idempotency sqlite:${join(dir, 'idempotency.sqlite')}`);
+        expect(await run.exited, `${command}\n${run.stdout}\n${run.stderr}`).toBe(0);
+        const [, check] = expectations.find(([pattern]) => pattern.test(command)) ?? [];
+        expect(check, `no expectation for ${command}`).toBeDefined();
+        // Once replayed, a listing shows the record replayed (and a list of dead ones shows nothing).
+        if (replayed && / list/.test(command)) expect(run.stdout).not.toMatch(/\sdead\s/);
+        else check!(run.stdout);
+        if (/ replay( --handler entry-changes)?$/.test(command)) replayed = true;
+      }
+      expect(replayed).toBe(true);
+    },
+    120_000,
+  );
 });
 
 describe('examples READMEs', () => {
@@ -386,35 +459,39 @@ describe('examples READMEs', () => {
 });
 
 describe('docs/client.md', () => {
-  it('generates a Python client from docs/openapi/platform-api.json that ingests, pulls and acknowledges against the emulator', { timeout: 300_000 }, async () => {
-    const documented = commandsOf('docs/client.md').map((c) => c.command);
-    for (const command of PYTHON_CLIENT_COMMANDS) expect(documented).toContain(command);
-    // A scratch folder with the repository's docs/ in it (pip's own cache makes later runs quick).
-    const dir = mkdtempSync(join(tmpdir(), 'dw-python-client-'));
-    symlinkSync(join(ROOT, 'docs'), join(dir, 'docs'));
-    const generate = spawn('sh', ['-c', `set -e\n${PYTHON_CLIENT_COMMANDS.join('\n')}`], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    generate.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    generate.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const [code] = (await once(generate, 'close')) as [number | null];
-    expect(code, output).toBe(0);
-    // The generator ran from the new virtual environment, not from a Python installed elsewhere.
-    expect(existsSync(join(dir, '.venv', 'bin', 'openapi-python-client')), output).toBe(true);
-    expect(existsSync(join(dir, 'platform_api_client', 'api', 'durable_consumers', 'pull_batch.py')), output).toBe(true);
+  it(
+    'generates a Python client from docs/openapi/platform-api.json that ingests, pulls and acknowledges against the emulator',
+    { timeout: 300_000 },
+    async () => {
+      const documented = commandsOf('docs/client.md').map((c) => c.command);
+      for (const command of PYTHON_CLIENT_COMMANDS) expect(documented).toContain(command);
+      // A scratch folder with the repository's docs/ in it (pip's own cache makes later runs quick).
+      const dir = mkdtempSync(join(tmpdir(), 'dw-python-client-'));
+      symlinkSync(join(ROOT, 'docs'), join(dir, 'docs'));
+      const generate = spawn('sh', ['-c', `set -e\n${PYTHON_CLIENT_COMMANDS.join('\n')}`], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      generate.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      generate.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      const [code] = (await once(generate, 'close')) as [number | null];
+      expect(code, output).toBe(0);
+      // The generator ran from the new virtual environment, not from a Python installed elsewhere.
+      expect(existsSync(join(dir, '.venv', 'bin', 'openapi-python-client')), output).toBe(true);
+      expect(existsSync(join(dir, 'platform_api_client', 'api', 'durable_consumers', 'pull_batch.py')), output).toBe(true);
 
-    const emulator = await startEmulator({ port: 0, logger: pino({ level: 'silent' }) });
-    try {
-      const script = /^```python\n([\s\S]*?)^```/m.exec(readFileSync(join(ROOT, 'docs', 'client.md'), 'utf8'))![1]!;
-      writeFileSync(join(dir, 'demo.py'), script.replace('http://127.0.0.1:8787', emulator.url));
-      const demo = spawn(join(dir, '.venv', 'bin', 'python'), ['demo.py'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-      let printed = '';
-      demo.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString()));
-      demo.stderr.on('data', (chunk: Buffer) => (printed += chunk.toString()));
-      const [exit] = (await once(demo, 'close')) as [number | null];
-      expect(exit, printed).toBe(0);
-      expect(printed.trim().split('\n')).toEqual(['accepted 1 entry', 'pulled source_entry.updated kettle 25.5', 'acknowledged committed committed 1']);
-    } finally {
-      await emulator.close();
-    }
-  });
+      const emulator = await startEmulator({ port: 0, logger: pino({ level: 'silent' }) });
+      try {
+        const script = /^```python\n([\s\S]*?)^```/m.exec(readFileSync(join(ROOT, 'docs', 'client.md'), 'utf8'))![1]!;
+        writeFileSync(join(dir, 'demo.py'), script.replace('http://127.0.0.1:8787', emulator.url));
+        const demo = spawn(join(dir, '.venv', 'bin', 'python'), ['demo.py'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+        let printed = '';
+        demo.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+        demo.stderr.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+        const [exit] = (await once(demo, 'close')) as [number | null];
+        expect(exit, printed).toBe(0);
+        expect(printed.trim().split('\n')).toEqual(['accepted 1 entry', 'pulled source_entry.updated kettle 25.5', 'acknowledged committed committed 1']);
+      } finally {
+        await emulator.close();
+      }
+    },
+  );
 });

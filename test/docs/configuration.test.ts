@@ -5,7 +5,9 @@ import { RUN_OPTIONS, envName, flagName } from '../../src/config/options.js';
 
 describe('docs/configuration.md', () => {
   it('is what `npm run docs:config` generates from the zod schema (run it after changing an option)', () => {
-    expect(readFileSync(CONFIGURATION_DOC, 'utf8'), 'docs/configuration.md is out of date: run `npm run docs:config` and commit it').toBe(renderConfigurationReference());
+    expect(readFileSync(CONFIGURATION_DOC, 'utf8'), 'docs/configuration.md is out of date: run `npm run docs:config` and commit it').toBe(
+      renderConfigurationReference(),
+    );
   });
 
   it('lists every run option with its flag, env var and the schema default and range', () => {

@@ -54,7 +54,7 @@ describe('the import reader', () => {
       "// import { a } from './a.js';",
       "/* import('./b.js') */",
       "/** ```ts\n * import { c } from './c.js';\n * ``` */",
-      "const d = \"import { d } from './d.js'\";",
+      'const d = "import { d } from \'./d.js\'";',
       "const e = `import { e } from './e.js';\\nimport('./e2.js')`;",
       "const f = /import\\('\\.\\/f.js'\\)/;",
       'export interface G { from: string }',
@@ -81,9 +81,28 @@ describe('the graph', () => {
   });
 
   it('finds circles of any length and self-imports, and nothing in a tree', () => {
-    expect(circles(['a', 'b', 'c', 'd'], [['a', 'b'], ['b', 'c'], ['c', 'a'], ['c', 'd']])).toEqual([['a', 'b', 'c']]);
+    expect(
+      circles(
+        ['a', 'b', 'c', 'd'],
+        [
+          ['a', 'b'],
+          ['b', 'c'],
+          ['c', 'a'],
+          ['c', 'd'],
+        ],
+      ),
+    ).toEqual([['a', 'b', 'c']]);
     expect(circles(['a'], [['a', 'a']])).toEqual([['a']]);
-    expect(circles(['a', 'b', 'c'], [['a', 'b'], ['a', 'c'], ['b', 'c']])).toEqual([]);
+    expect(
+      circles(
+        ['a', 'b', 'c'],
+        [
+          ['a', 'b'],
+          ['a', 'c'],
+          ['b', 'c'],
+        ],
+      ),
+    ).toEqual([]);
   });
 
   const dirs: string[] = [];

@@ -38,7 +38,7 @@ const STEP_OF: Record<string, { step: string; cites: string }> = {
 describe('docs/architecture.md, one lease from pull to ack', () => {
   const env = emulatorForFile();
 
-  it('the calls of one lease come in the order of the page\'s steps, and each step cites the code that makes them', async () => {
+  it("the calls of one lease come in the order of the page's steps, and each step cites the code that makes them", async () => {
     const steps = docSteps();
     expect(steps).toEqual(['Pull', 'Hold', 'Claim', 'Order', 'Start', 'Run', 'Record', 'End the event', 'Ack']);
     const calls: string[] = [];

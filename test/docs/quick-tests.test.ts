@@ -10,7 +10,10 @@ describe('test:quick', () => {
   const include = (quick as { test?: { include?: string[] } }).test?.include ?? [];
 
   it('holds the unit tests of the run path', () => {
-    for (const file of ['scheduler', 'held-lease', 'lease-event', 'pull-controller', 'parked-events', 'subject-order'].map((name) => `test/worker/${name}.test.ts`)) expect(include).toContain(file);
+    for (const file of ['scheduler', 'held-lease', 'lease-event', 'pull-controller', 'parked-events', 'subject-order'].map(
+      (name) => `test/worker/${name}.test.ts`,
+    ))
+      expect(include).toContain(file);
     expect(include.length).toBeGreaterThan(50);
   });
 

@@ -46,7 +46,13 @@ describe('docs/operations.md', () => {
 
 describe('local links in README.md, docs/ and the examples', () => {
   // The developer docs (other docs/ files belong to their features' own tests).
-  const files = ['README.md', ...['api', 'architecture', 'configuration', 'console', 'contributing', 'errors', 'metrics', 'operations'].map((f) => `docs/${f}.md`), ...readdirSync(join(ROOT, 'examples')).map((d) => `examples/${d}/README.md`).filter((f) => existsSync(join(ROOT, f)))];
+  const files = [
+    'README.md',
+    ...['api', 'architecture', 'configuration', 'console', 'contributing', 'errors', 'metrics', 'operations'].map((f) => `docs/${f}.md`),
+    ...readdirSync(join(ROOT, 'examples'))
+      .map((d) => `examples/${d}/README.md`)
+      .filter((f) => existsSync(join(ROOT, f))),
+  ];
 
   it.each(files)('%s links only to files that exist', (file) => {
     const text = read(file);

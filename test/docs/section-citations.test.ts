@@ -18,7 +18,8 @@ function citations(): { file: string; page: string; section: string }[] {
       for (const line of readFileSync(join(ROOT, dir, file), 'utf8').split('\n')) {
         // Comment lines only: a test may hold a citation as data in a string.
         if (!/^\s*(\*|\/\/|\/\*)/.test(line)) continue;
-        for (const m of line.matchAll(/(docs\/[\w./-]+\.md), "([^"]+)"/g)) found.push({ file: `${dir}/${file}`, page: m[1] as string, section: m[2] as string });
+        for (const m of line.matchAll(/(docs\/[\w./-]+\.md), "([^"]+)"/g))
+          found.push({ file: `${dir}/${file}`, page: m[1] as string, section: m[2] as string });
       }
     }
   }
@@ -40,7 +41,11 @@ describe('section citations in comments', () => {
         wrong.push(`${file} cites ${page}: no such page`);
         continue;
       }
-      if (!headings.has(page)) headings.set(page, [...readFileSync(join(ROOT, page), 'utf8').matchAll(/^#{1,6} (.+)$/gm)].map((m) => (m[1] as string).trim()));
+      if (!headings.has(page))
+        headings.set(
+          page,
+          [...readFileSync(join(ROOT, page), 'utf8').matchAll(/^#{1,6} (.+)$/gm)].map((m) => (m[1] as string).trim()),
+        );
       if (!(headings.get(page) ?? []).some((heading) => heading.startsWith(section))) wrong.push(`${file} cites ${page}, "${section}": no such heading`);
     }
     expect(wrong).toEqual([]);

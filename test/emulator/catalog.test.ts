@@ -38,11 +38,11 @@ describe('access catalog', () => {
   });
 
   it('serves a configured catalog', async () => {
-    const custom = await (await import('./tags-harness.js')).startHarness((ctx) =>
+    const custom = await (
+      await import('./tags-harness.js')
+    ).startHarness((ctx) =>
       registerAccessCatalogRoutes(ctx, {
-        catalogFor: (tenant) => [
-          { key: 'only', grantType: 'Group', label: tenant, description: '', resourceId: 'r', audience: tenant, children: [] },
-        ],
+        catalogFor: (tenant) => [{ key: 'only', grantType: 'Group', label: tenant, description: '', resourceId: 'r', audience: tenant, children: [] }],
       }),
     );
     try {

@@ -35,7 +35,9 @@ describe('durable consumer leases over HTTP', () => {
 
   it('starts a new consumer at the head of the stream and never hands out earlier events', async () => {
     t.append(3);
-    const created = await call('POST', `${t.em.url}/_emulator/tenants/dev-tenant/event-destinations`, { json: { id: 'late-consumer', type: 'DURABLE_CONSUMER' } });
+    const created = await call('POST', `${t.em.url}/_emulator/tenants/dev-tenant/event-destinations`, {
+      json: { id: 'late-consumer', type: 'DURABLE_CONSUMER' },
+    });
     expect(created.status).toBe(201);
     expect((await t.pull({ workerId: 'w1' }, 'late-consumer')).status).toBe(204);
     t.append(2);
@@ -264,7 +266,9 @@ describe('durable consumer leases over HTTP', () => {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: 'grant_type=client_credentials&client_id=dev-client&client_secret=dev-secret&audience=dev-tenant&scope=write:sources%20read:events:pull',
     });
-    const res = await call('POST', `${t.em.url}/v1/event-destinations/dev-consumer/pull`, { headers: { authorization: `Bearer ${writeOnly.body.access_token}` } });
+    const res = await call('POST', `${t.em.url}/v1/event-destinations/dev-consumer/pull`, {
+      headers: { authorization: `Bearer ${writeOnly.body.access_token}` },
+    });
     expect(res.status).toBe(403);
     const ack = await call('POST', `${t.em.url}/v1/event-destinations/dev-consumer/acknowledge`, {
       headers: { authorization: `Bearer ${writeOnly.body.access_token}` },

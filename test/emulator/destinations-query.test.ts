@@ -106,7 +106,16 @@ describe('destination query: paging and sorting', () => {
   it('sortAsc and sortDesc order by several properties in the given order', async () => {
     const { body } = await get('products?sortAsc=color&sortDesc=price&select=color&select=price');
     expect(body.results.map((r) => `${r.color}:${r.price}`)).toEqual([
-      'black:25', 'blue:32.5', 'blue:20', 'blue:12.5', 'green:15', 'red:30', 'red:22.5', 'red:17.5', 'red:10', 'white:27.5',
+      'black:25',
+      'blue:32.5',
+      'blue:20',
+      'blue:12.5',
+      'green:15',
+      'red:30',
+      'red:22.5',
+      'red:17.5',
+      'red:10',
+      'white:27.5',
     ]);
   });
 
@@ -136,7 +145,10 @@ describe('destination query: language', () => {
     const { body } = await post({ language: 'all', top: 4, includeMeta: true, select: ['title'] });
     expect(body.language).toBe('all');
     expect(body.results.map((r) => `${r['@meta']['@id']}/${r['@meta']['@language']}/${r.title}`)).toEqual([
-      'p00/en/Summer shirt 0', 'p00/da/Sommer skjorte 0', 'p01/en/Winter shirt 1', 'p01/da/Vinter skjorte 1',
+      'p00/en/Summer shirt 0',
+      'p00/da/Sommer skjorte 0',
+      'p01/en/Winter shirt 1',
+      'p01/da/Vinter skjorte 1',
     ]);
   });
 
@@ -175,7 +187,9 @@ describe('destination query: search', () => {
 
 describe('destination query: period', () => {
   it('periodSince and periodBefore bound the modification time (exclusive), in UTC', async () => {
-    const { body } = await get(`products?periodSince=${encodeURIComponent('2024-05-12T08:00:00.0000000Z')}&periodBefore=${encodeURIComponent('2024-05-15T10:00:00.0000000+02:00')}`);
+    const { body } = await get(
+      `products?periodSince=${encodeURIComponent('2024-05-12T08:00:00.0000000Z')}&periodBefore=${encodeURIComponent('2024-05-15T10:00:00.0000000+02:00')}`,
+    );
     expect(ids(body)).toEqual(['p03', 'p04']);
     const viaPost = await post({ period: { since: '2024-05-18T08:00:00.0000000Z' } });
     expect(ids(viaPost.body)).toEqual(['p09']);
@@ -237,7 +251,9 @@ describe('destination query: POST filter', () => {
 
   it('range operators work on Double and DateTime properties', async () => {
     expect(ids((await post({ filter: [{ must: { price: { operator: 'GreaterThan', values: ['28.75'] } } }] })).body)).toEqual(['p08', 'p09']);
-    const dates = await post({ filter: [{ must: { released: { operator: 'BetweenInclusive', values: ['2024-02-15T12:00:00.0000000Z', '2024-03-15T12:00:00.0000000Z'] } } }] });
+    const dates = await post({
+      filter: [{ must: { released: { operator: 'BetweenInclusive', values: ['2024-02-15T12:00:00.0000000Z', '2024-03-15T12:00:00.0000000Z'] } } }],
+    });
     expect(ids(dates.body)).toEqual(['p01', 'p02']);
   });
 
@@ -291,11 +307,34 @@ describe('destination query: facets and compression', () => {
   it('facets count values over all matches, limited to size, with the localized header', async () => {
     const en = await get('products?top=1');
     expect(en.body.facets).toEqual([
-      { propertyId: 'color', header: 'Colour', values: [{ count: 4, key: 'red' }, { count: 3, key: 'blue' }, { count: 1, key: 'black' }] },
-      { propertyId: 'tags', header: 'tags', values: [{ count: 7, key: 'new' }, { count: 7, key: 'sale' }] },
+      {
+        propertyId: 'color',
+        header: 'Colour',
+        values: [
+          { count: 4, key: 'red' },
+          { count: 3, key: 'blue' },
+          { count: 1, key: 'black' },
+        ],
+      },
+      {
+        propertyId: 'tags',
+        header: 'tags',
+        values: [
+          { count: 7, key: 'new' },
+          { count: 7, key: 'sale' },
+        ],
+      },
     ]);
     const da = await post({ language: 'da', filter: [{ must: { active: ['true'] } }] });
-    expect(da.body.facets![0]).toEqual({ propertyId: 'color', header: 'Farve', values: [{ count: 2, key: 'red' }, { count: 1, key: 'black' }, { count: 1, key: 'blue' }] });
+    expect(da.body.facets![0]).toEqual({
+      propertyId: 'color',
+      header: 'Farve',
+      values: [
+        { count: 2, key: 'red' },
+        { count: 1, key: 'black' },
+        { count: 1, key: 'blue' },
+      ],
+    });
   });
 
   it('answers gzip only when Accept-Encoding asks for it', async () => {
@@ -325,7 +364,14 @@ describe('destination routes', () => {
     expect(Object.keys(doc.paths)).toEqual(['/products']);
     const props = doc.components.schemas.productsResult.properties;
     expect(Object.fromEntries(Object.entries(props).map(([k, v]: [string, any]) => [k, v['x-property-type']]))).toEqual({
-      id: 'String', title: 'String', color: 'String', price: 'Double', stock: 'Integer', released: 'DateTime', tags: 'String', active: 'Bool',
+      id: 'String',
+      title: 'String',
+      color: 'String',
+      price: 'Double',
+      stock: 'Integer',
+      released: 'DateTime',
+      tags: 'String',
+      active: 'Bool',
     });
     expect(props.tags.type).toBe('array');
   });

@@ -18,7 +18,12 @@ beforeAll(async () => {
     port: 0,
     config: {
       ingestLimits: { maxEntrySizeBytes: 4096 },
-      tenants: [{ id: 'limited', ingestLimits: { maxRequestBytes: 3000, maxEntrySizeBytes: 1500, maxPropertyValueBytes: 100, requestsPerMinute: 3, importRequestsPerMinute: 1 } }],
+      tenants: [
+        {
+          id: 'limited',
+          ingestLimits: { maxRequestBytes: 3000, maxEntrySizeBytes: 1500, maxPropertyValueBytes: 100, requestsPerMinute: 3, importRequestsPerMinute: 1 },
+        },
+      ],
       applications: [{ tenant: 'limited', clientId: 'limited-app', clientSecret: 'limited-secret' }],
     },
   });
@@ -82,7 +87,10 @@ describe('per-tenant ingest limits from config', () => {
     let accepted = 0;
     let refused: unknown;
     for (let i = 0; i < 4 && refused === undefined; i++) {
-      await limited.ingest(`s-${randomUUID()}`, one('ok')).then(() => accepted++, (err: unknown) => (refused = err));
+      await limited.ingest(`s-${randomUUID()}`, one('ok')).then(
+        () => accepted++,
+        (err: unknown) => (refused = err),
+      );
     }
     expect(accepted).toBeLessThanOrEqual(3);
     const answer = await problemOf(Promise.reject(refused));

@@ -39,7 +39,9 @@ describe('typed ingest with W3C trace context', () => {
   });
 
   it('describes both request headers in the OpenAPI document (docs/openapi, generated from the route declarations)', () => {
-    const document = JSON.parse(readFileSync(new URL('../../docs/openapi/ingest.json', import.meta.url), 'utf8')) as { paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>> };
+    const document = JSON.parse(readFileSync(new URL('../../docs/openapi/ingest.json', import.meta.url), 'utf8')) as {
+      paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>>;
+    };
     const headers = document.paths['/sources/{sourceId}']!.post!.parameters!.filter((p) => p.in === 'header').map((p) => p.name);
     expect(headers).toEqual(['traceparent', 'tracestate']);
   });

@@ -55,7 +55,12 @@ describe('emulator interactive sign-in (authorization code + PKCE)', () => {
       logger: pino({ level: 'trace' }, sink),
       config: {
         applications: [
-          { clientId: 'narrow-client', clientSecret: 'narrow-secret', scopes: ['write:sources', 'read:events'], redirectUris: [REGISTERED_WITH_QUERY, 'http://127.0.0.1/callback'] },
+          {
+            clientId: 'narrow-client',
+            clientSecret: 'narrow-secret',
+            scopes: ['write:sources', 'read:events'],
+            redirectUris: [REGISTERED_WITH_QUERY, 'http://127.0.0.1/callback'],
+          },
           { tenant: 'other-tenant', clientId: 'other-client', clientSecret: 'other-secret', scopes: ['read:events'], redirectUris: [REDIRECT_URI] },
         ],
         tenants: [{ id: 'other-tenant', destinations: [{ id: 'other-consumer', type: 'DURABLE_CONSUMER' }] }],
@@ -461,7 +466,10 @@ describe('emulator config: redirectUris', () => {
   ] as const) {
     it(`refuses ${bad} naming the field`, async () => {
       const started = startEmulator({ port: 0, config: { applications: [{ clientId: 'c', clientSecret: 's', redirectUris: [bad] }] } });
-      await expect(started).rejects.toMatchObject({ code: 'DW_ERR_CONFIG', message: expect.stringMatching(new RegExp(`applications\\[0\\]\\.redirectUris\\[0\\].*${reason}`)) });
+      await expect(started).rejects.toMatchObject({
+        code: 'DW_ERR_CONFIG',
+        message: expect.stringMatching(new RegExp(`applications\\[0\\]\\.redirectUris\\[0\\].*${reason}`)),
+      });
     });
   }
 });

@@ -19,7 +19,12 @@ beforeEach(async () => {
 });
 afterEach(() => h.close());
 
-const good = { entries: [{ id: 'A1', properties: { Title: 'Shirt', color: 'red', old: null } }, { id: 'a2', properties: {} }] };
+const good = {
+  entries: [
+    { id: 'A1', properties: { Title: 'Shirt', color: 'red', old: null } },
+    { id: 'a2', properties: {} },
+  ],
+};
 
 function call(path: string, body: unknown, headers: Record<string, string>): Promise<Response> {
   return fetch(`${h.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
@@ -33,9 +38,21 @@ describe('legacy import', () => {
     const res = await call('/datasources/products/import', good, asImporter(tenant));
     expect(res.status).toBe(202);
     const body = (await res.json()) as Record<string, unknown>;
-    expect(body).toEqual({ correlationId: expect.stringMatching(/^[0-9a-f-]{36}$/), dataSource: 'products', acceptedAt: '2025-01-01T00:00:00.000Z', acceptedEntryCount: 2 });
+    expect(body).toEqual({
+      correlationId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      dataSource: 'products',
+      acceptedAt: '2025-01-01T00:00:00.000Z',
+      acceptedEntryCount: 2,
+    });
     expect(queued).toEqual([
-      { tenant, dataSource: 'products', entries: [{ id: 'A1', properties: { title: 'Shirt', color: 'red', old: null } }, { id: 'a2', properties: {} }] },
+      {
+        tenant,
+        dataSource: 'products',
+        entries: [
+          { id: 'A1', properties: { title: 'Shirt', color: 'red', old: null } },
+          { id: 'a2', properties: {} },
+        ],
+      },
     ]);
   });
 

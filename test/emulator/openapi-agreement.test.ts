@@ -89,30 +89,75 @@ describe('typed ingest: property IDs (pattern and length) and the other shapes t
 
   const astralLetter = '\u{1D400}'; // MATHEMATICAL BOLD CAPITAL A: a letter of two UTF-16 units
   const ids = [
-    'price', 'Price', 'a.b:c-d_e', '9lives', 'größe', 'İstanbul', 'ціна', '価格', astralLetter.repeat(128), 'a'.repeat(128),
-    'a'.repeat(129), astralLetter.repeat(129), '', ' price', 'price ', 'pri ce', '_id', '@meta', '$x', '-x', '.x', 'a/b', 'a?b', 'émoji😀',
-    'id', 'ID', 'Id', 'lastUpdated', 'LASTUPDATED', 'language', 'Language', 'ids', 'xid', 'languages', 'last_updated',
+    'price',
+    'Price',
+    'a.b:c-d_e',
+    '9lives',
+    'größe',
+    'İstanbul',
+    'ціна',
+    '価格',
+    astralLetter.repeat(128),
+    'a'.repeat(128),
+    'a'.repeat(129),
+    astralLetter.repeat(129),
+    '',
+    ' price',
+    'price ',
+    'pri ce',
+    '_id',
+    '@meta',
+    '$x',
+    '-x',
+    '.x',
+    'a/b',
+    'a?b',
+    'émoji😀',
+    'id',
+    'ID',
+    'Id',
+    'lastUpdated',
+    'LASTUPDATED',
+    'language',
+    'Language',
+    'ids',
+    'xid',
+    'languages',
+    'last_updated',
   ];
 
-  it.each(ids.map((id) => [id.length > 20 ? `${id.slice(0, 12)}… (${[...id].length})` : JSON.stringify(id), id]))('property id %s: the document and the emulator agree', async (_label, id) => {
-    const body = request(id);
-    const answer = await ingest(body);
-    expect([202, 400]).toContain(answer.status);
-    expect(answer.status === 202, answer.text).toBe(documentTakes()(body));
-  });
-
-  it.each([['en', true], ['en-GB', true], ['zh-Hant-TW', true], ['e', false], ['englishlanguage', false], ['en_GB', false], ['', false]] as const)(
-    'language %s: the document says %s, as the emulator',
-    async (language, ok) => {
-      const body = { entries: [{ id: 'e', properties: [{ id: `title-${language.length}`, value: 'x', language }] }] };
-      expect(documentTakes()(body)).toBe(ok);
-      // A valid tag on a new property makes it LocalizedText: accepted.
-      expect((await ingest(body)).status).toBe(ok ? 202 : 400);
+  it.each(ids.map((id) => [id.length > 20 ? `${id.slice(0, 12)}… (${[...id].length})` : JSON.stringify(id), id]))(
+    'property id %s: the document and the emulator agree',
+    async (_label, id) => {
+      const body = request(id);
+      const answer = await ingest(body);
+      expect([202, 400]).toContain(answer.status);
+      expect(answer.status === 202, answer.text).toBe(documentTakes()(body));
     },
   );
 
+  it.each([
+    ['en', true],
+    ['en-GB', true],
+    ['zh-Hant-TW', true],
+    ['e', false],
+    ['englishlanguage', false],
+    ['en_GB', false],
+    ['', false],
+  ] as const)('language %s: the document says %s, as the emulator', async (language, ok) => {
+    const body = { entries: [{ id: 'e', properties: [{ id: `title-${language.length}`, value: 'x', language }] }] };
+    expect(documentTakes()(body)).toBe(ok);
+    // A valid tag on a new property makes it LocalizedText: accepted.
+    expect((await ingest(body)).status).toBe(ok ? 202 : 400);
+  });
+
   it('entry IDs: at most 512 code points in both', async () => {
-    for (const [entryId, ok] of [['e'.repeat(512), true], ['e'.repeat(513), false], [astralLetter.repeat(512), true], [astralLetter.repeat(513), false]] as const) {
+    for (const [entryId, ok] of [
+      ['e'.repeat(512), true],
+      ['e'.repeat(513), false],
+      [astralLetter.repeat(512), true],
+      [astralLetter.repeat(513), false],
+    ] as const) {
       const body = request('p', undefined, entryId);
       expect(documentTakes()(body), `${[...entryId].length}`).toBe(ok);
       expect((await ingest(body)).status, `${[...entryId].length}`).toBe(ok ? 202 : 400);
@@ -122,7 +167,10 @@ describe('typed ingest: property IDs (pattern and length) and the other shapes t
 
 describe('PUT /v1/sources/{sourceId}/properties/{propertyId}: the delimiter bounds', () => {
   beforeAll(async () => {
-    expect((await call('POST', `${t.em.url}/sources/delimiters`, { headers: t.auth, json: { entries: [{ id: 'e', properties: [{ id: 'tags', value: ['a'] }] }] } })).status).toBe(202);
+    expect(
+      (await call('POST', `${t.em.url}/sources/delimiters`, { headers: t.auth, json: { entries: [{ id: 'e', properties: [{ id: 'tags', value: ['a'] }] }] } }))
+        .status,
+    ).toBe(202);
   });
 
   it.each([
@@ -166,14 +214,18 @@ describe('typed ingest: traceparent and tracestate are any string, an invalid on
       expect(header.description, name).toMatch(/Any value is accepted/);
     }
     const garbage = { traceparent: 'not-a-traceparent', tracestate: 'x'.repeat(2000) };
-    const answer = await call('POST', `${t.em.url}/sources/traced`, { headers: { ...t.auth, ...garbage }, json: { entries: [{ id: 'traced-e', properties: [{ id: 'p', value: 'v' }] }] } });
+    const answer = await call('POST', `${t.em.url}/sources/traced`, {
+      headers: { ...t.auth, ...garbage },
+      json: { entries: [{ id: 'traced-e', properties: [{ id: 'p', value: 'v' }] }] },
+    });
     expect(answer.status, answer.text).toBe(202);
     // Ingest is asynchronous: poll the stream until the entry's event is there.
     const emitted: Array<Record<string, unknown>> = [];
     const deadline = Date.now() + 10_000;
     while (emitted.length === 0 && Date.now() < deadline) {
       const pulled = await t.pull({ limit: 100 });
-      for (const event of pulled.body.events ?? []) if ((event as { subject?: string }).subject?.includes('traced-e')) emitted.push(event as unknown as Record<string, unknown>);
+      for (const event of pulled.body.events ?? [])
+        if ((event as { subject?: string }).subject?.includes('traced-e')) emitted.push(event as unknown as Record<string, unknown>);
     }
     expect(emitted.length).toBeGreaterThan(0);
     for (const event of emitted) expect(event).not.toHaveProperty('traceparent');

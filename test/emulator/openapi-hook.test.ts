@@ -33,8 +33,13 @@ async function violationsOf(reply: typeof answer): Promise<string[]> {
 
 describe('the response check of the test suite', () => {
   it('a wrong body names the route and the field', async () => {
-    const violations = await violationsOf({ status: 200, body: { id: 'e', properties: [{ id: 'p', value: 1, type: 'Integer', delimiter: null, language: null }], lastUpdated: '2026-01-01T00:00:00.000Z' } });
-    expect(violations).toEqual([expect.stringContaining('GET /v1/test/entry (test GET /v1/test/entry) answered 200: body.properties[0] must have required property \'lastUpdated\'')]);
+    const violations = await violationsOf({
+      status: 200,
+      body: { id: 'e', properties: [{ id: 'p', value: 1, type: 'Integer', delimiter: null, language: null }], lastUpdated: '2026-01-01T00:00:00.000Z' },
+    });
+    expect(violations).toEqual([
+      expect.stringContaining("GET /v1/test/entry (test GET /v1/test/entry) answered 200: body.properties[0] must have required property 'lastUpdated'"),
+    ]);
   });
 
   it('a member the description does not allow, and a wrong type, are named', async () => {
@@ -49,7 +54,11 @@ describe('the response check of the test suite', () => {
   });
 
   it('a media type other than the declared one fails', async () => {
-    const violations = await violationsOf({ status: 200, body: { id: 'e', properties: [], lastUpdated: '2026-01-01T00:00:00.000Z' }, headers: { 'content-type': 'text/plain' } });
+    const violations = await violationsOf({
+      status: 200,
+      body: { id: 'e', properties: [], lastUpdated: '2026-01-01T00:00:00.000Z' },
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(violations).toEqual([expect.stringContaining('content-type text/plain is not the declared application/json')]);
   });
 

@@ -39,8 +39,12 @@ const SOURCE = 'coverage';
 const json = (body: unknown) => ({ 'content-type': 'application/json', body: JSON.stringify(body) });
 
 async function status(method: string, path: string, headers: Record<string, string> = {}, body?: unknown, on: RunningEmulator = em): Promise<number> {
-  const { 'content-type': type, body: text } = body === undefined ? { 'content-type': undefined, body: undefined } : typeof body === 'string' ? { 'content-type': 'application/json', body } : json(body);
-  const answer: Answer = await call(method as 'GET', `${on.url}${path}`, { headers: { ...(type ? { 'content-type': type } : {}), ...headers }, ...(text !== undefined ? { body: text } : {}) });
+  const { 'content-type': type, body: text } =
+    body === undefined ? { 'content-type': undefined, body: undefined } : typeof body === 'string' ? { 'content-type': 'application/json', body } : json(body);
+  const answer: Answer = await call(method as 'GET', `${on.url}${path}`, {
+    headers: { ...(type ? { 'content-type': type } : {}), ...headers },
+    ...(text !== undefined ? { body: text } : {}),
+  });
   return answer.status;
 }
 
@@ -59,8 +63,10 @@ beforeAll(async () => {
   narrow = await application('coverage-narrow', ['write:sources', 'read:events'], ['granted']);
   expect(await status('POST', `/sources/${SOURCE}`, auth, { entries: [{ id: 'e1', properties: [{ id: 'n', value: 1 }] }] })).toBe(202);
   await em.idle();
-  tagId = (await call<{ id: string }>('POST', `${em.url}/_emulator/tenants/dev-tenant/managed-tags`, { json: { displayName: 'Colour', type: 'Text' } })).body.id;
-  usedTagId = (await call<{ id: string }>('POST', `${em.url}/_emulator/tenants/dev-tenant/managed-tags`, { json: { displayName: 'Size', type: 'Text' } })).body.id;
+  tagId = (await call<{ id: string }>('POST', `${em.url}/_emulator/tenants/dev-tenant/managed-tags`, { json: { displayName: 'Colour', type: 'Text' } })).body
+    .id;
+  usedTagId = (await call<{ id: string }>('POST', `${em.url}/_emulator/tenants/dev-tenant/managed-tags`, { json: { displayName: 'Size', type: 'Text' } })).body
+    .id;
   expect((await call('POST', `${em.url}/_emulator/tenants/dev-tenant/card-definitions`, { json: { managedTagIds: [usedTagId] } })).status).toBe(201);
   for (const seed of [
     { customer: 'acme', destination: 'open', sourceId: SOURCE, endpoints: [{ name: 'items' }] },
@@ -70,7 +76,9 @@ beforeAll(async () => {
   ]) {
     expect((await call('POST', `${em.url}/_emulator/destinations`, { json: seed })).status).toBe(201);
   }
-  destinationToken = (await call<{ accessToken: string }>('POST', `${em.url}/destinations/open/token`, { json: { clientId: 'dev-client', clientSecret: 'dev-secret' } })).body.accessToken;
+  destinationToken = (
+    await call<{ accessToken: string }>('POST', `${em.url}/destinations/open/token`, { json: { clientId: 'dev-client', clientSecret: 'dev-secret' } })
+  ).body.accessToken;
   em.appendEvents('dev-tenant', [{ type: 'coverage.event', subject: 's', data: {} }]);
   leaseId = (await call<{ leaseId: string }>('POST', `${em.url}/v1/event-destinations/dev-consumer/pull?workerId=coverage`, { headers: auth })).body.leaseId;
 });
@@ -170,7 +178,8 @@ function impliedScenario(operation: OperationSpec, declared: string): Scenario |
     case '413':
       return () => send(own(), { padding: 'x'.repeat(5000) });
     case '415':
-      return async () => (await call(operation.method as 'POST', `${em.url}${target.path}`, { headers: { ...own(), 'content-type': 'text/plain' }, body: 'x' })).status;
+      return async () =>
+        (await call(operation.method as 'POST', `${em.url}${target.path}`, { headers: { ...own(), 'content-type': 'text/plain' }, body: 'x' })).status;
     default:
       return undefined;
   }
@@ -208,8 +217,14 @@ const specific: Record<string, Record<string, Scenario>> = {
     '400': () => status('POST', '/v1/event-destinations/dev-consumer/acknowledge', auth, { leaseId: '', generation: 0, status: 'done' }),
     '404': () => status('POST', '/v1/event-destinations/dev-consumer/acknowledge', auth, { leaseId: 'never-issued', generation: 1, status: 'ok' }),
   },
-  pauseDestination: { '200': () => status('POST', '/v1/event-destinations/dev-webhook/pause', auth), '404': () => status('POST', '/v1/event-destinations/nowhere/pause', auth) },
-  resumeDestination: { '200': () => status('POST', '/v1/event-destinations/dev-webhook/resume', auth), '404': () => status('POST', '/v1/event-destinations/nowhere/resume', auth) },
+  pauseDestination: {
+    '200': () => status('POST', '/v1/event-destinations/dev-webhook/pause', auth),
+    '404': () => status('POST', '/v1/event-destinations/nowhere/pause', auth),
+  },
+  resumeDestination: {
+    '200': () => status('POST', '/v1/event-destinations/dev-webhook/resume', auth),
+    '404': () => status('POST', '/v1/event-destinations/nowhere/resume', auth),
+  },
   ingestTyped: {
     '202': () => status('POST', `/sources/${SOURCE}`, auth, { entries: [{ id: 'e3', properties: [] }] }),
     '400': () => status('POST', `/sources/${SOURCE}`, auth, { entries: [] }),
@@ -267,11 +282,20 @@ const specific: Record<string, Record<string, Scenario>> = {
   },
   getEmulatorState: { '200': () => status('GET', '/_emulator/state') },
   getFaults: { '200': () => status('GET', '/_emulator/faults') },
-  setFaults: { '200': async () => withFaults({}, () => status('POST', '/_emulator/faults', {}, { latencyMs: 0 })), '400': () => status('POST', '/_emulator/faults', {}, { errorRate: 2 }) },
+  setFaults: {
+    '200': async () => withFaults({}, () => status('POST', '/_emulator/faults', {}, { latencyMs: 0 })),
+    '400': () => status('POST', '/_emulator/faults', {}, { errorRate: 2 }),
+  },
   clearFaults: { '204': () => status('DELETE', '/_emulator/faults') },
   listManagedTags: { '200': () => status('GET', '/v1/managed-tags?name=col', auth), '400': () => status('GET', '/v1/managed-tags?limit=0', auth) },
-  getManagedTag: { '200': () => status('GET', `/v1/managed-tags/${tagId}`, auth), '404': () => status('GET', '/v1/managed-tags/00000000-0000-0000-0000-000000000000', auth) },
-  deleteManagedTag: { '204': () => status('DELETE', '/v1/managed-tags/00000000-0000-0000-0000-000000000000', auth), '409': () => status('DELETE', `/v1/managed-tags/${usedTagId}`, auth) },
+  getManagedTag: {
+    '200': () => status('GET', `/v1/managed-tags/${tagId}`, auth),
+    '404': () => status('GET', '/v1/managed-tags/00000000-0000-0000-0000-000000000000', auth),
+  },
+  deleteManagedTag: {
+    '204': () => status('DELETE', '/v1/managed-tags/00000000-0000-0000-0000-000000000000', auth),
+    '409': () => status('DELETE', `/v1/managed-tags/${usedTagId}`, auth),
+  },
   seedManagedTag: {
     '201': () => status('POST', '/_emulator/tenants/coverage-tenant/managed-tags', {}, { displayName: 'Tag', type: 'Text' }),
     '400': () => status('POST', '/_emulator/tenants/coverage-tenant/managed-tags', {}, { displayName: '', type: 'Number' }),
@@ -330,19 +354,26 @@ const pairs = [...operations.values()].flatMap((operation) => Object.keys(operat
 describe('every status the description declares is one the emulator answers', () => {
   it('has a scenario for exactly the declared (operation, status) pairs', () => {
     expect(Object.keys(concrete).sort()).toEqual([...operations.keys()].sort());
-    const missing = pairs.filter(({ operation, declared }) => specific[operation.operationId]?.[declared] === undefined && impliedScenario(operation, declared) === undefined);
+    const missing = pairs.filter(
+      ({ operation, declared }) => specific[operation.operationId]?.[declared] === undefined && impliedScenario(operation, declared) === undefined,
+    );
     expect(missing.map(({ operation, declared }) => `${operation.operationId} ${declared}`)).toEqual([]);
     const extra = Object.entries(specific).flatMap(([id, byStatus]) =>
-      Object.keys(byStatus).filter((declared) => !(declared in operationResponses(operations.get(id)!))).map((declared) => `${id} ${declared}`),
+      Object.keys(byStatus)
+        .filter((declared) => !(declared in operationResponses(operations.get(id)!)))
+        .map((declared) => `${id} ${declared}`),
     );
     expect(extra).toEqual([]);
   });
 
-  it.each(pairs.map(({ operation, declared }) => [`${operation.operationId} ${declared}`, operation, declared] as const))('%s', async (_name, operation, declared) => {
-    const scenario = specific[operation.operationId]?.[declared] ?? impliedScenario(operation, declared)!;
-    const answered = String(await scenario());
-    if (declared === 'default') expect(answered in operationResponses(operation), `${answered} is declared on its own`).toBe(false);
-    else if (declared.endsWith('XX')) expect(answered[0]).toBe(declared[0]);
-    else expect(answered).toBe(declared);
-  });
+  it.each(pairs.map(({ operation, declared }) => [`${operation.operationId} ${declared}`, operation, declared] as const))(
+    '%s',
+    async (_name, operation, declared) => {
+      const scenario = specific[operation.operationId]?.[declared] ?? impliedScenario(operation, declared)!;
+      const answered = String(await scenario());
+      if (declared === 'default') expect(answered in operationResponses(operation), `${answered} is declared on its own`).toBe(false);
+      else if (declared.endsWith('XX')) expect(answered[0]).toBe(declared[0]);
+      else expect(answered).toBe(declared);
+    },
+  );
 });

@@ -41,12 +41,18 @@ describe('paths', () => {
   it("a destination's /v1/openapi takes GET only: 405 with Allow: GET for any other method", async () => {
     expect((await fetch(`${emulator.url}/acme/shop/v1/openapi`)).status).toBe(200);
     for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
-      const res = await fetch(`${emulator.url}/acme/shop/v1/openapi`, { method, headers: { 'content-type': 'application/json' }, ...(method === 'DELETE' ? {} : { body: '{}' }) });
+      const res = await fetch(`${emulator.url}/acme/shop/v1/openapi`, {
+        method,
+        headers: { 'content-type': 'application/json' },
+        ...(method === 'DELETE' ? {} : { body: '{}' }),
+      });
       expect(res.status, method).toBe(405);
       expect(res.headers.get('allow'), method).toBe('GET');
     }
     // The endpoints themselves still take GET and POST.
-    expect((await fetch(`${emulator.url}/acme/shop/v1/items`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(200);
+    expect((await fetch(`${emulator.url}/acme/shop/v1/items`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(
+      200,
+    );
     const put = await fetch(`${emulator.url}/acme/shop/v1/items`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(put.status).toBe(405);
     expect(put.headers.get('allow')).toBe('GET, POST');

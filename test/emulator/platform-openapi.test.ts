@@ -21,7 +21,12 @@ import { call, tokenFor } from './helpers.js';
  * against the files under docs/openapi/.
  */
 const run = promisify(execFile);
-type Doc = { openapi: string; info: Record<string, unknown>; paths: Record<string, Record<string, { operationId: string; security: unknown[]; tags: string[] }>>; components: { schemas: Record<string, unknown> } };
+type Doc = {
+  openapi: string;
+  info: Record<string, unknown>;
+  paths: Record<string, Record<string, { operationId: string; security: unknown[]; tags: string[] }>>;
+  components: { schemas: Record<string, unknown> };
+};
 
 let emulator: RunningEmulator;
 let ingest: Doc;
@@ -37,13 +42,41 @@ beforeAll(async () => {
   const sourceId = `lint-${randomUUID()}`;
   const ingested = await call('POST', `${emulator.url}/sources/${sourceId}`, {
     headers: auth,
-    json: { entries: [{ id: 'p1', properties: [{ id: 'title', value: 'Kettle', language: 'en' }, { id: 'price', value: 25.5 }, { id: 'stock', value: 3 }, { id: 'tags', value: ['a'] }, { id: 'active', value: true }] }] },
+    json: {
+      entries: [
+        {
+          id: 'p1',
+          properties: [
+            { id: 'title', value: 'Kettle', language: 'en' },
+            { id: 'price', value: 25.5 },
+            { id: 'stock', value: 3 },
+            { id: 'tags', value: ['a'] },
+            { id: 'active', value: true },
+          ],
+        },
+      ],
+    },
   });
   expect(ingested.status).toBe(202);
   await emulator.idle();
   const seeds = {
-    public: { customer: 'acme', destination: 'shop', sourceId, languages: ['en', 'da'], endpoints: [{ name: 'products', facets: [{ propertyId: 'tags', size: 5, header: { en: 'Tags' } }] }] },
-    protected: { customer: 'acme', destination: 'vault', protected: true, sourceId, endpoints: [{ name: 'items', properties: [{ id: 'title', alias: 'name' }, { id: 'price' }] }, { name: 'ids', properties: [] }] },
+    public: {
+      customer: 'acme',
+      destination: 'shop',
+      sourceId,
+      languages: ['en', 'da'],
+      endpoints: [{ name: 'products', facets: [{ propertyId: 'tags', size: 5, header: { en: 'Tags' } }] }],
+    },
+    protected: {
+      customer: 'acme',
+      destination: 'vault',
+      protected: true,
+      sourceId,
+      endpoints: [
+        { name: 'items', properties: [{ id: 'title', alias: 'name' }, { id: 'price' }] },
+        { name: 'ids', properties: [] },
+      ],
+    },
     empty: { customer: 'acme', destination: 'void', sourceId: `none-${randomUUID()}`, endpoints: [{ name: 'nothing' }] },
   };
   for (const [kind, seed] of Object.entries(seeds)) {
@@ -51,7 +84,9 @@ beforeAll(async () => {
     expect(seeded.status).toBe(201);
     const headers: Record<string, string> = {};
     if (seed.customer && 'protected' in seed) {
-      const token = await call<{ accessToken: string }>('POST', `${emulator.url}/destinations/${seed.destination}/token`, { json: { clientId: 'dev-client', clientSecret: 'dev-secret' } });
+      const token = await call<{ accessToken: string }>('POST', `${emulator.url}/destinations/${seed.destination}/token`, {
+        json: { clientId: 'dev-client', clientSecret: 'dev-secret' },
+      });
       headers.authorization = `Bearer ${token.body.accessToken}`;
     }
     const doc = await call<Doc>('GET', `${emulator.url}/${seed.customer}/${seed.destination}/v1/openapi`, { headers });
@@ -62,19 +97,25 @@ beforeAll(async () => {
 afterAll(() => emulator?.close());
 
 function allDocuments(): Array<[string, Doc]> {
-  return [['ingest', ingest], ['platform-api', platform], ...Object.entries(destinationDocs).map(([kind, doc]): [string, Doc] => [`destination (${kind})`, doc])];
+  return [
+    ['ingest', ingest],
+    ['platform-api', platform],
+    ...Object.entries(destinationDocs).map(([kind, doc]): [string, Doc] => [`destination (${kind})`, doc]),
+  ];
 }
 
 describe('the published OpenAPI descriptions', () => {
   it('docs/openapi/ holds what the emulator serves (run `npm run docs:openapi` after changing a route)', () => {
     for (const [name, content] of Object.entries(renderOpenApiDocs())) {
-      expect(readFileSync(join(ROOT, 'docs', 'openapi', name), 'utf8'), `docs/openapi/${name} is out of date: run \`npm run docs:openapi\` and commit it`).toBe(content);
+      expect(readFileSync(join(ROOT, 'docs', 'openapi', name), 'utf8'), `docs/openapi/${name} is out of date: run \`npm run docs:openapi\` and commit it`).toBe(
+        content,
+      );
       const served = name === 'ingest.json' ? ingest : platform;
       expect({ ...served, servers: [] }).toEqual({ ...JSON.parse(content), servers: [] });
     }
   });
 
-  it('the ingest description is the spec\'s: OpenAPI 3.1, version 1.0.0, typed ingest and legacy import only', () => {
+  it("the ingest description is the spec's: OpenAPI 3.1, version 1.0.0, typed ingest and legacy import only", () => {
     expect(ingest.openapi).toBe('3.1.0');
     expect(ingest.info).toMatchObject({ version: '1.0.0', license: { name: 'MIT' }, contact: { name: expect.any(String) } });
     expect(Object.keys(ingest.paths).sort()).toEqual(['/datasources/{dataSource}/import', '/datasources/{dataSource}/import/verify', '/sources/{sourceId}']);
@@ -107,10 +148,15 @@ describe('the published OpenAPI descriptions', () => {
     const redocly = join(ROOT, 'node_modules', '@redocly', 'cli', 'bin', 'cli.js');
     const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1', FORCE_COLOR: '0' };
     const lint = async (file: string) => {
-      const result = await run(process.execPath, [redocly, 'lint', '--extends', 'recommended', '--format', 'json', file], { cwd: dir, env, maxBuffer: 16 * 1024 * 1024 }).catch(
-        (err: { stdout?: string; stderr?: string }) => ({ stdout: err.stdout ?? '', stderr: err.stderr ?? '' }),
-      );
-      return JSON.parse(result.stdout) as { totals: { errors: number; warnings: number }; problems: Array<{ ruleId: string; message: string; location: Array<{ pointer: string }> }> };
+      const result = await run(process.execPath, [redocly, 'lint', '--extends', 'recommended', '--format', 'json', file], {
+        cwd: dir,
+        env,
+        maxBuffer: 16 * 1024 * 1024,
+      }).catch((err: { stdout?: string; stderr?: string }) => ({ stdout: err.stdout ?? '', stderr: err.stderr ?? '' }));
+      return JSON.parse(result.stdout) as {
+        totals: { errors: number; warnings: number };
+        problems: Array<{ ruleId: string; message: string; location: Array<{ pointer: string }> }>;
+      };
     };
     for (const [index, report] of (await Promise.all(files.map(lint))).entries()) {
       const problems = report.problems.map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`);

@@ -56,7 +56,8 @@ describe('emulator robustness: bad input is a problem, never a crash', () => {
   });
 
   it('keeps serving on the same keep-alive connection after errors', async () => {
-    for (let i = 0; i < 5; i++) expect((await call('POST', ackUrl(), { headers: { ...t.auth, 'content-type': 'application/json' }, body: '{' })).status).toBe(400);
+    for (let i = 0; i < 5; i++)
+      expect((await call('POST', ackUrl(), { headers: { ...t.auth, 'content-type': 'application/json' }, body: '{' })).status).toBe(400);
     t.append(1);
     expect((await t.pull({ workerId: 'w1' })).status).toBe(200);
   });
@@ -194,7 +195,11 @@ describe('emulator fault injection', () => {
     // A delayed pull stays unanswered while requests sent after it, on other routes, are answered.
     const pending = new AbortController();
     let answered = false;
-    const delayed = fetch(`${em.url}/v1/event-destinations/dev-consumer/pull`, { method: 'POST', headers: { 'x-api-key': 'dev-api-key' }, signal: pending.signal }).then(
+    const delayed = fetch(`${em.url}/v1/event-destinations/dev-consumer/pull`, {
+      method: 'POST',
+      headers: { 'x-api-key': 'dev-api-key' },
+      signal: pending.signal,
+    }).then(
       () => void (answered = true),
       () => {},
     );

@@ -37,11 +37,15 @@ function st(args: readonly string[], cwd: string): Promise<StRun> {
     // --output-sanitize false: the curl reproductions carry the (development, documented) API key.
     // One worker: the same seed gives the same requests in the same order (and Python 3.11's ast
     // module, which Hypothesis calls, can fail when two threads parse at once).
-    const child = spawn(ST, ['--config-file', CONFIG, 'run', ...args, '--seed', SEED, '--workers', '1', '--no-color', '--output-sanitize', 'false', '--generation-database', 'none'], {
-      cwd,
-      env: { ...process.env, NO_COLOR: '1', COLUMNS: '160' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      ST,
+      ['--config-file', CONFIG, 'run', ...args, '--seed', SEED, '--workers', '1', '--no-color', '--output-sanitize', 'false', '--generation-database', 'none'],
+      {
+        cwd,
+        env: { ...process.env, NO_COLOR: '1', COLUMNS: '160' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
@@ -84,9 +88,17 @@ if (!existsSync(ST) && !underCi()) {
       // The documents' examples name source `products`, entry `product-1`, property `price`: with
       // them there, reads and metadata changes get past 404 to their own rules.
       const headers = { 'x-api-key': 'dev-api-key' };
-      const seeded = await call('POST', `${em.url}/sources/products`, { headers, json: { entries: [{ id: 'product-1', properties: [{ id: 'price', value: 9.5 }] }] } });
+      const seeded = await call('POST', `${em.url}/sources/products`, {
+        headers,
+        json: { entries: [{ id: 'product-1', properties: [{ id: 'price', value: 9.5 }] }] },
+      });
       expect(seeded.status, seeded.text).toBe(202);
-      await waitFor('the seeded entry readable', async () => (await call('GET', `${em.url}/v1/sources/products/entries/product-1`, { headers })).status === 200, 10_000, 50);
+      await waitFor(
+        'the seeded entry readable',
+        async () => (await call('GET', `${em.url}/v1/sources/products/entries/product-1`, { headers })).status === 200,
+        10_000,
+        50,
+      );
     }, 30_000);
     afterAll(async () => {
       await em?.close();

@@ -86,7 +86,10 @@ export async function startSourcesTestbed(options: EmulatorOptions = {}): Promis
         if (pulled.status !== 200) throw new Error(`pull answered ${pulled.status}: ${pulled.text}`);
         events.push(...pulled.body.events);
         const { leaseId, generation } = pulled.body;
-        const acked = await call('POST', `${url}/v1/event-destinations/${consumer}/acknowledge`, { headers: auth, json: { leaseId, generation, status: 'ok' } });
+        const acked = await call('POST', `${url}/v1/event-destinations/${consumer}/acknowledge`, {
+          headers: auth,
+          json: { leaseId, generation, status: 'ok' },
+        });
         if (acked.status !== 200) throw new Error(`acknowledge answered ${acked.status}: ${acked.text}`);
       }
     },

@@ -19,8 +19,14 @@ describe('typed ingest over HTTP (POST /sources/{sourceId})', () => {
     const before = Date.now();
     const answer = await t.ingest(sourceId, {
       entries: [
-        entry('a', [{ id: 'Price', value: 3 }, { id: 'tags', value: ['x', 'y'] }]),
-        entry('b', [{ id: 'price', value: 3.5 }, { id: 'title', value: 'Hello', language: 'en' }]),
+        entry('a', [
+          { id: 'Price', value: 3 },
+          { id: 'tags', value: ['x', 'y'] },
+        ]),
+        entry('b', [
+          { id: 'price', value: 3.5 },
+          { id: 'title', value: 'Hello', language: 'en' },
+        ]),
       ],
     });
     expect(answer.status).toBe(202);
@@ -152,7 +158,14 @@ describe('typed ingest over HTTP (POST /sources/{sourceId})', () => {
     const sourceId = t.newSourceId();
     const consumer = await t.newConsumer();
     await t.ingestApplied(sourceId, { entries: [entry('e1', [{ id: 'n', value: 1 }]), entry('e2', [{ id: 'n', value: 5 }])] });
-    await t.ingestApplied(sourceId, { entries: [entry('E1', [{ id: 'n', value: 2 }, { id: 'label', value: 'two' }])] });
+    await t.ingestApplied(sourceId, {
+      entries: [
+        entry('E1', [
+          { id: 'n', value: 2 },
+          { id: 'label', value: 'two' },
+        ]),
+      ],
+    });
     const events = (await t.drain(consumer)).filter((e) => (e.data as SourceEntryUpdatedData).sourceId === sourceId);
     expect(events.map((e) => [e.type, e.subject])).toEqual([
       ['source_entry.updated', 'e1'],
@@ -176,7 +189,12 @@ describe('typed ingest over HTTP (POST /sources/{sourceId})', () => {
       await fresh.ingestApplied(sourceId, { entries: [entry('only', [{ id: 'ok', value: true }])] });
       const events = await fresh.drain('dev-consumer');
       expect(events).toHaveLength(1);
-      expect(events[0]).toMatchObject({ specversion: '1.0', type: 'source_entry.updated', subject: 'only', data: { sourceId, entryId: 'only', previous: null } });
+      expect(events[0]).toMatchObject({
+        specversion: '1.0',
+        type: 'source_entry.updated',
+        subject: 'only',
+        data: { sourceId, entryId: 'only', previous: null },
+      });
     } finally {
       await fresh.close();
     }

@@ -13,7 +13,14 @@ describe('source property PUT (PUT /v1/sources/{sourceId}/properties/{propertyId
 
   async function newSource(): Promise<string> {
     const sourceId = t.newSourceId();
-    await t.ingestApplied(sourceId, { entries: [entry('seed', [{ id: 'price', value: 2.5 }, { id: 'tags', value: ['a'] }])] });
+    await t.ingestApplied(sourceId, {
+      entries: [
+        entry('seed', [
+          { id: 'price', value: 2.5 },
+          { id: 'tags', value: ['a'] },
+        ]),
+      ],
+    });
     return sourceId;
   }
 
@@ -177,7 +184,9 @@ describe('source PATCH (PATCH /v1/sources/{sourceId})', () => {
     expect((await t.patchSource(sourceId, {}, other)).status).toBe(200);
     // ...an application of another tenant does not.
     const clientId = `other-${sourceId}`;
-    await call('POST', `${t.url}/_emulator/applications`, { json: { tenant: `tenant-${sourceId}`, clientId, clientSecret: 's3cret-value', scopes: ['write:sources'] } });
+    await call('POST', `${t.url}/_emulator/applications`, {
+      json: { tenant: `tenant-${sourceId}`, clientId, clientSecret: 's3cret-value', scopes: ['write:sources'] },
+    });
     const foreign = await t.bearer({ client_id: clientId, client_secret: 's3cret-value', audience: `tenant-${sourceId}` });
     expect((await t.patchSource(sourceId, {}, foreign)).status).toBe(404);
   });

@@ -73,7 +73,14 @@ describe('source entry reads (GET /v1/sources/{sourceId}/entries)', () => {
 
   it('every property item has id, value, type, delimiter, lastUpdated and language', async () => {
     const sourceId = t.newSourceId();
-    await t.ingestApplied(sourceId, { entries: [entry('e', [{ id: 'Title', value: 'Hi', language: 'en' }, { id: 'tags', value: ['a', 'b'] }])] });
+    await t.ingestApplied(sourceId, {
+      entries: [
+        entry('e', [
+          { id: 'Title', value: 'Hi', language: 'en' },
+          { id: 'tags', value: ['a', 'b'] },
+        ]),
+      ],
+    });
     const read = await t.readOne(sourceId, 'e');
     expect(Object.keys(read.body).sort()).toEqual(['id', 'lastUpdated', 'properties']);
     for (const item of read.body.properties) {
@@ -136,22 +143,51 @@ describe('source entry reads (GET /v1/sources/{sourceId}/entries)', () => {
 
   it('null clears: a scalar reads as null, a list as []', async () => {
     const sourceId = t.newSourceId();
-    await t.ingestApplied(sourceId, { entries: [entry('e', [{ id: 'n', value: 4 }, { id: 'tags', value: ['a'] }, { id: 'keep', value: 'k' }])] });
-    await t.ingestApplied(sourceId, { entries: [entry('e', [{ id: 'n', value: null }, { id: 'tags', value: null }])] });
+    await t.ingestApplied(sourceId, {
+      entries: [
+        entry('e', [
+          { id: 'n', value: 4 },
+          { id: 'tags', value: ['a'] },
+          { id: 'keep', value: 'k' },
+        ]),
+      ],
+    });
+    await t.ingestApplied(sourceId, {
+      entries: [
+        entry('e', [
+          { id: 'n', value: null },
+          { id: 'tags', value: null },
+        ]),
+      ],
+    });
     const read = await t.readOne(sourceId, 'e');
     expect(valuesOf(read.body)).toEqual({ n: null, tags: [], keep: 'k' });
   });
 
   it('ingest is an upsert: properties not sent keep their values', async () => {
     const sourceId = t.newSourceId();
-    await t.ingestApplied(sourceId, { entries: [entry('e', [{ id: 'a', value: 'one' }, { id: 'b', value: 'two' }])] });
+    await t.ingestApplied(sourceId, {
+      entries: [
+        entry('e', [
+          { id: 'a', value: 'one' },
+          { id: 'b', value: 'two' },
+        ]),
+      ],
+    });
     await t.ingestApplied(sourceId, { entries: [entry('e', [{ id: 'b', value: 'three' }])] });
     expect(valuesOf((await t.readOne(sourceId, 'e')).body)).toEqual({ a: 'one', b: 'three' });
   });
 
   it('localized properties read one item per language, sharing the property timestamp', async () => {
     const sourceId = t.newSourceId();
-    await t.ingestApplied(sourceId, { entries: [entry('e', [{ id: 'name', value: 'Hello', language: 'en' }, { id: 'name', value: 'Hallo', language: 'de' }])] });
+    await t.ingestApplied(sourceId, {
+      entries: [
+        entry('e', [
+          { id: 'name', value: 'Hello', language: 'en' },
+          { id: 'name', value: 'Hallo', language: 'de' },
+        ]),
+      ],
+    });
     await t.ingestApplied(sourceId, { entries: [entry('e', [{ id: 'name', value: 'Hi', language: 'EN' }])] });
     const read = await t.readOne(sourceId, 'e');
     expect(valuesOf(read.body)).toEqual({ 'name@en': 'Hi', 'name@de': 'Hallo' });

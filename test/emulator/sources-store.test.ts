@@ -59,9 +59,12 @@ describe('source store', () => {
 describe('apply queue', () => {
   it('applies jobs on a later turn, in order, and idle() resolves after the last', async () => {
     const applied: number[] = [];
-    const queue = new ApplyQueue<number>((n) => applied.push(n), (err) => {
-      throw err;
-    });
+    const queue = new ApplyQueue<number>(
+      (n) => applied.push(n),
+      (err) => {
+        throw err;
+      },
+    );
     queue.push(1);
     queue.push(2);
     expect(applied).toEqual([]);
@@ -88,7 +91,10 @@ describe('apply queue', () => {
 
   it('close drops pending jobs, releases idle waiters and refuses new jobs', async () => {
     const applied: number[] = [];
-    const queue = new ApplyQueue<number>((n) => applied.push(n), () => undefined);
+    const queue = new ApplyQueue<number>(
+      (n) => applied.push(n),
+      () => undefined,
+    );
     queue.push(1);
     const idle = queue.idle();
     queue.close();

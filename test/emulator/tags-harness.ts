@@ -21,7 +21,11 @@ export interface Harness {
 export function fakeAuthenticate(req: IncomingMessage, anyOfScopes: readonly string[]): Principal {
   const tenant = req.headers['x-test-tenant'];
   if (typeof tenant !== 'string' || tenant === '') throw new HttpProblem(401, 'No credential.');
-  const scopes = new Set(String(req.headers['x-test-scopes'] ?? '').split(',').filter(Boolean));
+  const scopes = new Set(
+    String(req.headers['x-test-scopes'] ?? '')
+      .split(',')
+      .filter(Boolean),
+  );
   if (anyOfScopes.length > 0 && !anyOfScopes.some((s) => scopes.has(s))) throw new HttpProblem(403, 'Missing scope.');
   const rawSources = req.headers['x-test-sources'];
   const sources = typeof rawSources === 'string' ? new Set(rawSources.split(',').filter(Boolean)) : ('all' as const);

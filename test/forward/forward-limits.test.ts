@@ -45,7 +45,10 @@ describe('the forwarding handler hears "too many" with a time to come back', () 
     const handler = createForwardingHandler({ url });
     for (const code of [429, 503]) {
       status = code;
-      const err = (await Promise.resolve(handler.handle(event as never, contextFor() as never)).catch((e: unknown) => e)) as { code?: string; retryAfterMs?: number };
+      const err = (await Promise.resolve(handler.handle(event as never, contextFor() as never)).catch((e: unknown) => e)) as {
+        code?: string;
+        retryAfterMs?: number;
+      };
       expect(err.code).toBe(ErrorCodes.RETRY_LATER);
       expect(err.retryAfterMs).toBe(1_000);
     }

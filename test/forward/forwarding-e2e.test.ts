@@ -57,7 +57,10 @@ function forwardingConfig(emulator: RunningEmulator, app: TestApp, dir: string, 
 function deadLetters(dir: string): DeadLetterRecord[] {
   const file = join(dir, 'dead-letter.jsonl');
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as DeadLetterRecord);
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as DeadLetterRecord);
 }
 
 describe('worker in forwarding mode against the emulator and a real app', () => {
@@ -93,7 +96,10 @@ describe('worker in forwarding mode against the emulator and a real app', () => 
 
     // Nothing lost: the consumer commits through the last event, with nothing leased or pending.
     await waitFor('the whole stream committed', () => {
-      const consumer = emulator.state().tenants.find((t) => t.id === 'dev-tenant')?.consumers.find((c) => c.id === 'dev-consumer');
+      const consumer = emulator
+        .state()
+        .tenants.find((t) => t.id === 'dev-tenant')
+        ?.consumers.find((c) => c.id === 'dev-consumer');
       return consumer !== undefined && consumer.committed === lastSequence && consumer.leased === 0 && consumer.pendingRedelivery === 0;
     });
 
@@ -116,7 +122,9 @@ describe('worker in forwarding mode against the emulator and a real app', () => 
       const all = deadLetters(dir);
       return all.length >= 3 ? all : undefined;
     });
-    const lettered = letters.map((l) => ({ subject: l.event.subject, handler: l.handler, reason: l.reason })).sort((a, b) => a.subject.localeCompare(b.subject));
+    const lettered = letters
+      .map((l) => ({ subject: l.event.subject, handler: l.handler, reason: l.reason }))
+      .sort((a, b) => a.subject.localeCompare(b.subject));
     expect(lettered).toEqual([
       { subject: 'always-500', handler: '@forward', reason: 'max-attempts' },
       { subject: 'bad-422', handler: '@forward', reason: 'permanent' },
@@ -156,7 +164,14 @@ describe('worker in forwarding mode against the emulator and a real app', () => 
     await app.waitForRequests(1);
     const got = app.received[0]!;
     expect(got.headers['content-type']).toBe('application/cloudevents+json');
-    expect(JSON.parse(got.body)).toMatchObject({ specversion: '1.0', id: event!.id, type: 'e2e.structured', subject: 'entry-9', sequence: event!.sequence, data: { n: 9 } });
+    expect(JSON.parse(got.body)).toMatchObject({
+      specversion: '1.0',
+      id: event!.id,
+      type: 'e2e.structured',
+      subject: 'entry-9',
+      sequence: event!.sequence,
+      data: { n: 9 },
+    });
   });
 
   it('isolation thread: the forwarding handler runs in worker threads with the same outcomes', async () => {
@@ -176,7 +191,10 @@ describe('worker in forwarding mode against the emulator and a real app', () => 
     const worker = await startWorker(forwardingConfig(emulator, app, dir, { isolation: 'thread' }));
     cleanups.push(() => worker.close());
     await waitFor('the stream committed', () => {
-      const consumer = emulator.state().tenants.find((t) => t.id === 'dev-tenant')?.consumers.find((c) => c.id === 'dev-consumer');
+      const consumer = emulator
+        .state()
+        .tenants.find((t) => t.id === 'dev-tenant')
+        ?.consumers.find((c) => c.id === 'dev-consumer');
       return consumer?.committed === events[2]!.sequence && consumer.leased === 0;
     });
     expect(app.received.filter((r) => r.eventId === events[2]!.id)).toHaveLength(2);

@@ -50,10 +50,19 @@ async function outcomeOf(run: Promise<unknown>): Promise<'ok' | 'dead-letter' | 
 
 describe('status mapping against a real app', () => {
   const cases: Array<[number, 'ok' | 'dead-letter' | 'retry']> = [
-    [200, 'ok'], [201, 'ok'], [202, 'ok'], [204, 'ok'],
-    [400, 'dead-letter'], [404, 'dead-letter'], [409, 'dead-letter'], [422, 'dead-letter'],
-    [408, 'retry'], [429, 'retry'],
-    [500, 'retry'], [502, 'retry'], [503, 'retry'],
+    [200, 'ok'],
+    [201, 'ok'],
+    [202, 'ok'],
+    [204, 'ok'],
+    [400, 'dead-letter'],
+    [404, 'dead-letter'],
+    [409, 'dead-letter'],
+    [422, 'dead-letter'],
+    [408, 'retry'],
+    [429, 'retry'],
+    [500, 'retry'],
+    [502, 'retry'],
+    [503, 'retry'],
     [301, 'retry'],
   ];
   it.each(cases)('status %i -> %s', async (status, expected) => {
@@ -197,7 +206,17 @@ describe('wire shape', () => {
     const event = eventFor();
     await handler.handle(event, contextFor());
     const got = app.received.find((r) => r.eventId === event.id)!;
-    const allowed = new Set(['host', 'connection', 'content-type', 'content-length', 'user-agent', 'accept', 'accept-encoding', 'accept-language', 'sec-fetch-mode']);
+    const allowed = new Set([
+      'host',
+      'connection',
+      'content-type',
+      'content-length',
+      'user-agent',
+      'accept',
+      'accept-encoding',
+      'accept-language',
+      'sec-fetch-mode',
+    ]);
     const extra = Object.keys(got.headers).filter((k) => !k.startsWith('ce-') && !allowed.has(k));
     expect(extra).toEqual([]);
     expect(got.headers.authorization).toBeUndefined();

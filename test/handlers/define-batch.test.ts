@@ -25,7 +25,13 @@ describe('defineBatchHandler', () => {
     expect(loaded.batch?.maxBatchSize).toBe(50);
     expect(typeof loaded.batch?.handleBatch).toBe('function');
     expect(loaded.setup).toBe(setup);
-    expect(() => toLoadedHandler('both', 'both.ts', Object.assign(defineBatchHandler({ type: 'a.b', handleBatch() {} }), {}) && { ...defineBatchHandler({ type: 'a.b', handleBatch() {} }), handle() {} })).toThrow(/either `handle`.*or `handleBatch`/);
+    expect(() =>
+      toLoadedHandler(
+        'both',
+        'both.ts',
+        Object.assign(defineBatchHandler({ type: 'a.b', handleBatch() {} }), {}) && { ...defineBatchHandler({ type: 'a.b', handleBatch() {} }), handle() {} },
+      ),
+    ).toThrow(/either `handle`.*or `handleBatch`/);
   });
 
   it('with a schema: a mismatching event gets an EventDataError at its place and is left out of the call', async () => {
@@ -38,7 +44,11 @@ describe('defineBatchHandler', () => {
         return events.map((e) => (e.data.total > 100 ? new PermanentError('too big') : undefined));
       },
     });
-    const events = [createTestEvent('order.created', { total: '1' }), createTestEvent('order.created', { total: 'nope' }), createTestEvent('order.created', { total: 500 })];
+    const events = [
+      createTestEvent('order.created', { total: '1' }),
+      createTestEvent('order.created', { total: 'nope' }),
+      createTestEvent('order.created', { total: 500 }),
+    ];
     const results = (await handler.handleBatch(events as never, ctx)) as (Error | undefined)[];
     expect(seen).toEqual([{ total: 1 }, { total: 500 }]);
     expect(results[0]).toBeUndefined();
@@ -48,7 +58,13 @@ describe('defineBatchHandler', () => {
   });
 
   it('with a schema: a throw fails only the events the handler got; a wrong result length fails them with the reason', async () => {
-    const throwing = defineBatchHandler({ type: 'x.y', schema: z.object({ n: z.number() }), handleBatch() { throw new Error('db down'); } });
+    const throwing = defineBatchHandler({
+      type: 'x.y',
+      schema: z.object({ n: z.number() }),
+      handleBatch() {
+        throw new Error('db down');
+      },
+    });
     const events = [createTestEvent('x.y', { n: 1 }), createTestEvent('x.y', { n: 'bad' })];
     const thrown = (await throwing.handleBatch(events as never, ctx)) as (Error | undefined)[];
     expect(thrown.map((e) => e?.name)).toEqual(['Error', 'EventDataError']);

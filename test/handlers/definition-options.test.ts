@@ -52,7 +52,11 @@ describe('defineHandler and defineBatchHandler refuse unknown keys', () => {
 
   it('resolves limits into the limiter units: per as a duration or milliseconds', () => {
     const key = (e: { subject: string }) => e.subject;
-    const loaded = toLoadedHandler('h', '/h.js', defineHandler({ type: 'a.b', handle, limits: { rate: { max: 40, per: '1s' }, concurrency: 4, perKey: { key, rate: { max: 2, per: 500 } } } }));
+    const loaded = toLoadedHandler(
+      'h',
+      '/h.js',
+      defineHandler({ type: 'a.b', handle, limits: { rate: { max: 40, per: '1s' }, concurrency: 4, perKey: { key, rate: { max: 2, per: 500 } } } }),
+    );
     expect(loaded.limits).toEqual({ adaptive: false, rate: { max: 40, perMs: 1_000 }, concurrency: 4, perKey: { key, rate: { max: 2, perMs: 500 } } });
     const adaptive = toLoadedHandler('h', '/h.js', defineHandler({ type: 'a.b', handle, limits: { adaptive: true } }));
     expect(adaptive.limits).toEqual({ adaptive: true, rate: { max: undefined, perMs: 1_000 } });

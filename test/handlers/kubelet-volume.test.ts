@@ -59,6 +59,9 @@ describe('a handlers folder as the kubelet mounts it', () => {
     expect((await loadHandlers(dir)).map((h) => h.name)).toEqual(['shared', 'sub/inner']);
 
     symlinkSync(join(elsewhere, 'missing.mjs'), join(dir, 'gone.mjs'));
-    await expect(loadHandlers(dir)).rejects.toMatchObject({ code: 'DW_ERR_HANDLER_LOAD', message: expect.stringMatching(/gone\.mjs: a symbolic link to a file that does not exist/) });
+    await expect(loadHandlers(dir)).rejects.toMatchObject({
+      code: 'DW_ERR_HANDLER_LOAD',
+      message: expect.stringMatching(/gone\.mjs: a symbolic link to a file that does not exist/),
+    });
   });
 });

@@ -35,10 +35,19 @@ describe('handler life cycle', () => {
   });
 
   it('without retry, the first failure rejects naming the handler; an abort stops the retries', async () => {
-    const failing = toLoadedHandler('broken', 'broken.ts', defineHandler({ type: 'a.b', setup: () => Promise.reject(new Error('no credentials')), handle() {} }));
+    const failing = toLoadedHandler(
+      'broken',
+      'broken.ts',
+      defineHandler({ type: 'a.b', setup: () => Promise.reject(new Error('no credentials')), handle() {} }),
+    );
     await expect(setUpHandlers([failing], { logger, retry: false })).rejects.toThrow('setup of handler broken failed: no credentials');
     const controller = new AbortController();
-    const stopping = setUpHandlers([failing], { logger, backoff: { firstMs: 60_000, maxMs: 60_000 }, signal: controller.signal, onFailure: () => controller.abort(new Error('worker closed')) });
+    const stopping = setUpHandlers([failing], {
+      logger,
+      backoff: { firstMs: 60_000, maxMs: 60_000 },
+      signal: controller.signal,
+      onFailure: () => controller.abort(new Error('worker closed')),
+    });
     await expect(stopping).rejects.toThrow('worker closed');
   });
 
@@ -69,8 +78,22 @@ describe('handler life cycle', () => {
 
   it('a teardown that throws or hangs is reported; the hang is cut at the timeout with ctx.signal aborted', async () => {
     let signal: AbortSignal | undefined;
-    const hangs = toLoadedHandler('hangs', 'hangs.ts', defineHandler({ type: 'a.b', teardown: (ctx) => new Promise(() => void (signal = ctx.signal)), handle() {} }));
-    const throws = toLoadedHandler('throws', 'throws.ts', defineHandler({ type: 'a.b', teardown: () => { throw new Error('close failed'); }, handle() {} }));
+    const hangs = toLoadedHandler(
+      'hangs',
+      'hangs.ts',
+      defineHandler({ type: 'a.b', teardown: (ctx) => new Promise(() => void (signal = ctx.signal)), handle() {} }),
+    );
+    const throws = toLoadedHandler(
+      'throws',
+      'throws.ts',
+      defineHandler({
+        type: 'a.b',
+        teardown: () => {
+          throw new Error('close failed');
+        },
+        handle() {},
+      }),
+    );
     const failures = await tearDownHandlers([hangs, throws], { logger, timeoutMs: 50 });
     expect(failures.map((f) => [f.handler, (f.error as Error).message])).toEqual([
       ['throws', 'close failed'],

@@ -71,7 +71,9 @@ describe('loadHandlerSet', () => {
   });
 
   it('still fails on a broken module when forwarding', async () => {
-    await expect(loadHandlerSet({ handlersDir: fixture('handlers-syntax-error'), forward: { url: 'http://127.0.0.1:9/', mode: 'binary' } })).rejects.toMatchObject({
+    await expect(
+      loadHandlerSet({ handlersDir: fixture('handlers-syntax-error'), forward: { url: 'http://127.0.0.1:9/', mode: 'binary' } }),
+    ).rejects.toMatchObject({
       code: 'DW_ERR_HANDLER_LOAD',
     });
   });

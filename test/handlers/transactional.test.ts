@@ -35,10 +35,16 @@ describe('transactional handlers: declaration', () => {
   });
 
   it('refuses a transactional that is not a boolean, naming the field, and the loader names the file', () => {
-    expect(() => defineHandler({ type: 'a.b', transactional: 'yes', handle() {} } as never)).toThrow(/defineHandler: `transactional` must be true or false \(got "yes"\)/);
-    expect(() => defineBatchHandler({ type: 'a.b', transactional: 1, handleBatch() {} } as never)).toThrow(/defineBatchHandler: `transactional` must be true or false \(got 1\)/);
+    expect(() => defineHandler({ type: 'a.b', transactional: 'yes', handle() {} } as never)).toThrow(
+      /defineHandler: `transactional` must be true or false \(got "yes"\)/,
+    );
+    expect(() => defineBatchHandler({ type: 'a.b', transactional: 1, handleBatch() {} } as never)).toThrow(
+      /defineBatchHandler: `transactional` must be true or false \(got 1\)/,
+    );
     const forged = { ...defineHandler({ type: 'a.b', handle() {} }), transactional: 'yes' };
-    expect(() => toLoadedHandler('x', '/handlers/x.js', forged)).toThrow(expect.objectContaining({ code: ErrorCodes.HANDLER_LOAD, message: '/handlers/x.js: `transactional` must be true or false (got "yes")' }));
+    expect(() => toLoadedHandler('x', '/handlers/x.js', forged)).toThrow(
+      expect.objectContaining({ code: ErrorCodes.HANDLER_LOAD, message: '/handlers/x.js: `transactional` must be true or false (got "yes")' }),
+    );
   });
 
   it('carries transactional: true into the loaded handler, of either kind, and nothing for the others', async () => {
@@ -74,7 +80,9 @@ describe('requireTransactionalStore', () => {
     }
     expect(thrown).toMatchObject({ code: ErrorCodes.CONFIG, option: '--idempotency' });
     const message = (thrown as Error).message;
-    expect(message).toBe('handlers/entries/record.js, /elsewhere/bulk.js: transactional: true needs --idempotency postgres://... (the database that holds its effects; got redis://:***@cache:6379)');
+    expect(message).toBe(
+      'handlers/entries/record.js, /elsewhere/bulk.js: transactional: true needs --idempotency postgres://... (the database that holds its effects; got redis://:***@cache:6379)',
+    );
     expect(() => requireTransactionalStore(handlers, 'sqlite:.durable-worker/idempotency.sqlite', '/app')).toThrow(/got sqlite:/);
   });
 });

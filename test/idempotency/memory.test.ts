@@ -63,7 +63,7 @@ describe('memory store: clock and bounds', () => {
     type ModelEntry = { key: string; state: 'claimed' | 'done'; owner: string; expiresAtMs: number };
     let model: ModelEntry[] = [];
     let seed = 42;
-    const random = (n: number) => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) % n);
+    const random = (n: number) => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) % n;
     const find = (key: string) => model.find((e) => e.key === key);
     const drop = (key: string) => void (model = model.filter((e) => e.key !== key));
     const add = (entry: ModelEntry) => {

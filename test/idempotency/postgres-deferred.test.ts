@@ -61,9 +61,7 @@ describe.skipIf(DATABASE_URL === undefined)('postgres deferred runs', () => {
 
   it('keeps one head per chain when several connections defer into it and remove from it at once', async () => {
     const prefix = `test-${randomUUID()}`;
-    const stores = await Promise.all(
-      Array.from({ length: 4 }, () => PostgresIdempotencyStore.open({ url, prefix, doneTtlMs: 86_400_000, poolSize: 2 })),
-    );
+    const stores = await Promise.all(Array.from({ length: 4 }, () => PostgresIdempotencyStore.open({ url, prefix, doneTtlMs: 86_400_000, poolSize: 2 })));
     try {
       const runs = Array.from({ length: 40 }, (_, i) => deferredRun('h', 'one-subject', String(100 + i), { retryAtMs: 0 }));
       // Each store defers every fourth run, one by one: the chain's head moves under concurrent writers.

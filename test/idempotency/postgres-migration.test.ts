@@ -54,9 +54,9 @@ describe.skipIf(DATABASE_URL === undefined)('postgres store: failure-history mig
       Array.from({ length: 2 }, () => PostgresIdempotencyStore.open({ url: schemaUrl, prefix: 'p', doneTtlMs: 86_400_000, poolSize: 1 })),
     );
     cleanups.push(async () => void (await Promise.all(stores.map((store) => store.close()))));
-    const columns = (await query(`SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'durable_worker_idempotency'`)).map(
-      (row) => row.column_name,
-    );
+    const columns = (
+      await query(`SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'durable_worker_idempotency'`)
+    ).map((row) => row.column_name);
     expect(columns).toEqual(expect.arrayContaining(['failures', 'retry_at', 'first_failed_at', 'last_failed_at', 'failures_expire_at']));
     expect(await query(`SELECT key, state, owner, failures FROM durable_worker_idempotency ORDER BY key`)).toEqual([
       { key: 'h:claimed', state: 'claimed', owner: 'worker-a', failures: 0 },
@@ -65,7 +65,9 @@ describe.skipIf(DATABASE_URL === undefined)('postgres store: failure-history mig
     const [first, second] = stores as [PostgresIdempotencyStore, PostgresIdempotencyStore];
     expect(await first.claim(['h:done', 'h:claimed', 'h:new'], 'worker-b', 30_000)).toEqual({ states: ['done', 'busy', 'new'], failures: undefined });
     expect(await second.recordFailures([{ key: 'h:claimed', failedAtMs: T0, retryAtMs: T0 + 1_000 }], 'worker-a')).toEqual([1]);
-    expect((await first.claim(['h:claimed'], 'worker-b', 30_000)).failures).toEqual([{ failures: 1, retryAtMs: T0 + 1_000, firstFailedAtMs: T0, lastFailedAtMs: T0 }]);
+    expect((await first.claim(['h:claimed'], 'worker-b', 30_000)).failures).toEqual([
+      { failures: 1, retryAtMs: T0 + 1_000, firstFailedAtMs: T0, lastFailedAtMs: T0 },
+    ]);
 
     // Opening an up-to-date table again changes nothing.
     const third = await PostgresIdempotencyStore.open({ url: schemaUrl, prefix: 'p', doneTtlMs: 86_400_000, poolSize: 1 });
@@ -79,16 +81,21 @@ describe.skipIf(DATABASE_URL === undefined)('postgres store: failure-history mig
     cleanups.push(() => store.close());
     await store.claim(['h:failing', 'h:plain'], 'worker-a', 100);
     await store.recordFailures([{ key: 'h:failing', failedAtMs: T0, retryAtMs: T0 }], 'worker-a');
-    const keys = async () => (await query(`SELECT key FROM durable_worker_idempotency WHERE prefix = 'p' AND key IN ('h:failing', 'h:plain') ORDER BY key`)).map((row) => row.key);
+    const keys = async () =>
+      (await query(`SELECT key FROM durable_worker_idempotency WHERE prefix = 'p' AND key IN ('h:failing', 'h:plain') ORDER BY key`)).map((row) => row.key);
     // The plain claim's expiry passes first; the history lives on for the done TTL.
     const swept = async () => {
       await store.deleteExpired();
       return keys();
     };
-    const left = await waitFor('the expired plain claim to be swept', async () => {
-      const rows = await swept();
-      return rows.includes('h:plain') ? undefined : rows;
-    }, 10_000);
+    const left = await waitFor(
+      'the expired plain claim to be swept',
+      async () => {
+        const rows = await swept();
+        return rows.includes('h:plain') ? undefined : rows;
+      },
+      10_000,
+    );
     expect(left).toEqual(['h:failing']);
     expect((await store.claim(['h:failing'], 'worker-b', 30_000)).failures?.[0]?.failures).toBe(1);
     await store.release(['h:failing'], 'worker-b');

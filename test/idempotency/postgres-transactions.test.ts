@@ -39,18 +39,24 @@ describe.skipIf(DATABASE_URL === undefined)('postgres effect transactions', () =
     return { prefix, store, transactions };
   }
 
-  const effectRows = async (tag: string) => (await probe.query<{ id: string }>(`SELECT id FROM ${effects} WHERE tag = $1 ORDER BY id`, [tag])).rows.map((r) => r.id);
+  const effectRows = async (tag: string) =>
+    (await probe.query<{ id: string }>(`SELECT id FROM ${effects} WHERE tag = $1 ORDER BY id`, [tag])).rows.map((r) => r.id);
   const marks = async (prefix: string) =>
     (await probe.query<{ key: string; state: string }>('SELECT key, state FROM durable_worker_idempotency WHERE prefix = $1 ORDER BY key', [prefix])).rows;
   const write = (tx: EffectTransaction, tag: string, id: string) => tx.client.query(`INSERT INTO ${effects} (tag, id) VALUES ($1, $2)`, [tag, id]);
   /** Polls begin until `key` is new (its lock freed, its mark gone); returns that transaction, still open. */
   const waitForNew = (transactions: EffectTransactions, key: string, what: string) =>
-    waitFor(what, async () => {
-      const attempt = await transactions.begin([key], LEASE);
-      if (attempt.states[0] === 'new') return attempt;
-      await attempt.rollback();
-      return undefined;
-    }, 10_000, 50);
+    waitFor(
+      what,
+      async () => {
+        const attempt = await transactions.begin([key], LEASE);
+        if (attempt.states[0] === 'new') return attempt;
+        await attempt.rollback();
+        return undefined;
+      },
+      10_000,
+      50,
+    );
 
   beforeAll(async () => {
     const pg = (await import('pg')).default;
@@ -281,7 +287,9 @@ describe.skipIf(DATABASE_URL === undefined)('postgres effect transactions', () =
   it('works in a worker thread, opened there from plain-data options', async () => {
     const { prefix, store } = await open();
     const options = { url, prefix, doneTtlMs: 60_000, poolSize: 1 };
-    const thread = new Worker(new URL('../fixtures/effect-transactions-thread.mjs', import.meta.url), { workerData: { options, keys: ['h:1'], table: effects } });
+    const thread = new Worker(new URL('../fixtures/effect-transactions-thread.mjs', import.meta.url), {
+      workerData: { options, keys: ['h:1'], table: effects },
+    });
     const [answer] = (await once(thread, 'message')) as [{ states: string[] }];
     await once(thread, 'exit');
     expect(answer.states).toEqual(['new']);
@@ -308,7 +316,11 @@ describe.skipIf(DATABASE_URL === undefined)('postgres effect transactions', () =
     // Many rows under another prefix, analyzed: any other prefix then looks rare to the planner,
     // which used to take the prefix alone as the index condition and filter all its rows by key.
     const { store } = await open();
-    await store.claim(Array.from({ length: 5_000 }, (_, i) => `h:${i}`), 'worker-a', 60_000);
+    await store.claim(
+      Array.from({ length: 5_000 }, (_, i) => `h:${i}`),
+      'worker-a',
+      60_000,
+    );
     await probe.query('ANALYZE durable_worker_idempotency');
     const keys = Array.from({ length: 100 }, (_, i) => `h:${i}`);
     const { rows } = await probe.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${readDoneSql('$1', '$2::text[]')}`, [`test-${randomUUID()}`, keys]);

@@ -25,9 +25,7 @@ describe.skipIf(DATABASE_URL === undefined)('postgres store', () => {
   if (!runRestart) console.warn(`[idempotency] postgres restart test skipped: ${unavailable}`);
   storeContract('postgres', (options) => createIdempotencyStore(url, { ...options, poolSize: 2 }), {
     shared: true,
-    ...(runRestart
-      ? { privateServer: () => startPrivatePostgres((serverUrl) => (options) => createIdempotencyStore(serverUrl, options)) }
-      : {}),
+    ...(runRestart ? { privateServer: () => startPrivatePostgres((serverUrl) => (options) => createIdempotencyStore(serverUrl, options)) } : {}),
   });
 
   it('starts safely when several workers create the table at once', async () => {
@@ -42,7 +40,12 @@ describe.skipIf(DATABASE_URL === undefined)('postgres store', () => {
         Array.from({ length: 5 }, () => PostgresIdempotencyStore.open({ url: schemaUrl, prefix: 'p', doneTtlMs: 60_000, poolSize: 1 })),
       );
       const created = await admin.query('SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY tablename', [schema]);
-      expect(created.rows.map((row) => row.tablename)).toEqual(['durable_worker_deferred', 'durable_worker_idempotency', 'durable_worker_limit_permits', 'durable_worker_limit_starts']);
+      expect(created.rows.map((row) => row.tablename)).toEqual([
+        'durable_worker_deferred',
+        'durable_worker_idempotency',
+        'durable_worker_limit_permits',
+        'durable_worker_limit_starts',
+      ]);
       expect((await stores[0]!.claim(['h:1'], 'a', 1_000)).states).toEqual(['new']);
       expect((await stores[1]!.claim(['h:1'], 'b', 1_000)).states).toEqual(['busy']);
       await Promise.all(stores.map((store) => store.close()));
@@ -57,19 +60,22 @@ describe.skipIf(DATABASE_URL === undefined)('postgres store', () => {
     const store = await PostgresIdempotencyStore.open({ url, prefix, doneTtlMs: 300 });
     const pg = (await import('pg')).default;
     const probe = new pg.Pool({ connectionString: url, max: 1 });
-    const rows = async () =>
-      (await probe.query('SELECT key FROM durable_worker_idempotency WHERE prefix = $1 ORDER BY key', [prefix])).rows.map((r) => r.key);
+    const rows = async () => (await probe.query('SELECT key FROM durable_worker_idempotency WHERE prefix = $1 ORDER BY key', [prefix])).rows.map((r) => r.key);
     try {
       await store.claim(['h:short'], 'a', 300);
       await store.claim(['h:long'], 'a', 60_000);
       await store.markDone(['h:done']);
       expect(await rows()).toEqual(['h:done', 'h:long', 'h:short']);
       let remaining: string[] = [];
-      await waitFor('the expired rows to be swept', async () => {
-        await store.deleteExpired();
-        remaining = await rows();
-        return remaining.length === 1;
-      }, 10_000);
+      await waitFor(
+        'the expired rows to be swept',
+        async () => {
+          await store.deleteExpired();
+          remaining = await rows();
+          return remaining.length === 1;
+        },
+        10_000,
+      );
       expect(remaining).toEqual(['h:long']);
     } finally {
       await probe.end();
@@ -95,7 +101,10 @@ const PGBOUNCER_URL = process.env.PGBOUNCER_URL;
 describe('poolTarget', () => {
   it('takes pool_mode out of the URL, saying whether it is transaction pooling; refuses another value', async () => {
     const { poolTarget } = await import('../../src/idempotency/postgres-pool.js');
-    expect(poolTarget('postgres://a:b@h:6432/db?pool_mode=transaction&sslmode=disable')).toEqual({ url: 'postgres://a:b@h:6432/db?sslmode=disable', transactionPooled: true });
+    expect(poolTarget('postgres://a:b@h:6432/db?pool_mode=transaction&sslmode=disable')).toEqual({
+      url: 'postgres://a:b@h:6432/db?sslmode=disable',
+      transactionPooled: true,
+    });
     expect(poolTarget('postgres://a:b@h/db?pool_mode=session')).toEqual({ url: 'postgres://a:b@h/db', transactionPooled: false });
     expect(poolTarget('postgres://a:b@h/db')).toEqual({ url: 'postgres://a:b@h/db', transactionPooled: false });
     expect(() => poolTarget('postgres://h/db?pool_mode=statement')).toThrow(/pool_mode must be transaction or session \(got statement\)/);

@@ -24,9 +24,7 @@ describe.skipIf(REDIS_URL === undefined)('redis store', () => {
   if (!runRestart) console.warn(`[idempotency] redis restart test skipped: ${unavailable}`);
   storeContract('redis', (options) => createIdempotencyStore(url, options), {
     shared: true,
-    ...(runRestart
-      ? { privateServer: () => startPrivateRedis((serverUrl) => (options) => createIdempotencyStore(serverUrl, options)) }
-      : {}),
+    ...(runRestart ? { privateServer: () => startPrivateRedis((serverUrl) => (options) => createIdempotencyStore(serverUrl, options)) } : {}),
   });
 
   it('fails to open with DW_ERR_STORE, without the password, when nothing listens', async () => {

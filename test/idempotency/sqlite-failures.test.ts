@@ -26,7 +26,9 @@ describe('sqlite store: failure histories', () => {
     try {
       expect(await store.claim(['h:done', 'h:claimed', 'h:new'], 'worker-b', 60_000)).toEqual({ states: ['done', 'busy', 'new'], failures: undefined });
       expect(await store.recordFailures([{ key: 'h:claimed', failedAtMs: T0, retryAtMs: T0 }], 'worker-a')).toEqual([1]);
-      expect((await store.claim(['h:claimed'], 'worker-b', 60_000)).failures).toEqual([{ failures: 1, retryAtMs: T0, firstFailedAtMs: T0, lastFailedAtMs: T0 }]);
+      expect((await store.claim(['h:claimed'], 'worker-b', 60_000)).failures).toEqual([
+        { failures: 1, retryAtMs: T0, firstFailedAtMs: T0, lastFailedAtMs: T0 },
+      ]);
     } finally {
       await store.close();
     }

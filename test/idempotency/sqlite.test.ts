@@ -31,7 +31,9 @@ storeContract('sqlite', (options) => createIdempotencyStore(`sqlite:${join(dir, 
 sqliteStoreSuite('node:sqlite');
 
 function sqliteStoreSuite(driver: SqliteDriverName): void {
-  storeContract(`sqlite (${driver})`, (options) => SqliteIdempotencyStore.open({ ...options, path: join(dir, driver, 'idempotency.sqlite'), driver }), { shared: true });
+  storeContract(`sqlite (${driver})`, (options) => SqliteIdempotencyStore.open({ ...options, path: join(dir, driver, 'idempotency.sqlite'), driver }), {
+    shared: true,
+  });
 
   describe(`sqlite store (${driver})`, () => {
     const stores: SqliteIdempotencyStore[] = [];
@@ -205,10 +207,14 @@ function sqliteStoreSuite(driver: SqliteDriverName): void {
           // Every 10 batches, the WAL must start over: once a background checkpoint has copied it all,
           // the next write rewrites it from its beginning (however slowly this machine runs the thread).
           const before = walSequence(path);
-          await waitFor('the WAL to start over', async () => {
-            await store.markDone([`h:${randomUUID()}`]);
-            return walSequence(path) !== before;
-          }, 10_000);
+          await waitFor(
+            'the WAL to start over',
+            async () => {
+              await store.markDone([`h:${randomUUID()}`]);
+              return walSequence(path) !== before;
+            },
+            10_000,
+          );
         }
       }
       // Without background checkpoints this run leaves a WAL of ~12 MiB (checkpointEveryKeys: 0).

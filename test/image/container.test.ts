@@ -122,7 +122,9 @@ describe.skipIf(skip)('container image', () => {
   it('runs durable-worker behind tini as uid 10001, with its state in a volume and OCI labels', async () => {
     const inspected = await podman(['image', 'inspect', image!]);
     expect(inspected.code, inspected.stderr).toBe(0);
-    const [{ Config: config }] = JSON.parse(inspected.stdout) as [{ Config: { User: string; Entrypoint: string[]; Volumes: Record<string, unknown>; Labels: Record<string, string>; WorkingDir: string } }];
+    const [{ Config: config }] = JSON.parse(inspected.stdout) as [
+      { Config: { User: string; Entrypoint: string[]; Volumes: Record<string, unknown>; Labels: Record<string, string>; WorkingDir: string } },
+    ];
     expect(config.User).toBe('10001:10001');
     expect(config.Entrypoint).toEqual(['/usr/bin/tini', '--', 'durable-worker']);
     expect(config.WorkingDir).toBe('/app');
@@ -168,7 +170,10 @@ describe.skipIf(skip)('container image', () => {
     const base = (await podman(['image', 'inspect', '--format', '{{index .Labels "org.opencontainers.image.base.name"}}', image!])).stdout.trim();
     const measured: Array<[string, number]> = [
       ['Debian bookworm', await inspect(base)],
-      ['tini and Debian', 1024 * (await inContainer("dpkg-query -W -f='${Installed-Size}\\n' tini ca-certificates openssl libssl3 | awk '{ s += $1 } END { print s }'"))],
+      [
+        'tini and Debian',
+        1024 * (await inContainer("dpkg-query -W -f='${Installed-Size}\\n' tini ca-certificates openssl libssl3 | awk '{ s += $1 } END { print s }'")),
+      ],
       ['`node`', await inContainer('stat -c %s /usr/local/bin/node')],
       ['production dependencies', await inContainer('du -sb /app/node_modules/durable-worker/node_modules | cut -f1')],
       ['the package', await inContainer('du -sb --exclude=node_modules /app/node_modules/durable-worker | cut -f1')],
@@ -179,7 +184,9 @@ describe.skipIf(skip)('container image', () => {
     for (const [label, bytes] of measured) {
       const documented = documentedSize(doc, label);
       // Small rows move with every change of code: half a megabyte of slack there, 5 % elsewhere.
-      expect(Math.abs(documented - bytes), `${label}: documented ${documented / 1e6} MB; measured ${report}`).toBeLessThanOrEqual(Math.max(0.05 * bytes, 0.5e6));
+      expect(Math.abs(documented - bytes), `${label}: documented ${documented / 1e6} MB; measured ${report}`).toBeLessThanOrEqual(
+        Math.max(0.05 * bytes, 0.5e6),
+      );
     }
   }, 120_000);
 
@@ -212,12 +219,35 @@ describe.skipIf(skip)('container image', () => {
     const name = `dw-image-${randomUUID().slice(0, 8)}`;
     containers.push(name);
     const started = await podman([
-      'run', '--detach', '--name', name, '--network', 'host', '--read-only',
-      '-v', `${handlers}:/app/handlers:ro`,
-      '-e', 'DURABLE_WORKER_CLIENT_SECRET=dev-secret',
+      'run',
+      '--detach',
+      '--name',
+      name,
+      '--network',
+      'host',
+      '--read-only',
+      '-v',
+      `${handlers}:/app/handlers:ro`,
+      '-e',
+      'DURABLE_WORKER_CLIENT_SECRET=dev-secret',
       image!,
-      'run', '--base-url', emulator.url, '--tenant', TENANT, '--client-id', 'dev-client', '--destination', destination,
-      '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--limit', '20', '--concurrency', '8',
+      'run',
+      '--base-url',
+      emulator.url,
+      '--tenant',
+      TENANT,
+      '--client-id',
+      'dev-client',
+      '--destination',
+      destination,
+      '--metrics-port',
+      '0',
+      '--metrics-host',
+      '127.0.0.1',
+      '--limit',
+      '20',
+      '--concurrency',
+      '8',
     ]);
     expect(started.code, started.stderr).toBe(0);
     const logs = async () => {

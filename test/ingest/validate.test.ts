@@ -1,10 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  validateTypedIngest,
-  type ConfiguredProperties,
-  type IngestLimits,
-  type IngestPlan,
-} from '../../src/ingest/index.js';
+import { validateTypedIngest, type ConfiguredProperties, type IngestLimits, type IngestPlan } from '../../src/ingest/index.js';
 import type { PropertyDataType } from '../../src/types.js';
 
 type Prop = { id: string; value?: unknown; language?: string | null };
@@ -48,7 +43,15 @@ describe('typed ingest request shape', () => {
   });
 
   it('a value must be a string, number, boolean, null or array of strings', () => {
-    const result = errors(body({ id: 'e', properties: [{ id: 'p', value: { nested: 1 } }, { id: 'q', value: [1, 2] }] }));
+    const result = errors(
+      body({
+        id: 'e',
+        properties: [
+          { id: 'p', value: { nested: 1 } },
+          { id: 'q', value: [1, 2] },
+        ],
+      }),
+    );
     expect(Object.keys(result)).toEqual(['entries[0].properties[0].value', 'entries[0].properties[1].value']);
     expect(result['entries[0].properties[1].value']?.[0]).toMatch(/array of strings/);
   });
@@ -98,19 +101,42 @@ describe('property ids', () => {
   });
 
   it('a property repeated in an entry without a differing language is rejected', () => {
-    const result = errors(body({ id: 'e', properties: [{ id: 'title', value: 'a' }, { id: 'TITLE', value: 'b' }] }));
+    const result = errors(
+      body({
+        id: 'e',
+        properties: [
+          { id: 'title', value: 'a' },
+          { id: 'TITLE', value: 'b' },
+        ],
+      }),
+    );
     expect(Object.keys(result)).toEqual(['entries[0].properties[1].id']);
   });
 
   it('a localized property repeated with the same language is rejected at the language', () => {
     const result = errors(
-      body({ id: 'e', properties: [{ id: 'name', value: 'a', language: 'en' }, { id: 'x', value: 1 }, { id: 'name', value: 'b', language: 'EN' }] }),
+      body({
+        id: 'e',
+        properties: [
+          { id: 'name', value: 'a', language: 'en' },
+          { id: 'x', value: 1 },
+          { id: 'name', value: 'b', language: 'EN' },
+        ],
+      }),
     );
     expect(Object.keys(result)).toEqual(['entries[0].properties[2].language']);
   });
 
   it('a localized property may repeat with differing languages', () => {
-    const result = plan(body({ id: 'e', properties: [{ id: 'name', value: 'a', language: 'en-gb' }, { id: 'name', value: 'b', language: 'de' }] }));
+    const result = plan(
+      body({
+        id: 'e',
+        properties: [
+          { id: 'name', value: 'a', language: 'en-gb' },
+          { id: 'name', value: 'b', language: 'de' },
+        ],
+      }),
+    );
     expect(result.entries[0]!.properties.map((p) => p.language)).toEqual(['en-GB', 'de']);
     expect(result.newPropertiesFound).toEqual([{ id: 'name', type: 'LocalizedText' }]);
   });
@@ -165,12 +191,12 @@ describe('configured value shapes (spec rule 4)', () => {
       '-9223372036854775808',
     );
     // 9223372036854775807 written as a JS number is 2^63: out of range as parsed.
-    expect(errors(body({ id: 'e', properties: [{ id: 'n', value: 2 ** 63 }] }), config({ n: ['Integer', null] }))['entries[0].properties[0].value']?.[0]).toMatch(
-      /64-bit/,
-    );
-    expect(plan(body({ id: 'e', properties: [{ id: 'n', value: 9223372036854775807n }] }), config({ n: ['Integer', null] })).entries[0]!.properties[0]!.atRest).toBe(
-      '9223372036854775807',
-    );
+    expect(
+      errors(body({ id: 'e', properties: [{ id: 'n', value: 2 ** 63 }] }), config({ n: ['Integer', null] }))['entries[0].properties[0].value']?.[0],
+    ).toMatch(/64-bit/);
+    expect(
+      plan(body({ id: 'e', properties: [{ id: 'n', value: 9223372036854775807n }] }), config({ n: ['Integer', null] })).entries[0]!.properties[0]!.atRest,
+    ).toBe('9223372036854775807');
     expect(Object.keys(errors(body({ id: 'e', properties: [{ id: 'n', value: 9223372036854775808n }] }), config({ n: ['Integer', null] })))).toEqual([
       'entries[0].properties[0].value',
     ]);
@@ -195,20 +221,29 @@ describe('language (spec rule 5)', () => {
   });
 
   it('a malformed language tag is rejected', () => {
-    expect(Object.keys(errors(body({ id: 'e', properties: [{ id: 'p', value: 'x', language: 'english language' }] }), config({ p: ['LocalizedText', null] })))).toContain(
-      'entries[0].properties[0].language',
-    );
+    expect(
+      Object.keys(errors(body({ id: 'e', properties: [{ id: 'p', value: 'x', language: 'english language' }] }), config({ p: ['LocalizedText', null] }))),
+    ).toContain('entries[0].properties[0].language');
   });
 
   it('a null language counts as absent', () => {
-    expect(plan(body({ id: 'e', properties: [{ id: 'p', value: 'x', language: null }] }), config({ p: ['Text', null] })).entries[0]!.properties[0]!.language).toBeNull();
+    expect(
+      plan(body({ id: 'e', properties: [{ id: 'p', value: 'x', language: null }] }), config({ p: ['Text', null] })).entries[0]!.properties[0]!.language,
+    ).toBeNull();
   });
 });
 
 describe('null clears (spec rule 6)', () => {
   it('null clears a configured scalar and list by storing an empty value', () => {
     const result = plan(
-      body({ id: 'e', properties: [{ id: 'n', value: null }, { id: 'tags', value: null }, { id: 'name', value: null, language: 'en' }] }),
+      body({
+        id: 'e',
+        properties: [
+          { id: 'n', value: null },
+          { id: 'tags', value: null },
+          { id: 'name', value: null, language: 'en' },
+        ],
+      }),
       config({ n: ['Integer', null], tags: ['List', ';'], name: ['LocalizedText', null] }),
     );
     expect(result.entries[0]!.properties.map((p) => [p.atRest, p.cleared])).toEqual([
@@ -258,7 +293,16 @@ describe('inference (spec rule 7)', () => {
 
   it('incompatible shapes of one property reject the whole request', () => {
     const result = errors(
-      body({ id: 'a', properties: [{ id: 'p', value: 'x' }, { id: 'ok', value: 1 }] }, { id: 'b', properties: [{ id: 'p', value: true }] }),
+      body(
+        {
+          id: 'a',
+          properties: [
+            { id: 'p', value: 'x' },
+            { id: 'ok', value: 1 },
+          ],
+        },
+        { id: 'b', properties: [{ id: 'p', value: true }] },
+      ),
     );
     expect(Object.keys(result)).toEqual(['entries[1].properties[0].value']);
     expect(result['entries[1].properties[0].value']?.[0]).toMatch(/incompatible value shapes/);
@@ -304,7 +348,9 @@ describe('delimiters (spec rule 8)', () => {
   });
 
   it('a list property without a delimiter uses ,', () => {
-    expect(plan(body({ id: 'e', properties: [{ id: 'tags', value: ['a', 'b'] }] }), config({ tags: ['List', null] })).entries[0]!.properties[0]!.atRest).toBe('a,b');
+    expect(plan(body({ id: 'e', properties: [{ id: 'tags', value: ['a', 'b'] }] }), config({ tags: ['List', null] })).entries[0]!.properties[0]!.atRest).toBe(
+      'a,b',
+    );
   });
 
   it('an empty list element is rejected (it cannot be stored)', () => {

@@ -7,7 +7,13 @@ import type { WorkerEmitter } from '../../src/observability/worker-events.js';
 import { createFakeClock } from '../../src/testing/clock.js';
 import type { CloudEvent } from '../../src/types.js';
 
-const sample = (text: string, name: string, handler: string) => Number(text.split('\n').find((l) => l.startsWith(`${name}{handler="${handler}"} `))?.split(' ')[1]);
+const sample = (text: string, name: string, handler: string) =>
+  Number(
+    text
+      .split('\n')
+      .find((l) => l.startsWith(`${name}{handler="${handler}"} `))
+      ?.split(' ')[1],
+  );
 
 describe('limit metrics', () => {
   it('per handler: the allowed rate as AIMD moves it, runs waiting for a permit, throttles heard', async () => {
@@ -15,7 +21,12 @@ describe('limit metrics', () => {
     const limiter = new Limiter(new MemoryPermits(clock), clock);
     limiter.add('crm', { adaptive: true, rate: { max: 40, perMs: 1_000 } });
     limiter.add('db', { adaptive: false, concurrency: 1 });
-    const metrics = createMetrics({ events: new EventEmitter() as WorkerEmitter, destination: 'd', collectDefaultMetrics: false, limits: { handlers: limiter.handlers, view: (h) => limiter.view(h) } });
+    const metrics = createMetrics({
+      events: new EventEmitter() as WorkerEmitter,
+      destination: 'd',
+      collectDefaultMetrics: false,
+      limits: { handlers: limiter.handlers, view: (h) => limiter.view(h) },
+    });
     try {
       let text = await metrics.registry.metrics();
       expect(sample(text, METRIC_NAMES.limitAllowedRate, 'crm')).toBe(40);

@@ -7,7 +7,8 @@ import { createFakeClock, type FakeClock } from '../../src/testing/clock.js';
 import type { CloudEvent } from '../../src/types.js';
 
 const runs = (events: CloudEvent[], ttlMs: number) => events.map((e) => ({ event: e, ttlMs }));
-const event = (subject: string, n = 0): CloudEvent => ({ id: `e${n}`, subject, type: 't', source: 's', specversion: '1.0', sequence: String(n), time: '', data: {} }) as CloudEvent;
+const event = (subject: string, n = 0): CloudEvent =>
+  ({ id: `e${n}`, subject, type: 't', source: 's', specversion: '1.0', sequence: String(n), time: '', data: {} }) as CloudEvent;
 
 function limiterWith(limits: ResolvedLimits, clock: FakeClock = createFakeClock()): { limiter: Limiter; clock: FakeClock } {
   const limiter = new Limiter(new MemoryPermits(clock), clock);
@@ -26,7 +27,10 @@ async function drive(limiter: Limiter, clock: FakeClock, events: CloudEvent[], h
   let pending = events.map((e) => ({ e }));
   const t0 = clock.now();
   while (pending.length > 0) {
-    const answers: PermitResult[] = await limiter.take('h', pending.map((p) => ({ event: p.e, ttlMs: 60_000 })));
+    const answers: PermitResult[] = await limiter.take(
+      'h',
+      pending.map((p) => ({ event: p.e, ttlMs: 60_000 })),
+    );
     const next: typeof pending = [];
     let soonestMs = Infinity;
     answers.forEach((answer, i) => {
@@ -52,7 +56,11 @@ async function drive(limiter: Limiter, clock: FakeClock, events: CloudEvent[], h
 describe('Limiter with the memory permits, on a fake clock', () => {
   it('rate: at most max starts in any window of per, and no slower than the pace', async () => {
     const { limiter, clock } = limiterWith({ adaptive: false, rate: { max: 40, perMs: 1_000 } });
-    const { starts } = await drive(limiter, clock, Array.from({ length: 400 }, (_, i) => event(`s${i}`, i)));
+    const { starts } = await drive(
+      limiter,
+      clock,
+      Array.from({ length: 400 }, (_, i) => event(`s${i}`, i)),
+    );
     expect(starts).toHaveLength(400);
     expect(busiestWindow(starts, 1_000)).toBe(40);
     // The store keeps each window 10 % longer (storedWindowMs): starts reach their handler a little late.
@@ -61,7 +69,12 @@ describe('Limiter with the memory permits, on a fake clock', () => {
 
   it('concurrency: never more than N runs hold permits, and the others start when one ends', async () => {
     const { limiter, clock } = limiterWith({ adaptive: false, concurrency: 3 });
-    const { starts, maxInProgress } = await drive(limiter, clock, Array.from({ length: 12 }, (_, i) => event(`s${i}`, i)), 100);
+    const { starts, maxInProgress } = await drive(
+      limiter,
+      clock,
+      Array.from({ length: 12 }, (_, i) => event(`s${i}`, i)),
+      100,
+    );
     expect(maxInProgress).toBe(3);
     expect(starts).toHaveLength(12);
     expect(starts.at(-1)).toBeLessThan(400);
@@ -81,10 +94,20 @@ describe('Limiter with the memory permits, on a fake clock', () => {
   });
 
   it('perKey: each key its own rate; the handler rate over them all', async () => {
-    const { limiter, clock } = limiterWith({ adaptive: false, rate: { max: 10, perMs: 1_000 }, perKey: { key: (e) => e.subject, rate: { max: 2, perMs: 1_000 } } });
+    const { limiter, clock } = limiterWith({
+      adaptive: false,
+      rate: { max: 10, perMs: 1_000 },
+      perKey: { key: (e) => e.subject, rate: { max: 2, perMs: 1_000 } },
+    });
     const answers = await limiter.take('h', runs([event('a', 1), event('a', 2), event('a', 3), event('b', 4), event('b', 5)], 60_000));
     expect(answers.map((a) => a.granted)).toEqual([true, true, false, true, true]);
-    const more = await limiter.take('h', runs(Array.from({ length: 10 }, (_, i) => event(`k${i}`, i)), 60_000));
+    const more = await limiter.take(
+      'h',
+      runs(
+        Array.from({ length: 10 }, (_, i) => event(`k${i}`, i)),
+        60_000,
+      ),
+    );
     expect(more.filter((a) => a.granted)).toHaveLength(6);
     await clock.advance(1_100);
     expect((await limiter.take('h', runs([event('a', 3)], 60_000)))[0]?.granted).toBe(true);
@@ -92,7 +115,13 @@ describe('Limiter with the memory permits, on a fake clock', () => {
 
   it('a batch counts as its number of events: the events beyond the window wait', async () => {
     const { limiter } = limiterWith({ adaptive: false, rate: { max: 4, perMs: 1_000 } });
-    const answers = await limiter.take('h', runs(Array.from({ length: 6 }, (_, i) => event(`s${i}`, i)), 60_000));
+    const answers = await limiter.take(
+      'h',
+      runs(
+        Array.from({ length: 6 }, (_, i) => event(`s${i}`, i)),
+        60_000,
+      ),
+    );
     expect(answers.map((a) => a.granted)).toEqual([true, true, true, true, false, false]);
     expect(answers[4]).toEqual({ granted: false, waitMs: 1_100, paceMs: 275 });
   });
@@ -112,7 +141,14 @@ describe('Limiter with the memory permits, on a fake clock', () => {
 
   it('its view: the declared limits as data, the runs in progress from grant to release, an adaptive per-key rate by its lowest key', async () => {
     const { limiter } = limiterWith({ adaptive: true, concurrency: 3, perKey: { key: (e) => e.subject, rate: { max: 10, perMs: 1_000 } } });
-    expect(limiter.view('h')).toEqual({ declared: { adaptive: true, concurrency: 3, perKey: { rate: { max: 10, perMs: 1_000 } } }, allowedPerSecond: undefined, perKeyAllowed: { keys: 0, lowestPerSecond: undefined }, waiting: 0, inProgress: 0, throttles: 0 });
+    expect(limiter.view('h')).toEqual({
+      declared: { adaptive: true, concurrency: 3, perKey: { rate: { max: 10, perMs: 1_000 } } },
+      allowedPerSecond: undefined,
+      perKeyAllowed: { keys: 0, lowestPerSecond: undefined },
+      waiting: 0,
+      inProgress: 0,
+      throttles: 0,
+    });
     const answers = await limiter.take('h', runs([event('a', 1), event('b', 2)], 60_000));
     expect(limiter.view('h')?.inProgress).toBe(2);
     limiter.throttled('h', event('a', 1));
@@ -127,7 +163,11 @@ describe('Limiter with the memory permits, on a fake clock', () => {
     limiter.throttled('h', event('a'), 1_000);
     limiter.throttled('h', event('a'), 1_000); // the same overshoot: not cut twice
     expect(limiter.view('h')).toMatchObject({ allowedPerSecond: 80, throttles: 2 });
-    const { starts } = await drive(limiter, clock, Array.from({ length: 1_000 }, (_, i) => event(`s${i}`, i)));
+    const { starts } = await drive(
+      limiter,
+      clock,
+      Array.from({ length: 1_000 }, (_, i) => event(`s${i}`, i)),
+    );
     expect(starts).toHaveLength(1_000);
     expect(limiter.view('h')?.allowedPerSecond).toBe(100);
     expect(busiestWindow(starts, 1_000)).toBeLessThanOrEqual(100);

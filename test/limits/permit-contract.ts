@@ -52,14 +52,20 @@ export function permitContract(name: string, open: OpenPermits): void {
     it('concurrency: max permits at once, a release frees one, an unreleased permit expires at its ttl', async () => {
       const [a, b] = await openTwo();
       const limit: LimitCheck = { kind: 'concurrency', id: 'db', max: 2 };
-      const [first, second] = await a.take([{ checks: [limit], ttlMs: 60_000 }, { checks: [limit], ttlMs: 300 }]);
+      const [first, second] = await a.take([
+        { checks: [limit], ttlMs: 60_000 },
+        { checks: [limit], ttlMs: 300 },
+      ]);
       expect(first?.granted && second?.granted).toBe(true);
       const [refused] = await b.take([{ checks: [limit], ttlMs: 60_000 }]);
       expect(refused).toMatchObject({ granted: false, refusedBy: 'concurrency' });
       if (first?.granted !== true) throw new Error('unreachable');
       await a.release(first.token, [limit]);
       await a.release(first.token, [limit]); // idempotent
-      const [afterRelease, full] = await b.take([{ checks: [limit], ttlMs: 60_000 }, { checks: [limit], ttlMs: 60_000 }]);
+      const [afterRelease, full] = await b.take([
+        { checks: [limit], ttlMs: 60_000 },
+        { checks: [limit], ttlMs: 60_000 },
+      ]);
       expect([afterRelease?.granted, full?.granted]).toEqual([true, false]);
       // The 300 ms permit was never released (its process died): it comes back when it expires.
       await sleep(320);

@@ -24,7 +24,12 @@ const OUTAGE_MS = 8_000;
 
 /** A scenario written by hand: `plan(i)` for handler `one` of event i, on `subjects` chains. */
 function fixed(count: number, subjects: number, plan: (i: number) => PlannedEvent['plan']['one'], options: Partial<Scenario>): Scenario {
-  const events = Array.from({ length: count }, (_, i): PlannedEvent => ({ subject: i % subjects, type: 'model.one', plan: { one: plan(i), two: { kind: 'ok' }, bulk: { kind: 'ok' } }, workMs: 1 }));
+  const events = Array.from({ length: count }, (_, i): PlannedEvent => ({
+    subject: i % subjects,
+    type: 'model.one',
+    plan: { one: plan(i), two: { kind: 'ok' }, bulk: { kind: 'ok' } },
+    workMs: 1,
+  }));
   return {
     events,
     subjects,
@@ -55,27 +60,28 @@ describe('failure handling, model-based', () => {
     );
   }, 600_000);
 
-  it('a handler\'s runs never wait on another handler\'s failure: with a deferring store, every run of the other handlers ends while one handler is down', async () => {
+  it("a handler's runs never wait on another handler's failure: with a deferring store, every run of the other handlers ends while one handler is down", async () => {
     await checkModel(
       // The other handlers never fail here, and `two` does not run out of attempts while it is down:
       // with a store that keeps waits in the lease (memory), the other handlers' later events of a
       // subject would wait for `two`'s retries until the outage ends.
-      scenarioArb({ minEvents: 10, maxEvents: 100, weights: { failingPercent: 0 }, outage: false, workMs: [0, 4] }).map(
-        (s): Scenario => ({
-          ...s,
-          // Handler `two` runs on a third of the events and is down for the whole run of the others.
-          events: s.events.map((e, i) => (i % 3 === 0 ? { ...e, type: 'model.one-two' } : e)),
-          maxAttempts: 100,
-          store: 'sqlite',
-          outage: { handler: 'two', fromMs: 0, durationMs: OUTAGE_MS },
-        }),
-      ),
+      scenarioArb({ minEvents: 10, maxEvents: 100, weights: { failingPercent: 0 }, outage: false, workMs: [0, 4] }).map((s): Scenario => ({
+        ...s,
+        // Handler `two` runs on a third of the events and is down for the whole run of the others.
+        events: s.events.map((e, i) => (i % 3 === 0 ? { ...e, type: 'model.one-two' } : e)),
+        maxAttempts: 100,
+        store: 'sqlite',
+        outage: { handler: 'two', fromMs: 0, durationMs: OUTAGE_MS },
+      })),
       async (scenario) => {
         const result = await runScenario(t.emulator, scenario, 60_000);
         if (result.violations.length > 0) throw new Error(failureMessage(describeScenario(scenario), result));
         const outageEndsMs = result.appendedAtMs + OUTAGE_MS;
         const late = result.observed.runs.filter((r) => r.handler !== 'two' && r.endMs > outageEndsMs);
-        if (late.length > 0) throw new Error(`${late.length} run(s) of other handlers ended after two's outage (first: ${late[0]?.handler} ${late[0]?.eventId}, ${(late[0]?.endMs ?? 0) - outageEndsMs} ms after)\n${describeScenario(scenario)}\n${result.stats}`);
+        if (late.length > 0)
+          throw new Error(
+            `${late.length} run(s) of other handlers ended after two's outage (first: ${late[0]?.handler} ${late[0]?.eventId}, ${(late[0]?.endMs ?? 0) - outageEndsMs} ms after)\n${describeScenario(scenario)}\n${result.stats}`,
+          );
         // Not vacuous: `two` failed during its outage, and the others ran during it.
         expect(result.observed.runs.some((r) => r.handler === 'two' && r.cause === 'outage')).toBe(true);
       },
@@ -85,7 +91,10 @@ describe('failure handling, model-based', () => {
 
   it('first-run failures on same-subject chains across leases: only the poison events are dead-lettered', async () => {
     // Every 10th event fails its first run only, 3 always fail; 4 workers, leases of 50, 20 subject chains.
-    const scenario = fixed(600, 20, (i) => (i % 200 === 17 ? { kind: 'poison' } : i % 10 === 3 ? { kind: 'fail-first', k: 1 } : { kind: 'ok' }), { workers: 4, limit: 50 });
+    const scenario = fixed(600, 20, (i) => (i % 200 === 17 ? { kind: 'poison' } : i % 10 === 3 ? { kind: 'fail-first', k: 1 } : { kind: 'ok' }), {
+      workers: 4,
+      limit: 50,
+    });
     const result = await runScenario(t.emulator, scenario);
     const wronglyDead = result.violations.filter((v) => v.rule === 'dead-letter-without-cause').length;
     expect(result.violations.length, `${wronglyDead} healthy event(s) dead-lettered\n${failureMessage(describeScenario(scenario), result)}`).toBe(0);
@@ -93,7 +102,9 @@ describe('failure handling, model-based', () => {
   }, 120_000);
 
   it('is not vacuous: checked against one more attempt than the worker had, the poison events are reported', async () => {
-    const scenario = fixed(40, 4, (i) => (i % 10 === 5 ? { kind: 'poison' } : i % 10 === 2 ? { kind: 'fail-first', k: 1 } : { kind: 'ok' }), { maxAttempts: 2 });
+    const scenario = fixed(40, 4, (i) => (i % 10 === 5 ? { kind: 'poison' } : i % 10 === 2 ? { kind: 'fail-first', k: 1 } : { kind: 'ok' }), {
+      maxAttempts: 2,
+    });
     const result = await runScenario(t.emulator, scenario);
     const mutated = checkInvariant(result.observed, { ...result.options, maxAttempts: scenario.maxAttempts + 1 });
     const reported = mutated.filter((v) => v.rule === 'dead-letter-without-cause').map((v) => v.key);

@@ -100,7 +100,8 @@ function checkKey(key: string, runs: readonly RunLine[], dead: readonly DeadLett
       const waitedMs = run.startMs - previous.endMs;
       // A handler's own wait is honoured as asked (capped by the maximum), below the minimum too;
       // without one (or with 0, no opinion) the backoff's minimum applies.
-      const askedMs = previous.outcome === 'retry-later' && (previous.afterMs ?? 0) > 0 ? Math.min(previous.afterMs as number, options.retryBackoffMaxMs) : undefined;
+      const askedMs =
+        previous.outcome === 'retry-later' && (previous.afterMs ?? 0) > 0 ? Math.min(previous.afterMs as number, options.retryBackoffMaxMs) : undefined;
       const floorMs = askedMs ?? options.retryBackoffMinMs;
       if (waitedMs + CLOCK_SLACK_MS < floorMs) {
         add('retry-too-soon', `run ${i + 1} started ${waitedMs} ms after a ${previous.outcome} run (at least ${floorMs} ms expected)`);
@@ -159,7 +160,10 @@ function recordViolations(record: DeadLetterLine, counted: readonly RunLine[], e
   // The worker notes a failure after the run ends and before the next run starts.
   const second = failed[1];
   if (!(firstMs + CLOCK_SLACK_MS >= first.startMs && (second === undefined || loose || firstMs <= second.startMs + CLOCK_SLACK_MS))) {
-    add('dead-letter-times', `firstFailedAt ${record.firstFailedAt ?? '(none)'}: first failed run ${new Date(first.startMs).toISOString()}..${new Date(first.endMs).toISOString()}`);
+    add(
+      'dead-letter-times',
+      `firstFailedAt ${record.firstFailedAt ?? '(none)'}: first failed run ${new Date(first.startMs).toISOString()}..${new Date(first.endMs).toISOString()}`,
+    );
   }
   // A record written before a kill and again after it: the first one's last failure is the set-aside run.
   if (!(lastMs + CLOCK_SLACK_MS >= (loose ? first.startMs : last.startMs) && lastMs + CLOCK_SLACK_MS >= firstMs)) {
@@ -188,8 +192,10 @@ export function checkInvariant(observed: Observed, options: ModelOptions): Viola
   }
   const expectedKeys = new Set<string>();
   for (const [eventId, handlers] of observed.expected) for (const handler of handlers) expectedKeys.add(keyOf(handler, eventId));
-  for (const key of runsByKey.keys()) if (!expectedKeys.has(key)) out.push({ rule: 'unexpected-run', key, detail: 'a handler ran on an event it does not match' });
-  for (const key of deadByKey.keys()) if (!expectedKeys.has(key)) out.push({ rule: 'unexpected-dead-letter', key, detail: 'dead-lettered for a handler that does not match it' });
+  for (const key of runsByKey.keys())
+    if (!expectedKeys.has(key)) out.push({ rule: 'unexpected-run', key, detail: 'a handler ran on an event it does not match' });
+  for (const key of deadByKey.keys())
+    if (!expectedKeys.has(key)) out.push({ rule: 'unexpected-dead-letter', key, detail: 'dead-lettered for a handler that does not match it' });
 
   for (const key of expectedKeys) {
     // Runs of one pair never overlap, so file order is time order; sort anyway (several files, processes).
@@ -227,7 +233,11 @@ function orderViolations(observed: Observed, runsByKey: ReadonlyMap<string, read
       const firstStartMs = Math.min(...runs.map((r) => r.startMs));
       const before = lastEnd.get(chain);
       if (before !== undefined && firstStartMs + CLOCK_SLACK_MS < before.endMs) {
-        out.push({ rule: 'order', key: keyOf(handler, id), detail: `first run started ${before.endMs - firstStartMs} ms before the last run of the earlier ${before.eventId} of subject ${subject} ended` });
+        out.push({
+          rule: 'order',
+          key: keyOf(handler, id),
+          detail: `first run started ${before.endMs - firstStartMs} ms before the last run of the earlier ${before.eventId} of subject ${subject} ended`,
+        });
       }
       const endMs = Math.max(...runs.map((r) => r.endMs));
       if (before === undefined || endMs > before.endMs) lastEnd.set(chain, { endMs, eventId: id });

@@ -31,7 +31,11 @@ const scenarioArb: fc.Arbitrary<LimitsScenario> = fc.record({
   events: fc.array(
     fc.record({
       subject: fc.nat({ max: 7 }),
-      fail: fc.record({ rated: fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 2 }) }), capped: fc.constant(0), keyed: fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.constant(1) }) }),
+      fail: fc.record({
+        rated: fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 2 }) }),
+        capped: fc.constant(0),
+        keyed: fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.constant(1) }),
+      }),
       workMs: fc.integer({ min: 0, max: 30 }),
     }),
     { minLength: 5, maxLength: 40 },
@@ -64,7 +68,10 @@ async function violations(scenario: LimitsScenario): Promise<string[]> {
   const worker = await startWorker(config, { logger: silent, timings: FAST, healthServer: false });
   let appended: { id: string }[];
   try {
-    appended = await appendOverHttp(t.emulator, scenario.events.map((e) => ({ type: 'model.limits', subject: `s-${e.subject}`, data: { runsDir, fail: e.fail, workMs: e.workMs } })));
+    appended = await appendOverHttp(
+      t.emulator,
+      scenario.events.map((e) => ({ type: 'model.limits', subject: `s-${e.subject}`, data: { runsDir, fail: e.fail, workMs: e.workMs } })),
+    );
     await untilSettled(t.emulator, destination, config, 60_000).catch(() => undefined);
   } finally {
     await worker.close();
@@ -77,7 +84,12 @@ async function violations(scenario: LimitsScenario): Promise<string[]> {
   const subjectOf = new Map(appended.map((e, i) => [e.id, scenario.events[i]!.subject]));
   for (const name of NAMES) {
     const file = join(runsDir, `${name}.jsonl`);
-    const runs = existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as RunLine) : [];
+    const runs = existsSync(file)
+      ? readFileSync(file, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as RunLine)
+      : [];
     appended.forEach((event, i) => {
       const mine = runs.filter((r) => r.id === event.id).sort((x, y) => x.s - y.s);
       const planned = (scenario.events[i]!.fail[name] ?? 0) + 1;
@@ -86,7 +98,20 @@ async function violations(scenario: LimitsScenario): Promise<string[]> {
       const expected = mine.map((_, k) => k + 1).join(',');
       if (attempts !== expected) problems.push(`${name} on ${event.id}: attempts ${attempts}, expected ${expected} (a wait spent an attempt?)`);
     });
-    if (name === 'rated' && busiest(runs.map((r) => r.s), 300) > 4 + slack) problems.push(`rated: ${busiest(runs.map((r) => r.s), 300)} starts in a 300 ms window (max 4)`);
+    if (
+      name === 'rated' &&
+      busiest(
+        runs.map((r) => r.s),
+        300,
+      ) >
+        4 + slack
+    )
+      problems.push(
+        `rated: ${busiest(
+          runs.map((r) => r.s),
+          300,
+        )} starts in a 300 ms window (max 4)`,
+      );
     const atOnce = mostOverlapping(runs.map((r) => [r.s, r.e] as const));
     if (name === 'capped' && atOnce > 2) problems.push(`capped: ${atOnce} runs at once (max 2)`);
     if (name === 'keyed') {
@@ -105,7 +130,8 @@ describe('limits, model-based', () => {
       scenarioArb,
       async (scenario) => {
         const problems = await violations(scenario);
-        if (problems.length > 0) throw new Error(`${scenario.events.length} events, ${scenario.store}, isolation ${scenario.isolation}\n${problems.join('\n')}`);
+        if (problems.length > 0)
+          throw new Error(`${scenario.events.length} events, ${scenario.store}, isolation ${scenario.isolation}\n${problems.join('\n')}`);
       },
       { testFile: 'test/model/limits.test.ts', defaultRuns: 4 },
     );

@@ -25,7 +25,10 @@ export function failureOptions(scenario: Scenario): Partial<WorkerConfig> {
 }
 
 /** Appends events over the emulator's seeding route: their ids and sequences, in order. */
-export async function appendOverHttp(emulator: Pick<RunningEmulator, 'url'>, events: readonly { type: string; subject: string; data: unknown }[]): Promise<{ id: string; sequence: string }[]> {
+export async function appendOverHttp(
+  emulator: Pick<RunningEmulator, 'url'>,
+  events: readonly { type: string; subject: string; data: unknown }[],
+): Promise<{ id: string; sequence: string }[]> {
   const out: { id: string; sequence: string }[] = [];
   for (let i = 0; i < events.length; i += 1_000) {
     const response = await fetch(`${emulator.url}/_emulator/tenants/${TENANT}/events`, {
@@ -99,7 +102,13 @@ export async function runScenario(emulator: RunningEmulator, scenario: Scenario,
     batchHandlers: BATCH_HANDLERS,
     order: true,
   };
-  return { observed, appendedAtMs, options, violations: checkInvariant(observed, options), stats: `${runStats(observed.runs, observed.deadLetters)}; files in ${dir}` };
+  return {
+    observed,
+    appendedAtMs,
+    options,
+    violations: checkInvariant(observed, options),
+    stats: `${runStats(observed.runs, observed.deadLetters)}; files in ${dir}`,
+  };
 }
 
 export function failureMessage(scenarioLine: string, result: ScenarioResult): string {

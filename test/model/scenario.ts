@@ -64,7 +64,9 @@ function patternArb(maxAttempts: number, weights: Weights): fc.Arbitrary<Pattern
     { weight: 2, arbitrary: fc.integer({ min: 0, max: maxAttempts - 1 }).map((after): Pattern => ({ kind: 'permanent', after })) },
     {
       weight: 2,
-      arbitrary: fc.record({ times: fc.integer({ min: 1, max: Math.max(1, maxAttempts - 1) }), afterMs: fc.integer({ min: 5, max: 300 }) }).map((r): Pattern => ({ kind: 'retry-later', ...r })),
+      arbitrary: fc
+        .record({ times: fc.integer({ min: 1, max: Math.max(1, maxAttempts - 1) }), afterMs: fc.integer({ min: 5, max: 300 }) })
+        .map((r): Pattern => ({ kind: 'retry-later', ...r })),
     },
   );
   return fc.oneof(
@@ -93,41 +95,43 @@ export interface Bounds {
 }
 
 export function scenarioArb(bounds: Bounds): fc.Arbitrary<Scenario> {
-  return fc
-    .record({
-      subjects: fc.oneof(fc.integer({ min: 1, max: 4 }), fc.integer({ min: 5, max: 40 }), fc.constant(1_000)),
-      types: fc.subarray(TYPES, { minLength: 1 }),
-      maxAttempts: fc.integer({ min: 2, max: 5 }),
-    })
-    .chain(({ subjects, types, maxAttempts }) =>
-      fc.record({
-        events: fc.array(eventArb(subjects, types, maxAttempts, bounds), { minLength: bounds.minEvents, maxLength: bounds.maxEvents, size: 'max' }),
-        subjects: fc.constant(subjects),
-        limit: fc.oneof(fc.integer({ min: 1, max: 5 }), fc.integer({ min: 6, max: 50 })),
-        workers: fc.integer({ min: 1, max: 3 }),
-        concurrency: fc.integer({ min: 1, max: 8 }),
-        maxInProgress: fc.option(fc.integer({ min: 1, max: 16 }), { nil: undefined }),
-        maxLeases: fc.option(fc.integer({ min: 1, max: 8 }), { nil: undefined }),
-        isolation: fc.constantFrom('thread' as const, 'none' as const),
-        store: fc.constantFrom('memory' as const, 'sqlite' as const),
-        maxAttempts: fc.constant(maxAttempts),
-        breaker: fc.boolean(),
-        // --breaker-cooldown takes 100 ms at the least.
-        breakerCooldownMs: fc.integer({ min: 100, max: 300 }),
-        outage: bounds.outage
-          ? fc.option(
-              fc.record({
-                handler: fc.constantFrom(...new Set(types.flatMap((t) => HANDLERS_OF_TYPE[t] ?? []))),
-                fromMs: fc.integer({ min: 0, max: 300 }),
-                durationMs: fc.integer({ min: 50, max: 1_000 }),
-              }),
-              { nil: undefined },
-            )
-          : fc.constant(undefined),
-      }),
-    )
-    // --max-leases below --workers is refused by the config (each of --workers is a workerId).
-    .map((s) => (s.maxLeases !== undefined && s.maxLeases < s.workers ? { ...s, maxLeases: s.workers } : s));
+  return (
+    fc
+      .record({
+        subjects: fc.oneof(fc.integer({ min: 1, max: 4 }), fc.integer({ min: 5, max: 40 }), fc.constant(1_000)),
+        types: fc.subarray(TYPES, { minLength: 1 }),
+        maxAttempts: fc.integer({ min: 2, max: 5 }),
+      })
+      .chain(({ subjects, types, maxAttempts }) =>
+        fc.record({
+          events: fc.array(eventArb(subjects, types, maxAttempts, bounds), { minLength: bounds.minEvents, maxLength: bounds.maxEvents, size: 'max' }),
+          subjects: fc.constant(subjects),
+          limit: fc.oneof(fc.integer({ min: 1, max: 5 }), fc.integer({ min: 6, max: 50 })),
+          workers: fc.integer({ min: 1, max: 3 }),
+          concurrency: fc.integer({ min: 1, max: 8 }),
+          maxInProgress: fc.option(fc.integer({ min: 1, max: 16 }), { nil: undefined }),
+          maxLeases: fc.option(fc.integer({ min: 1, max: 8 }), { nil: undefined }),
+          isolation: fc.constantFrom('thread' as const, 'none' as const),
+          store: fc.constantFrom('memory' as const, 'sqlite' as const),
+          maxAttempts: fc.constant(maxAttempts),
+          breaker: fc.boolean(),
+          // --breaker-cooldown takes 100 ms at the least.
+          breakerCooldownMs: fc.integer({ min: 100, max: 300 }),
+          outage: bounds.outage
+            ? fc.option(
+                fc.record({
+                  handler: fc.constantFrom(...new Set(types.flatMap((t) => HANDLERS_OF_TYPE[t] ?? []))),
+                  fromMs: fc.integer({ min: 0, max: 300 }),
+                  durationMs: fc.integer({ min: 50, max: 1_000 }),
+                }),
+                { nil: undefined },
+              )
+            : fc.constant(undefined),
+        }),
+      )
+      // --max-leases below --workers is refused by the config (each of --workers is a workerId).
+      .map((s) => (s.maxLeases !== undefined && s.maxLeases < s.workers ? { ...s, maxLeases: s.workers } : s))
+  );
 }
 
 /** The data of each event, ready to append; writes the outage file (windows from `nowMs`) when there is one. */

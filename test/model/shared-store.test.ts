@@ -57,7 +57,14 @@ afterAll(async () => {
 
 /** The retry and breaker flags of a scenario, passed only once `run` knows them. */
 function failureFlags(scenario: Scenario): string[] {
-  const flags = ['--retry-backoff-min', `${RETRY_BACKOFF_MIN_MS}ms`, '--retry-backoff-max', `${RETRY_BACKOFF_MAX_MS}ms`, '--breaker-cooldown', `${scenario.breakerCooldownMs}ms`];
+  const flags = [
+    '--retry-backoff-min',
+    `${RETRY_BACKOFF_MIN_MS}ms`,
+    '--retry-backoff-max',
+    `${RETRY_BACKOFF_MAX_MS}ms`,
+    '--breaker-cooldown',
+    `${scenario.breakerCooldownMs}ms`,
+  ];
   if (!scenario.breaker) flags.push('--no-breaker');
   return flags;
 }
@@ -122,7 +129,12 @@ function untilKillPoint(runsDir: string, pairs: number, pids: readonly number[],
       if (name !== null) look(name);
     });
     const timer = setTimeout(
-      () => end(new Error(`timed out after ${timeoutMs} ms waiting for a third of the pairs run and a failure not over: ${run.size} of ${pairs} pair(s) run, ${open.size} open`)),
+      () =>
+        end(
+          new Error(
+            `timed out after ${timeoutMs} ms waiting for a third of the pairs run and a failure not over: ${run.size} of ${pairs} pair(s) run, ${open.size} open`,
+          ),
+        ),
       timeoutMs,
     );
     for (const name of readdirSync(runsDir)) look(name);
@@ -167,14 +179,24 @@ async function killAndRestart(scenario: Scenario, storeUrl: string): Promise<voi
 
   // Mid-run, the process to kill has a pair it failed that is not over yet: the kill is sure to
   // leave attempts for another process to carry.
-  const killedPid = await untilKillPoint(runsDir, pairs, first.map(({ process }) => process.child.pid as number), scenario.maxAttempts, 60_000);
+  const killedPid = await untilKillPoint(
+    runsDir,
+    pairs,
+    first.map(({ process }) => process.child.pid as number),
+    scenario.maxAttempts,
+    60_000,
+  );
   const killed = first.find(({ process }) => process.child.pid === killedPid) as (typeof first)[number];
   const survivor = first.find((one) => one !== killed) as (typeof first)[number];
   killed.process.kill('SIGKILL');
   expect((await killed.process.exited).signal).toBe('SIGKILL');
   // The leases the killed process held: they stay its until they expire, and nobody else runs under
   // its worker ids until the restart below. Its runs under them are the ones in flight at the kill.
-  const killedLeases = new Set(consumerState(emulator, destination).leases.filter((lease) => lease.workerId?.startsWith(`${killed.workerIdPrefix}-`) === true).map((lease) => lease.leaseId));
+  const killedLeases = new Set(
+    consumerState(emulator, destination)
+      .leases.filter((lease) => lease.workerId?.startsWith(`${killed.workerIdPrefix}-`) === true)
+      .map((lease) => lease.leaseId),
+  );
   // The cursor may be at the head already (deferred runs wait in the store, not in leases): what must
   // be left at the kill is a pair not over, one the restart or the survivor still has to run.
   expect(pairsNotOver(readRuns(runsDir), expected, scenario.maxAttempts), 'the run was over before the kill').toBeGreaterThan(0);
@@ -198,13 +220,18 @@ async function killAndRestart(scenario: Scenario, storeUrl: string): Promise<voi
   );
   // The scenario exercised what it is about: failed runs of one process continued by another.
   const byKey = new Map<string, typeof runs>();
-  for (const run of runs.slice().sort((x, y) => x.startMs - y.startMs)) byKey.set(keyOf(run.handler, run.eventId), [...(byKey.get(keyOf(run.handler, run.eventId)) ?? []), run]);
-  const carried = [...byKey.values()].filter((list) => list.some((run, i) => run.outcome !== 'ok' && list.slice(i + 1).some((later) => later.pid !== run.pid))).length;
+  for (const run of runs.slice().sort((x, y) => x.startMs - y.startMs))
+    byKey.set(keyOf(run.handler, run.eventId), [...(byKey.get(keyOf(run.handler, run.eventId)) ?? []), run]);
+  const carried = [...byKey.values()].filter((list) =>
+    list.some((run, i) => run.outcome !== 'ok' && list.slice(i + 1).some((later) => later.pid !== run.pid)),
+  ).length;
   const summary = `${describeScenario(scenario)}\n${runStats(runs, deadLetters)}; ${carried} pair(s) whose failures moved between processes; ${tolerated.size} pair(s) in flight at the kill; files in ${dir}`;
   console.log(`[model] ${summary}`);
   const exits = ends.map((end) => (end.code === 0 ? undefined : `exit ${end.code}: ${end.stderr.slice(-2_000)}`)).filter(Boolean);
   if (violations.length > 0 || exits.length > 0 || carried === 0) {
-    throw new Error(`${summary}\n${carried === 0 ? 'no failed run was continued by another process\n' : ''}${exits.join('\n')}\n${describeViolations(violations)}`);
+    throw new Error(
+      `${summary}\n${carried === 0 ? 'no failed run was continued by another process\n' : ''}${exits.join('\n')}\n${describeViolations(violations)}`,
+    );
   }
 }
 

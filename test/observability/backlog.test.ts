@@ -9,7 +9,15 @@ const T0 = Date.parse('2026-11-20T10:00:00.000Z');
 const at = (seconds: number) => new Date(T0 + seconds * 1_000).toISOString();
 
 function event(sequence: number, time?: string): CloudEvent {
-  return { specversion: '1.0', id: `e-${sequence}`, type: 't', subject: `s-${sequence}`, sequence: String(sequence), data: null, ...(time === undefined ? {} : { time }) };
+  return {
+    specversion: '1.0',
+    id: `e-${sequence}`,
+    type: 't',
+    subject: `s-${sequence}`,
+    sequence: String(sequence),
+    data: null,
+    ...(time === undefined ? {} : { time }),
+  };
 }
 
 /** A tracker on a clock the test moves, in seconds after T0. */

@@ -44,7 +44,11 @@ describe('startHealthServer', () => {
     try {
       await expect(startHealthServer({ port: first.port, host: '127.0.0.1', registry: metrics.registry, isReady: () => true })).rejects.toMatchObject({
         code: 'DW_ERR_CONFIG',
-        message: expect.stringMatching(new RegExp(`^--metrics-port: port ${first.port} on 127\\.0\\.0\\.1 is taken \\(EADDRINUSE\\): choose another, e\\.g\\. --metrics-port \\d+ \\(free now\\), or --metrics-port 0 for any free one$`)),
+        message: expect.stringMatching(
+          new RegExp(
+            `^--metrics-port: port ${first.port} on 127\\.0\\.0\\.1 is taken \\(EADDRINUSE\\): choose another, e\\.g\\. --metrics-port \\d+ \\(free now\\), or --metrics-port 0 for any free one$`,
+          ),
+        ),
       });
     } finally {
       await first.close();

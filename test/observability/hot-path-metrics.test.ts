@@ -15,7 +15,7 @@ const OBSERVATIONS: [string, number][] = [
 ];
 
 describe('LabelledHistogram', () => {
-  it('reads exactly as prom-client\'s Histogram, in text and as JSON', async () => {
+  it("reads exactly as prom-client's Histogram, in text and as JSON", async () => {
     const theirs = new Registry();
     const ours = new Registry();
     const reference = new Histogram({ name: 'x_seconds', help: 'h', labelNames: ['type'], buckets: BUCKETS, registers: [theirs] });

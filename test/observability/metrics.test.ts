@@ -29,7 +29,15 @@ describe('createMetrics', () => {
     bus.emit('run:done', { workerId: 'w-0', event: batch[0]!, handler: 'a', outcome: 'ok', durationMs: 20 });
     bus.emit('run:done', { workerId: 'w-0', event: batch[1]!, handler: 'a', outcome: 'duplicate', durationMs: 0 });
     bus.emit('run:done', { workerId: 'w-0', event: batch[2]!, handler: 'b', outcome: 'dead_lettered', durationMs: 2_000 });
-    bus.emit('ack:done', { workerId: 'w-0', leaseId: 'l1', generation: 1, sent: 'ok', status: 'committed', response: { status: 'committed', committed: '42' }, lastSequence: '43' });
+    bus.emit('ack:done', {
+      workerId: 'w-0',
+      leaseId: 'l1',
+      generation: 1,
+      sent: 'ok',
+      status: 'committed',
+      response: { status: 'committed', committed: '42' },
+      lastSequence: '43',
+    });
     bus.emit('ack:done', { workerId: 'w-0', leaseId: 'l0', generation: 1, sent: 'ok', status: 'stale', response: { status: 'stale', committed: '42' } });
     bus.emit('caught-up', { workerId: 'w-0', at: 1_700_000_000_500 });
 
@@ -89,7 +97,15 @@ describe('a shared stream position', () => {
       observeEvents(events);
     };
     bus.emit('lease:pulled', { workerId: 'w', leaseId: 'l', generation: 1, deliveryAttempt: 1, events: [event('5'), event('9')] });
-    bus.emit('ack:done', { workerId: 'w', leaseId: 'l', generation: 1, sent: 'ok', status: 'committed', response: { status: 'committed', committed: '6' }, lastSequence: '9' });
+    bus.emit('ack:done', {
+      workerId: 'w',
+      leaseId: 'l',
+      generation: 1,
+      sent: 'ok',
+      status: 'committed',
+      response: { status: 'committed', committed: '6' },
+      lastSequence: '9',
+    });
     // Read by the metrics and the summary, each batch is scanned once.
     expect(scans).toBe(1);
     expect(sampleValue(await metrics.registry.metrics(), METRIC_NAMES.lag, '{destination="dest-s"}')).toBe(3);

@@ -56,7 +56,9 @@ describe('the published package', () => {
   it('passes Are the Types Wrong for every entry point, ES and CommonJS callers (node10 aside)', async () => {
     // Exits 0 with the node16 profile; its JSON still lists the node10 problems it ignores.
     const { stdout } = await userExec(bin('attw'), [tarball, '--profile', 'node16', '--format', 'json'], REPO_ROOT);
-    const { analysis } = JSON.parse(stdout) as { analysis: { entrypoints: Record<string, unknown>; problems: { kind: string; entrypoint: string; resolutionKind?: string }[] } };
+    const { analysis } = JSON.parse(stdout) as {
+      analysis: { entrypoints: Record<string, unknown>; problems: { kind: string; entrypoint: string; resolutionKind?: string }[] };
+    };
     expect(Object.keys(analysis.entrypoints).sort()).toEqual(['.', './client', './emulator', './package.json', './testing', './worker']);
     expect(analysis.problems.filter((problem) => problem.resolutionKind !== 'node10')).toEqual([]);
   }, 60_000);
@@ -79,7 +81,15 @@ describe('the published package', () => {
     ].join('\n');
     const cjs = await userExec(process.execPath, ['--input-type=commonjs', '-e', script], project);
     expect(JSON.parse(cjs.stdout)).toEqual({ require: 'function', requireTesting: 'function', same: true, rooms: true });
-    const esm = await userExec(process.execPath, ['--input-type=module', '-e', "import { defineHandler } from 'durable-worker'; import { runHandler } from 'durable-worker/testing'; console.log(typeof defineHandler, typeof runHandler);"], project);
+    const esm = await userExec(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        "import { defineHandler } from 'durable-worker'; import { runHandler } from 'durable-worker/testing'; console.log(typeof defineHandler, typeof runHandler);",
+      ],
+      project,
+    );
     expect(esm.stdout.trim()).toBe('function function');
   });
 
@@ -97,15 +107,27 @@ describe('the published package', () => {
   it.each([
     [['--idempotency', 'postgres://app:s3cret@127.0.0.1:1/app'], '--idempotency postgres:// needs pg, which is not installed: npm install pg@'],
     [['--dead-letter', 'redis://:s3cret@127.0.0.1:1/0'], '--dead-letter redis:// needs redis, which is not installed: npm install redis@'],
-    [['--otel'], '--otel needs @opentelemetry/sdk-trace-node and @opentelemetry/resources, which are not installed: npm install @opentelemetry/sdk-trace-node@'],
-  ])('run %j without the package it needs: exit 2 naming it', async (flags, message) => {
-    const args = ['run', '--base-url', 'http://127.0.0.1:1', '--destination', 'd', '--api-key', 'k', '--metrics-port', '0', ...flags];
-    const failed = spawnSync(join(project, 'node_modules', '.bin', 'durable-worker'), args, { cwd: project, env: userEnv(), encoding: 'utf8', timeout: 20_000 });
-    expect(failed.status, failed.stderr).toBe(2);
-    expect(failed.stderr.trim().split('\n')).toHaveLength(1);
-    expect(failed.stderr).toContain(`durable-worker: ${message}`);
-    expect(failed.stderr).not.toContain('s3cret');
-  }, 30_000);
+    [
+      ['--otel'],
+      '--otel needs @opentelemetry/sdk-trace-node and @opentelemetry/resources, which are not installed: npm install @opentelemetry/sdk-trace-node@',
+    ],
+  ])(
+    'run %j without the package it needs: exit 2 naming it',
+    async (flags, message) => {
+      const args = ['run', '--base-url', 'http://127.0.0.1:1', '--destination', 'd', '--api-key', 'k', '--metrics-port', '0', ...flags];
+      const failed = spawnSync(join(project, 'node_modules', '.bin', 'durable-worker'), args, {
+        cwd: project,
+        env: userEnv(),
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+      expect(failed.status, failed.stderr).toBe(2);
+      expect(failed.stderr.trim().split('\n')).toHaveLength(1);
+      expect(failed.stderr).toContain(`durable-worker: ${message}`);
+      expect(failed.stderr).not.toContain('s3cret');
+    },
+    30_000,
+  );
 
   it("the bin keeps Node's compile cache and hands its folder to what it starts (handler threads, child processes)", () => {
     const handlers = join(project, 'cache-probe');
@@ -117,7 +139,12 @@ describe('the published package', () => {
     );
     const env = userEnv();
     delete env.NODE_COMPILE_CACHE;
-    const checked = spawnSync(join(project, 'node_modules', '.bin', 'durable-worker'), ['check', '--handlers', handlers], { cwd: project, env: { ...env, TMPDIR: project }, encoding: 'utf8', timeout: 20_000 });
+    const checked = spawnSync(join(project, 'node_modules', '.bin', 'durable-worker'), ['check', '--handlers', handlers], {
+      cwd: project,
+      env: { ...env, TMPDIR: project },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     expect(checked.status, checked.stderr).toBe(0);
     // enableCompileCache() without a folder: <os temp folder>/node-compile-cache, filled when the process exits.
     expect(readFileSync(seen, 'utf8')).toBe(join(project, 'node-compile-cache'));
@@ -126,7 +153,9 @@ describe('the published package', () => {
 
   it('compiles nothing on install (no native module built: node:sqlite is built into Node)', () => {
     // Prebuilt binaries ship inside their packages (esbuild's, piscina's optional @napi-rs/nice); node-gyp would write build/.
-    const built = readdirSync(join(project, 'node_modules'), { recursive: true, encoding: 'utf8' }).filter((path) => /(^|\/)build\/(Release|Debug)$/.test(path) || path.endsWith('binding.gyp'));
+    const built = readdirSync(join(project, 'node_modules'), { recursive: true, encoding: 'utf8' }).filter(
+      (path) => /(^|\/)build\/(Release|Debug)$/.test(path) || path.endsWith('binding.gyp'),
+    );
     expect(built).toEqual([]);
     const manifest = JSON.parse(readFileSync(join(project, 'node_modules', 'durable-worker', 'package.json'), 'utf8')) as { scripts?: unknown };
     expect(manifest.scripts).toBeUndefined();

@@ -20,7 +20,9 @@ const PACKED = ['package.json', 'README.md', 'LICENSE', 'bin', 'dist', 'handlers
 /** The environment a user's shell has: this one without the test run's npm_*, vitest, NODE_OPTIONS and DURABLE_WORKER_* settings. */
 export function userEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { NO_COLOR: '1' };
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('npm_') && !key.startsWith('DURABLE_WORKER_') && key !== 'NODE_OPTIONS' && key !== 'VITEST' && !key.startsWith('VITEST_')) env[key] = value;
+  for (const [key, value] of Object.entries(process.env))
+    if (!key.startsWith('npm_') && !key.startsWith('DURABLE_WORKER_') && key !== 'NODE_OPTIONS' && key !== 'VITEST' && !key.startsWith('VITEST_'))
+      env[key] = value;
   return env;
 }
 

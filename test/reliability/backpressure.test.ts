@@ -116,7 +116,12 @@ describe('backpressure', () => {
     const dir = tempDir('bp-429');
     const record = join(dir, 'effects.log');
     const destination = await createConsumer(emulator, 'bp-429');
-    appendBehave(emulator, 1_200, () => ({ record }), (i) => `s-${i % 100}`);
+    appendBehave(
+      emulator,
+      1_200,
+      () => ({ record }),
+      (i) => `s-${i % 100}`,
+    );
     // Other workers hold the whole window (spec: 1,000 leased events) for 4 s, never acking.
     for (let i = 0; i < 10; i++) expect(await post(destination, 'pull', `?limit=100&visibility=4&workerId=hog-${i}`)).toBe(200);
     // Not --exit-when-idle: the hogs' leases expire one after another (as far apart as their pulls
@@ -158,7 +163,12 @@ describe('backpressure', () => {
     const gateFile = join(dir, 'gate');
     const destination = await createConsumer(emulator, 'bp-409');
     const leases = 2;
-    appendBehave(emulator, 300, () => ({ behaviour: 'gate', gateFile, onlyOnAttempt: 1, record }), (i) => `s-${i % 50}`);
+    appendBehave(
+      emulator,
+      300,
+      () => ({ behaviour: 'gate', gateFile, onlyOnAttempt: 1, record }),
+      (i) => `s-${i % 50}`,
+    );
     const clock = createFakeClock(Date.now());
     // Two workerIds: the process holds two leases at most, as two pull loops did.
     const config = workerConfig(emulator, destination, dir, { workers: leases, maxLeases: leases, limit: 50, concurrency: 50, visibilitySeconds: 30 });
@@ -172,7 +182,10 @@ describe('backpressure', () => {
     expect(consumerState(emulator, destination)).toMatchObject({ paused: true, leased: 0 });
 
     // The worker's wait while paused: 2 s, jittered down to no less than half of it, once for the process.
-    await waitFor('told it is paused, waiting once', () => !t.pulls.includes('pending') && t.pulls.slice(leases).includes('409') && t.handled === t.pulls.length);
+    await waitFor(
+      'told it is paused, waiting once',
+      () => !t.pulls.includes('pending') && t.pulls.slice(leases).includes('409') && t.handled === t.pulls.length,
+    );
     expect(new Set(t.pulls.slice(leases))).toEqual(new Set(['409']));
     for (let round = 1; round <= 3; round++) {
       const before = t.pulls.length;

@@ -26,7 +26,12 @@ afterAll(async () => {
   await emulator?.close();
 });
 
-const anyValue = fc.oneof(fc.anything({ maxDepth: 2 }), fc.double(), fc.bigInt().map(String), fc.constantFrom(9007199254740993, -0, 1e308, '', 'x'.repeat(10_000)));
+const anyValue = fc.oneof(
+  fc.anything({ maxDepth: 2 }),
+  fc.double(),
+  fc.bigInt().map(String),
+  fc.constantFrom(9007199254740993, -0, 1e308, '', 'x'.repeat(10_000)),
+);
 
 /** Typed-ingest-like bodies: usually the right skeleton with wrong or odd parts. */
 const ingestBody = fc.oneof(
@@ -38,7 +43,17 @@ const ingestBody = fc.oneof(
             {
               id: fc.oneof(fc.string({ maxLength: 30 }), anyValue),
               properties: fc.oneof(
-                fc.array(fc.record({ id: fc.oneof(fc.constantFrom('name', 'price', 'tags', 'id', '$type', 'Name'), fc.string({ maxLength: 20 }), anyValue), value: anyValue, language: fc.oneof(fc.constantFrom('en', 'de-CH', ''), anyValue) }, { requiredKeys: ['id'] }), { maxLength: 6 }),
+                fc.array(
+                  fc.record(
+                    {
+                      id: fc.oneof(fc.constantFrom('name', 'price', 'tags', 'id', '$type', 'Name'), fc.string({ maxLength: 20 }), anyValue),
+                      value: anyValue,
+                      language: fc.oneof(fc.constantFrom('en', 'de-CH', ''), anyValue),
+                    },
+                    { requiredKeys: ['id'] },
+                  ),
+                  { maxLength: 6 },
+                ),
                 anyValue,
               ),
             },
@@ -54,7 +69,10 @@ const ingestBody = fc.oneof(
   anyValue,
 );
 
-const legacyBody = fc.record({ entries: fc.oneof(fc.array(fc.dictionary(fc.string({ maxLength: 10 }), anyValue, { maxKeys: 5 }), { maxLength: 4 }), anyValue) }, { requiredKeys: [] });
+const legacyBody = fc.record(
+  { entries: fc.oneof(fc.array(fc.dictionary(fc.string({ maxLength: 10 }), anyValue, { maxKeys: 5 }), { maxLength: 4 }), anyValue) },
+  { requiredKeys: [] },
+);
 
 function ingestRequests(): FuzzRequest[] {
   const arb = fc.record({
@@ -76,10 +94,16 @@ function ingestRequests(): FuzzRequest[] {
   }));
 }
 
-const queryValue = fc.oneof(fc.integer({ min: -5, max: 700 }).map(String), fc.constantFrom('', '1.5', '1e2', '0x10', ' 5', '+7', '-0', '99999999999999999999', 'NaN', 'abc'), fc.string({ maxLength: 20 }));
+const queryValue = fc.oneof(
+  fc.integer({ min: -5, max: 700 }).map(String),
+  fc.constantFrom('', '1.5', '1e2', '0x10', ' 5', '+7', '-0', '99999999999999999999', 'NaN', 'abc'),
+  fc.string({ maxLength: 20 }),
+);
 
 function pullAckRequests(): FuzzRequest[] {
-  const query = fc.array(fc.tuple(fc.constantFrom('limit', 'visibility', 'visibility', 'workerId', 'workerId', 'visibilitySeconds', ''), queryValue), { maxLength: 5 });
+  const query = fc.array(fc.tuple(fc.constantFrom('limit', 'visibility', 'visibility', 'workerId', 'workerId', 'visibilitySeconds', ''), queryValue), {
+    maxLength: 5,
+  });
   const ack = fc.record(
     {
       leaseId: fc.oneof(fc.string({ maxLength: 40 }), anyValue, fc.constant('x'.repeat(300))),
@@ -90,7 +114,11 @@ function pullAckRequests(): FuzzRequest[] {
   );
   const arb = fc.record({
     kind: fc.constantFrom('pull', 'pull', 'ack', 'ack', 'pause', 'resume'),
-    destination: fc.oneof({ weight: 6, arbitrary: fc.constant('dev-consumer') }, { weight: 1, arbitrary: fc.constant('dev-webhook') }, { weight: 2, arbitrary: segment }),
+    destination: fc.oneof(
+      { weight: 6, arbitrary: fc.constant('dev-consumer') },
+      { weight: 1, arbitrary: fc.constant('dev-webhook') },
+      { weight: 2, arbitrary: segment },
+    ),
     query,
     auth: authHeaders(token),
     content: contentHeaders,
@@ -107,7 +135,10 @@ function pullAckRequests(): FuzzRequest[] {
 function histogram(answers: ReadonlyArray<{ status: number }>): string {
   const counts = new Map<number, number>();
   for (const a of answers) counts.set(a.status, (counts.get(a.status) ?? 0) + 1);
-  return [...counts].sort(([a], [b]) => a - b).map(([status, n]) => `${status} x${n}`).join(', ');
+  return [...counts]
+    .sort(([a], [b]) => a - b)
+    .map(([status, n]) => `${status} x${n}`)
+    .join(', ');
 }
 
 describe(`fuzzing the emulator (seed ${FUZZ_SEED}, ${PER_FAMILY} requests per family)`, () => {
@@ -125,7 +156,10 @@ describe(`fuzzing the emulator (seed ${FUZZ_SEED}, ${PER_FAMILY} requests per fa
 
   it('pull, acknowledge, pause, resume: no 5xx, every error problem+json', async () => {
     // Events to lease, so pulls reach the lease path (and the in-flight window fills: 429).
-    emulator.appendEvents('dev-tenant', Array.from({ length: 2_000 }, (_, i) => ({ type: 'fuzz.event', subject: `s-${i % 37}`, data: { i } })));
+    emulator.appendEvents(
+      'dev-tenant',
+      Array.from({ length: 2_000 }, (_, i) => ({ type: 'fuzz.event', subject: `s-${i % 37}`, data: { i } })),
+    );
     const requests = pullAckRequests();
     const answers = await sendAll(emulator.url, requests);
     expect(violations(answers)).toEqual([]);
@@ -137,7 +171,10 @@ describe(`fuzzing the emulator (seed ${FUZZ_SEED}, ${PER_FAMILY} requests per fa
   it('logged no unexpected error and still serves a normal pull and ack', async () => {
     await fetch(`${emulator.url}/v1/event-destinations/dev-consumer/resume`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
     emulator.appendEvents('dev-tenant', [{ type: 'fuzz.event', subject: 'after', data: {} }]);
-    const pull = await fetch(`${emulator.url}/v1/event-destinations/dev-consumer/pull?workerId=after-fuzz&limit=1`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    const pull = await fetch(`${emulator.url}/v1/event-destinations/dev-consumer/pull?workerId=after-fuzz&limit=1`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect([200, 429]).toContain(pull.status);
     expect(logged.filter((line) => /"level":50/.test(line))).toEqual([]);
   });

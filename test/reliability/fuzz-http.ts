@@ -20,7 +20,11 @@ export interface FuzzAnswer {
 export const FUZZ_SEED = Number(process.env.FUZZ_SEED ?? 20_240_607);
 
 /** Header values undici accepts (visible ASCII and spaces), including empty and oversized. */
-const headerValue = fc.oneof(fc.string({ unit: fc.constantFrom(...' !"#$%&()*+,-./0123456789:;<=>?@ABCXYZ[]^_`abcxyz{|}~'), maxLength: 60 }), fc.constant(''), fc.constant('x'.repeat(4_000)));
+const headerValue = fc.oneof(
+  fc.string({ unit: fc.constantFrom(...' !"#$%&()*+,-./0123456789:;<=>?@ABCXYZ[]^_`abcxyz{|}~'), maxLength: 60 }),
+  fc.constant(''),
+  fc.constant('x'.repeat(4_000)),
+);
 
 /** Authorization variants: the real token most of the time, so the fuzz reaches the handlers. */
 export function authHeaders(token: string): fc.Arbitrary<Record<string, string>> {
@@ -38,7 +42,19 @@ export const contentHeaders: fc.Arbitrary<Record<string, string>> = fc.record(
   {
     'content-type': fc.oneof(
       { weight: 8, arbitrary: fc.constant('application/json') },
-      { weight: 1, arbitrary: fc.constantFrom('application/json; charset=utf-8', 'application/JSON', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data', '', 'application/problem+json', 'application/json; charset=latin1') },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom(
+          'application/json; charset=utf-8',
+          'application/JSON',
+          'text/plain',
+          'application/x-www-form-urlencoded',
+          'multipart/form-data',
+          '',
+          'application/problem+json',
+          'application/json; charset=latin1',
+        ),
+      },
       { weight: 1, arbitrary: headerValue },
     ),
     'content-encoding': fc.constantFrom('gzip', 'br', 'identity', 'deflate', 'x-unknown'),
@@ -55,7 +71,22 @@ export function bodyOf(shaped: fc.Arbitrary<unknown>): fc.Arbitrary<string | Buf
     { weight: 1, arbitrary: fc.string({ maxLength: 200 }) },
     { weight: 1, arbitrary: shaped.map((v) => (JSON.stringify(v) ?? '{}').slice(0, -1)) },
     { weight: 1, arbitrary: fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)) },
-    { weight: 1, arbitrary: fc.constantFrom(undefined, '', '{}', '[]', 'null', '0', '"x"', '{"a":'.repeat(2_000), `[${'1,'.repeat(30_000)}1]`, '1e400', '{"__proto__":{"polluted":true}}') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        undefined,
+        '',
+        '{}',
+        '[]',
+        'null',
+        '0',
+        '"x"',
+        '{"a":'.repeat(2_000),
+        `[${'1,'.repeat(30_000)}1]`,
+        '1e400',
+        '{"__proto__":{"polluted":true}}',
+      ),
+    },
   );
 }
 

@@ -42,7 +42,10 @@ describe(`fuzzing event payloads into the worker (seed ${FUZZ_SEED})`, () => {
     const record = join(dir, 'record.log');
     process.env.DW_PAYLOAD_RECORD = record;
     const destination = await createConsumer(emulator, 'payloads');
-    const shaped = fc.record({ current: fc.record({ name: fc.oneof(fc.string(), fc.jsonValue()) }, { requiredKeys: [] }), previous: fc.jsonValue() }, { requiredKeys: [] });
+    const shaped = fc.record(
+      { current: fc.record({ name: fc.oneof(fc.string(), fc.jsonValue()) }, { requiredKeys: [] }), previous: fc.jsonValue() },
+      { requiredKeys: [] },
+    );
     const generated = fc.sample(fc.oneof(fc.jsonValue({ maxDepth: 5 }), shaped, fc.constant(null)), { seed: FUZZ_SEED + 2, numRuns: 400 });
     const huge = 'h'.repeat(700_000);
     const datas: unknown[] = [
@@ -66,12 +69,27 @@ describe(`fuzzing event payloads into the worker (seed ${FUZZ_SEED})`, () => {
     expect(expectedOk.size).toBeLessThan(appended.length - 20);
 
     const worker = await startWorker(
-      workerConfig(emulator, destination, dir, { handlersDir: HANDLERS, isolation: 'thread', workers: 2, limit: 25, maxAttempts: 2, exitWhenIdle: true, visibilitySeconds: 30 }),
+      workerConfig(emulator, destination, dir, {
+        handlersDir: HANDLERS,
+        isolation: 'thread',
+        workers: 2,
+        limit: 25,
+        maxAttempts: 2,
+        exitWhenIdle: true,
+        visibilitySeconds: 30,
+      }),
       { logger: silent, timings: FAST },
     );
     expect(await worker.done).toEqual({ reason: 'idle' });
 
-    const ok = new Set(existsSync(record) ? readFileSync(record, 'utf8').split('\n').filter(Boolean).map((l) => l.split(' ')[0]) : []);
+    const ok = new Set(
+      existsSync(record)
+        ? readFileSync(record, 'utf8')
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => l.split(' ')[0])
+        : [],
+    );
     const dead = new Set(deadLetters(join(dir, 'dead-letter.jsonl')).map((d) => d.event.id));
     expect([...ok].sort()).toEqual([...expectedOk].sort());
     expect(dead.size).toBe(appended.length - expectedOk.size);

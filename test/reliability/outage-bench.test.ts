@@ -32,7 +32,10 @@ describe('outage benchmark (bench/outage, small size)', () => {
     });
     const text = formatPoison('smoke', r);
     expect(r.baseline.deadLetters, text).toEqual([]);
-    expect(r.poisoned.deadLetters.map((d) => [d.event.subject, d.reason, d.attempt]), text).toEqual([['entry-poison', 'max-attempts', 5]]);
+    expect(
+      r.poisoned.deadLetters.map((d) => [d.event.subject, d.reason, d.attempt]),
+      text,
+    ).toEqual([['entry-poison', 'max-attempts', 5]]);
     expect(r.poisoned.failedRuns, text).toBe(5);
     for (const run of [r.baseline, r.poisoned]) {
       expect(run.lost, text).toBe(0);

@@ -29,7 +29,11 @@ beforeAll(async () => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     const relay = async () => {
-      const answer = await request(`${emulator.url}${req.url ?? '/'}`, { method: 'POST', headers: { 'content-type': String(req.headers['content-type']) }, body: Buffer.concat(chunks) });
+      const answer = await request(`${emulator.url}${req.url ?? '/'}`, {
+        method: 'POST',
+        headers: { 'content-type': String(req.headers['content-type']) },
+        body: Buffer.concat(chunks),
+      });
       const text = await answer.body.text();
       const token = (JSON.parse(text) as { access_token?: string }).access_token;
       if (token !== undefined) issuedTokens.push(token);
@@ -51,20 +55,34 @@ afterAll(async () => {
 function runArgs(destination: string, dir: string, secret: string): string[] {
   return [
     'run',
-    '--base-url', emulator.url,
-    '--auth-url', proxyUrl,
-    '--tenant', 'dev-tenant',
-    '--client-id', CLIENT_ID,
-    '--client-secret', secret,
-    '--destination', destination,
-    '--handlers', BEHAVIOURS,
-    '--idempotency', 'memory',
-    '--dead-letter', `file:${join(dir, 'dead-letter.jsonl')}`,
-    '--metrics-port', '0',
-    '--metrics-host', '127.0.0.1',
-    '--isolation', 'none',
-    '--max-attempts', '2',
-    '--log-level', 'debug',
+    '--base-url',
+    emulator.url,
+    '--auth-url',
+    proxyUrl,
+    '--tenant',
+    'dev-tenant',
+    '--client-id',
+    CLIENT_ID,
+    '--client-secret',
+    secret,
+    '--destination',
+    destination,
+    '--handlers',
+    BEHAVIOURS,
+    '--idempotency',
+    'memory',
+    '--dead-letter',
+    `file:${join(dir, 'dead-letter.jsonl')}`,
+    '--metrics-port',
+    '0',
+    '--metrics-host',
+    '127.0.0.1',
+    '--isolation',
+    'none',
+    '--max-attempts',
+    '2',
+    '--log-level',
+    'debug',
   ];
 }
 
@@ -83,7 +101,11 @@ describe('no secret in logs, errors, metrics or dead letters', () => {
     const cli = new CliProcess(runArgs(destination, dir, SECRET));
     try {
       const [, metricsUrl] = await cli.waitForOutput(/metrics at (http:\/\/127\.0\.0\.1:\d+\/metrics)/);
-      await waitFor('every event handled', () => existsSync(join(dir, 'dead-letter.jsonl')) && readFileSync(join(dir, 'dead-letter.jsonl'), 'utf8').split('\n').filter(Boolean).length === 10, 30_000);
+      await waitFor(
+        'every event handled',
+        () => existsSync(join(dir, 'dead-letter.jsonl')) && readFileSync(join(dir, 'dead-letter.jsonl'), 'utf8').split('\n').filter(Boolean).length === 10,
+        30_000,
+      );
       const metrics = await (await fetch(metricsUrl!)).text();
       expect(metrics).toContain('durable_worker_events_total');
       cli.kill('SIGTERM');
@@ -131,7 +153,14 @@ describe('no secret in logs, errors, metrics or dead letters', () => {
     const lines: string[] = [];
     const logger = createLogger({ level: 'debug', pretty: false, destination: { write: (line: string) => void lines.push(line) } });
     const token = `tok-${randomBytes(8).toString('hex')}`;
-    logger.debug({ err: { request: { headers: { authorization: `Bearer ${token}`, 'x-api-key': SECRET } } }, config: { clientSecret: SECRET }, response: { access_token: token } }, 'request failed');
+    logger.debug(
+      {
+        err: { request: { headers: { authorization: `Bearer ${token}`, 'x-api-key': SECRET } } },
+        config: { clientSecret: SECRET },
+        response: { access_token: token },
+      },
+      'request failed',
+    );
     logger.flush();
     expect(lines.join('')).toContain('request failed');
     expect(leaks(lines.join(''), [SECRET, token])).toEqual([]);

@@ -6,7 +6,18 @@ import { startWorker } from '../../src/worker/start.js';
 import type { RunningWorker } from '../../src/worker/running-worker.js';
 import { underCi } from '../fixtures/ci.js';
 import { startTcpProxy, type TcpProxy } from '../fixtures/tcp-proxy.js';
-import { appendBehave, createConsumer, deadLetters, emulatorForFile, records, silent, tempDir, untilCommitted, waitFor, workerConfig } from '../worker/harness.js';
+import {
+  appendBehave,
+  createConsumer,
+  deadLetters,
+  emulatorForFile,
+  records,
+  silent,
+  tempDir,
+  untilCommitted,
+  waitFor,
+  workerConfig,
+} from '../worker/harness.js';
 
 /**
  * A shared idempotency store that becomes unreachable for 10 s in the middle of a run (a TCP proxy
@@ -49,100 +60,132 @@ describe('a 10 s outage of the shared idempotency store', () => {
   });
 
   for (const store of STORES) {
-    it.skipIf(store.url === undefined)(`${store.name}: 0 dead letters, 0 lost, pulls during the outage bounded by the back-off`, async () => {
-      const serverUrl = new URL(store.url as string);
-      const proxy = await startTcpProxy({ host: serverUrl.hostname, port: Number(serverUrl.port || (store.name === 'redis' ? 6379 : 5432)) });
-      proxies.push(proxy);
-      const dir = tempDir(`store-outage-${store.name}`);
-      const record = join(dir, 'effects.log');
-      const destination = await createConsumer(t.emulator, `store-outage-${store.name}`);
-      const appended = appendBehave(t.emulator, EVENTS, () => ({ behaviour: 'sleep', sleepMs: 5, record }), (i) => `s-${i % 50}`);
+    it.skipIf(store.url === undefined)(
+      `${store.name}: 0 dead letters, 0 lost, pulls during the outage bounded by the back-off`,
+      async () => {
+        const serverUrl = new URL(store.url as string);
+        const proxy = await startTcpProxy({ host: serverUrl.hostname, port: Number(serverUrl.port || (store.name === 'redis' ? 6379 : 5432)) });
+        proxies.push(proxy);
+        const dir = tempDir(`store-outage-${store.name}`);
+        const record = join(dir, 'effects.log');
+        const destination = await createConsumer(t.emulator, `store-outage-${store.name}`);
+        const appended = appendBehave(
+          t.emulator,
+          EVENTS,
+          () => ({ behaviour: 'sleep', sleepMs: 5, record }),
+          (i) => `s-${i % 50}`,
+        );
 
-      const config = workerConfig(t.emulator, destination, dir, {
-        workers: WORKERS,
-        limit: 20,
-        concurrency: 4,
-        visibilitySeconds: 30,
-        idempotencyUrl: proxy.urlThrough(store.url as string),
-        idempotencyPrefix: `store-outage-${randomUUID()}`,
-      });
-      // Default error timings (the back-off under test); only the idle wait is short, so the run ends quickly.
-      const worker: RunningWorker = await startWorker(config, { logger: silent, timings: { idleMinMs: 20, idleMaxMs: 100 } });
-      t.running.push(worker);
-      const pullsSentAt: number[] = [];
-      let requeued = 0;
-      worker.events.on('pull:done', (e) => pullsSentAt.push(Date.now() - e.durationMs));
-      worker.events.on('ack:done', (e) => {
-        if (e.sent === 'failed') requeued++;
-      });
+        const config = workerConfig(t.emulator, destination, dir, {
+          workers: WORKERS,
+          limit: 20,
+          concurrency: 4,
+          visibilitySeconds: 30,
+          idempotencyUrl: proxy.urlThrough(store.url as string),
+          idempotencyPrefix: `store-outage-${randomUUID()}`,
+        });
+        // Default error timings (the back-off under test); only the idle wait is short, so the run ends quickly.
+        const worker: RunningWorker = await startWorker(config, { logger: silent, timings: { idleMinMs: 20, idleMaxMs: 100 } });
+        t.running.push(worker);
+        const pullsSentAt: number[] = [];
+        let requeued = 0;
+        worker.events.on('pull:done', (e) => pullsSentAt.push(Date.now() - e.durationMs));
+        worker.events.on('ack:done', (e) => {
+          if (e.sent === 'failed') requeued++;
+        });
 
-      const startedAtMs = Date.now();
-      await waitFor('a quarter of the events to be handled', () => records(record).length >= EVENTS / 4, 20_000);
-      const cutAtMs = Date.now();
-      proxy.cut();
-      const requeuedBefore = requeued;
-      // The outage itself: the scenario lasts this long (nothing is being waited for).
-      await sleep(OUTAGE_MS);
-      proxy.restore();
-      const restoredAtMs = Date.now();
-      const pullsDuringOutage = pullsSentAt.filter((at) => at >= cutAtMs && at < restoredAtMs).length;
-      const requeuedDuringOutage = requeued - requeuedBefore;
+        const startedAtMs = Date.now();
+        await waitFor('a quarter of the events to be handled', () => records(record).length >= EVENTS / 4, 20_000);
+        const cutAtMs = Date.now();
+        proxy.cut();
+        const requeuedBefore = requeued;
+        // The outage itself: the scenario lasts this long (nothing is being waited for).
+        await sleep(OUTAGE_MS);
+        proxy.restore();
+        const restoredAtMs = Date.now();
+        const pullsDuringOutage = pullsSentAt.filter((at) => at >= cutAtMs && at < restoredAtMs).length;
+        const requeuedDuringOutage = requeued - requeuedBefore;
 
-      await untilCommitted(t.emulator, destination, 40_000);
-      const committedAtMs = Date.now();
-      const handled = new Set(records(record).map((line) => line.eventId));
-      const lost = appended.filter((event) => !handled.has(event.id));
-      console.info(
-        `[reliability] ${store.name} outage: ${pullsDuringOutage} pulls and ${requeuedDuringOutage} failed acks in ${OUTAGE_MS} ms;` +
-          ` cut after ${cutAtMs - startedAtMs} ms, committed ${committedAtMs - restoredAtMs} ms after the restore`,
-      );
+        await untilCommitted(t.emulator, destination, 40_000);
+        const committedAtMs = Date.now();
+        const handled = new Set(records(record).map((line) => line.eventId));
+        const lost = appended.filter((event) => !handled.has(event.id));
+        console.info(
+          `[reliability] ${store.name} outage: ${pullsDuringOutage} pulls and ${requeuedDuringOutage} failed acks in ${OUTAGE_MS} ms;` +
+            ` cut after ${cutAtMs - startedAtMs} ms, committed ${committedAtMs - restoredAtMs} ms after the restore`,
+        );
 
-      expect(deadLetters(join(dir, 'dead-letter.jsonl'))).toEqual([]);
-      expect(lost.map((event) => event.id)).toEqual([]);
-      expect(pullsDuringOutage, `pulls sent during the ${OUTAGE_MS} ms outage (${requeuedDuringOutage} failed acks)`).toBeLessThanOrEqual(MAX_PULLS_DURING_OUTAGE);
-    }, 90_000);
+        expect(deadLetters(join(dir, 'dead-letter.jsonl'))).toEqual([]);
+        expect(lost.map((event) => event.id)).toEqual([]);
+        expect(pullsDuringOutage, `pulls sent during the ${OUTAGE_MS} ms outage (${requeuedDuringOutage} failed acks)`).toBeLessThanOrEqual(
+          MAX_PULLS_DURING_OUTAGE,
+        );
+      },
+      90_000,
+    );
   }
 
   for (const store of STORES) {
-    it.skipIf(store.url === undefined)(`${store.name}: a claim whose reply was lost in a cut idles nothing: progress within 5 s of the return`, async () => {
-      const serverUrl = new URL(store.url as string);
-      const proxy = await startTcpProxy({ host: serverUrl.hostname, port: Number(serverUrl.port || (store.name === 'redis' ? 6379 : 5432)) });
-      proxies.push(proxy);
-      const dir = tempDir(`store-lost-reply-${store.name}`);
-      const record = join(dir, 'effects.log');
-      const destination = await createConsumer(t.emulator, `store-lost-reply-${store.name}`);
-      const appended = appendBehave(t.emulator, 300, () => ({ behaviour: 'sleep', sleepMs: 5, record }), (i) => `s-${i}`);
-      // Claims last a whole lease (60 s): a claim nobody gives back would hold its key that long.
-      const config = workerConfig(t.emulator, destination, dir, { limit: 20, concurrency: 4, visibilitySeconds: 60, idempotencyUrl: proxy.urlThrough(store.url as string), idempotencyPrefix: `store-lost-reply-${randomUUID()}` });
-      const worker: RunningWorker = await startWorker(config, { logger: silent, timings: { idleMinMs: 20, idleMaxMs: 100 } });
-      t.running.push(worker);
-      let claimsFailed = 0;
-      await waitFor('the first events handled', () => records(record).length >= 40, 20_000);
-      // The claims sent now reach the server and take their keys; their answers never come back.
-      const seenBefore = records(record).length;
-      proxy.dropReplies();
-      await waitFor('no effect for a while (every call waits for a lost answer)', async () => {
-        const before = records(record).length;
-        await sleep(300);
-        return records(record).length === before;
-      }, 10_000);
-      proxy.cut();
-      await sleep(2_000);
-      proxy.restore();
-      const restoredAtMs = Date.now();
-      const countAtRestore = records(record).length;
-      await waitFor('an effect after the return', () => records(record).length > countAtRestore, 20_000);
-      const progressAfterMs = Date.now() - restoredAtMs;
-      await untilCommitted(t.emulator, destination, 40_000);
-      const doneAfterMs = Date.now() - restoredAtMs;
-      claimsFailed = countAtRestore - seenBefore;
-      console.info(`[reliability] ${store.name} lost claim reply: first effect ${progressAfterMs} ms after the return, committed after ${doneAfterMs} ms (${claimsFailed} effects while replies were dropped)`);
-      const handled = new Set(records(record).map((line) => line.eventId));
-      expect(appended.filter((event) => !handled.has(event.id)).map((e) => e.id)).toEqual([]);
-      expect(deadLetters(join(dir, 'dead-letter.jsonl'))).toEqual([]);
-      expect(progressAfterMs).toBeLessThanOrEqual(5_000);
-      // Far sooner than the lost claims would have expired on their own (a lease, 60 s).
-      expect(doneAfterMs).toBeLessThan(30_000);
-    }, 90_000);
+    it.skipIf(store.url === undefined)(
+      `${store.name}: a claim whose reply was lost in a cut idles nothing: progress within 5 s of the return`,
+      async () => {
+        const serverUrl = new URL(store.url as string);
+        const proxy = await startTcpProxy({ host: serverUrl.hostname, port: Number(serverUrl.port || (store.name === 'redis' ? 6379 : 5432)) });
+        proxies.push(proxy);
+        const dir = tempDir(`store-lost-reply-${store.name}`);
+        const record = join(dir, 'effects.log');
+        const destination = await createConsumer(t.emulator, `store-lost-reply-${store.name}`);
+        const appended = appendBehave(
+          t.emulator,
+          300,
+          () => ({ behaviour: 'sleep', sleepMs: 5, record }),
+          (i) => `s-${i}`,
+        );
+        // Claims last a whole lease (60 s): a claim nobody gives back would hold its key that long.
+        const config = workerConfig(t.emulator, destination, dir, {
+          limit: 20,
+          concurrency: 4,
+          visibilitySeconds: 60,
+          idempotencyUrl: proxy.urlThrough(store.url as string),
+          idempotencyPrefix: `store-lost-reply-${randomUUID()}`,
+        });
+        const worker: RunningWorker = await startWorker(config, { logger: silent, timings: { idleMinMs: 20, idleMaxMs: 100 } });
+        t.running.push(worker);
+        let claimsFailed = 0;
+        await waitFor('the first events handled', () => records(record).length >= 40, 20_000);
+        // The claims sent now reach the server and take their keys; their answers never come back.
+        const seenBefore = records(record).length;
+        proxy.dropReplies();
+        await waitFor(
+          'no effect for a while (every call waits for a lost answer)',
+          async () => {
+            const before = records(record).length;
+            await sleep(300);
+            return records(record).length === before;
+          },
+          10_000,
+        );
+        proxy.cut();
+        await sleep(2_000);
+        proxy.restore();
+        const restoredAtMs = Date.now();
+        const countAtRestore = records(record).length;
+        await waitFor('an effect after the return', () => records(record).length > countAtRestore, 20_000);
+        const progressAfterMs = Date.now() - restoredAtMs;
+        await untilCommitted(t.emulator, destination, 40_000);
+        const doneAfterMs = Date.now() - restoredAtMs;
+        claimsFailed = countAtRestore - seenBefore;
+        console.info(
+          `[reliability] ${store.name} lost claim reply: first effect ${progressAfterMs} ms after the return, committed after ${doneAfterMs} ms (${claimsFailed} effects while replies were dropped)`,
+        );
+        const handled = new Set(records(record).map((line) => line.eventId));
+        expect(appended.filter((event) => !handled.has(event.id)).map((e) => e.id)).toEqual([]);
+        expect(deadLetters(join(dir, 'dead-letter.jsonl'))).toEqual([]);
+        expect(progressAfterMs).toBeLessThanOrEqual(5_000);
+        // Far sooner than the lost claims would have expired on their own (a lease, 60 s).
+        expect(doneAfterMs).toBeLessThan(30_000);
+      },
+      90_000,
+    );
   }
 });

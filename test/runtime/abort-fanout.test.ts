@@ -13,7 +13,10 @@ describe('whenAborted', () => {
     unsubscribe.cancel();
     controller.abort('why');
     controller.abort('again');
-    expect(heard).toEqual([['a', 'why'], ['c', 'why']]);
+    expect(heard).toEqual([
+      ['a', 'why'],
+      ['c', 'why'],
+    ]);
     whenAborted(controller.signal, (reason) => heard.push(['late', reason]));
     expect(heard.at(-1)).toEqual(['late', 'why']);
   });

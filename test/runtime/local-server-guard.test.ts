@@ -34,7 +34,10 @@ describe('Host: loopback names are parsed, not prefix-matched', () => {
   });
 
   it.each(REBINDING_HOSTS)('refuses Host %s with 403', (host) => {
-    expect(check(loopback, 'GET', { host }).refusal).toEqual({ status: 403, message: expect.stringMatching(/answers requests for localhost, 127\.0\.0\.1 or \[::1\] only/) });
+    expect(check(loopback, 'GET', { host }).refusal).toEqual({
+      status: 403,
+      message: expect.stringMatching(/answers requests for localhost, 127\.0\.0\.1 or \[::1\] only/),
+    });
   });
 
   it('refuses a request without Host and a malformed Host', () => {
@@ -44,7 +47,11 @@ describe('Host: loopback names are parsed, not prefix-matched', () => {
   });
 
   it('answers 400 to two Host headers (RFC 9112), even two loopback ones', () => {
-    for (const hosts of [['127.0.0.1:8787', 'evil.example'], ['localhost', 'localhost'], ['evil.example', '127.0.0.1']]) {
+    for (const hosts of [
+      ['127.0.0.1:8787', 'evil.example'],
+      ['localhost', 'localhost'],
+      ['evil.example', '127.0.0.1'],
+    ]) {
       expect(check(loopback, 'GET', { host: hosts }).refusal, hosts.join(' ')).toEqual({ status: 400, message: expect.stringContaining('one Host header') });
     }
     expect(check(loopback, 'GET', { Host: '127.0.0.1', HOST: 'evil.example' } as Record<string, string>).refusal?.status).toBe(400);
@@ -69,9 +76,18 @@ describe('Host: loopback names are parsed, not prefix-matched', () => {
 
 describe('absolute-form request target (RFC 9112 §3.2.2): its authority must be allowed too', () => {
   it('refuses a rebound name in the target behind a loopback Host', () => {
-    const targets = ['http://evil.example/_emulator/state', 'http://127.0.0.1.evil.example:8787/x', 'https://evil.example/', 'http://user@127.0.0.1/x', 'http://127.1:8787/x'];
+    const targets = [
+      'http://evil.example/_emulator/state',
+      'http://127.0.0.1.evil.example:8787/x',
+      'https://evil.example/',
+      'http://user@127.0.0.1/x',
+      'http://127.1:8787/x',
+    ];
     for (const target of targets) {
-      expect(check(loopback, 'GET', { host: '127.0.0.1:8787' }, target).refusal, target).toEqual({ status: 403, message: expect.stringContaining('request target') });
+      expect(check(loopback, 'GET', { host: '127.0.0.1:8787' }, target).refusal, target).toEqual({
+        status: 403,
+        message: expect.stringContaining('request target'),
+      });
     }
   });
 
@@ -108,10 +124,22 @@ describe('a state change from a page: its own origin or an allowed one', () => {
   });
 
   it('refuses another local server (port, scheme or loopback name), another site, `null`, a malformed one', () => {
-    const origins = ['http://127.0.0.1:3000', 'https://127.0.0.1:8787', 'http://localhost:8787', 'http://[::1]:8787', 'http://evil.example:8787', 'null', 'file://', 'not a url'];
+    const origins = [
+      'http://127.0.0.1:3000',
+      'https://127.0.0.1:8787',
+      'http://localhost:8787',
+      'http://[::1]:8787',
+      'http://evil.example:8787',
+      'null',
+      'file://',
+      'not a url',
+    ];
     for (const origin of origins) {
       for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
-        expect(check(loopback, method, { host, origin }).refusal, `${method} ${origin}`).toEqual({ status: 403, message: expect.stringContaining('own pages and the --allowed-origins only') });
+        expect(check(loopback, method, { host, origin }).refusal, `${method} ${origin}`).toEqual({
+          status: 403,
+          message: expect.stringContaining('own pages and the --allowed-origins only'),
+        });
       }
       for (const method of ['GET', 'HEAD', 'OPTIONS']) expect(check(loopback, method, { host, origin }).refusal, `${method} ${origin}`).toBeUndefined();
     }
@@ -127,11 +155,15 @@ describe('a state change from a page: its own origin or an allowed one', () => {
     const guard = createLocalServerGuard({ allowedOrigins: parseAllowedOrigins('http://localhost:5173, https://app.dev.example') });
     expect(check(guard, 'POST', { host, origin: 'http://localhost:5173' }).refusal).toBeUndefined();
     expect(check(guard, 'POST', { host, origin: 'https://app.dev.example' }).refusal).toBeUndefined();
-    for (const origin of ['http://localhost:5174', 'http://app.dev.example', 'https://evil.app.dev.example']) expect(check(guard, 'POST', { host, origin }).refusal?.status, origin).toBe(403);
+    for (const origin of ['http://localhost:5174', 'http://app.dev.example', 'https://evil.app.dev.example'])
+      expect(check(guard, 'POST', { host, origin }).refusal?.status, origin).toBe(403);
   });
 
   it('parses --allowed-origins and refuses a path, a bare name or another scheme naming the option', () => {
-    expect(parseAllowedOrigins(['http://LOCALHOST:5173/', 'http://localhost:5173,https://a.example:443'])).toEqual(['http://localhost:5173', 'https://a.example']);
+    expect(parseAllowedOrigins(['http://LOCALHOST:5173/', 'http://localhost:5173,https://a.example:443'])).toEqual([
+      'http://localhost:5173',
+      'https://a.example',
+    ]);
     expect(parseAllowedOrigins(undefined)).toEqual([]);
     for (const bad of ['localhost:5173', 'http://localhost:5173/app', 'http://a.example?x', 'ftp://a.example', 'null', '*', 42]) {
       expect(() => parseAllowedOrigins(bad), String(bad)).toThrow(ConfigError);
@@ -151,7 +183,8 @@ describe('nosniff on every answer', () => {
 describe('--allowed-hosts', () => {
   it('adds exact names and, with a leading dot, a name and every name below it', () => {
     const guard = createLocalServerGuard({ allowedHosts: parseAllowedHosts('emulator, .dev.example') });
-    for (const host of ['emulator:8787', 'EMULATOR', 'dev.example', 'box.dev.example:8788', 'localhost']) expect(check(guard, 'GET', { host }).refusal, host).toBeUndefined();
+    for (const host of ['emulator:8787', 'EMULATOR', 'dev.example', 'box.dev.example:8788', 'localhost'])
+      expect(check(guard, 'GET', { host }).refusal, host).toBeUndefined();
     for (const host of ['emulator.evil.example', 'xdev.example', 'evil.example']) expect(check(guard, 'GET', { host }).refusal, host).toBeDefined();
     expect(check(guard, 'POST', { host: 'emulator:8787', origin: 'http://emulator:8787' }).refusal).toBeUndefined();
     // An allowed name is not an allowed origin: another page on it is another origin.

@@ -6,7 +6,7 @@ function runAgainstModel(maxEntries: number, keySpace: number, steps: number, se
   const table = new LruTable(maxEntries);
   type Record = { key: string; state: number; owner: string; expiresAtMs: number };
   let model: Record[] = [];
-  const random = (n: number) => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) % n);
+  const random = (n: number) => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) % n;
   for (let step = 0; step < steps; step++) {
     const key = `h:${random(keySpace)}`;
     const at = model.findIndex((r) => r.key === key);

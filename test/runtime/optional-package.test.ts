@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, ErrorCodes, hasCode } from '../../src/errors.js';
 import { importOptional, isInstalled, missingPackagesError, requirePackages } from '../../src/runtime/optional-package.js';
 
-const peers = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { peerDependencies: Record<string, string> }).peerDependencies;
+const peers = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { peerDependencies: Record<string, string> })
+  .peerDependencies;
 
 describe('optional packages', () => {
   it('finds an installed package and misses an absent one', () => {
@@ -22,16 +23,25 @@ describe('optional packages', () => {
     expect(err.option).toBe('--idempotency');
     expect(err.message).toBe(`--idempotency postgres:// needs pg, which is not installed: npm install pg@${peers.pg}`);
     const two = missingPackagesError(['@opentelemetry/sdk-trace-node', 'durable-worker-no-such-package'], '--otel', '--otel');
-    expect(two.message).toBe(`--otel needs @opentelemetry/sdk-trace-node and durable-worker-no-such-package, which are not installed: npm install @opentelemetry/sdk-trace-node@${peers['@opentelemetry/sdk-trace-node']} durable-worker-no-such-package`);
+    expect(two.message).toBe(
+      `--otel needs @opentelemetry/sdk-trace-node and durable-worker-no-such-package, which are not installed: npm install @opentelemetry/sdk-trace-node@${peers['@opentelemetry/sdk-trace-node']} durable-worker-no-such-package`,
+    );
   });
 
   it('requirePackages passes when all are there and throws for the missing ones only', () => {
     expect(() => requirePackages(['pg', 'redis'], '--x', '--x')).not.toThrow();
-    expect(() => requirePackages(['pg', 'durable-worker-no-such-package'], '--x', '--x')).toThrow(/^--x needs durable-worker-no-such-package, which is not installed/);
+    expect(() => requirePackages(['pg', 'durable-worker-no-such-package'], '--x', '--x')).toThrow(
+      /^--x needs durable-worker-no-such-package, which is not installed/,
+    );
   });
 
   it('importOptional turns a missing package into the configuration error, and leaves other failures as they are', async () => {
-    const missing = await importOptional('durable-worker-no-such-package', 'a thing', '--thing', () => import('durable-worker-no-such-package' as string)).catch((err: unknown) => err);
+    const missing = await importOptional(
+      'durable-worker-no-such-package',
+      'a thing',
+      '--thing',
+      () => import('durable-worker-no-such-package' as string),
+    ).catch((err: unknown) => err);
     expect(hasCode(missing, ErrorCodes.CONFIG)).toBe(true);
     expect((missing as Error).message).toBe('a thing needs durable-worker-no-such-package, which is not installed: npm install durable-worker-no-such-package');
     const broken = Object.assign(new Error('a dependency of pg is missing'), { code: 'ERR_MODULE_NOT_FOUND' });

@@ -67,11 +67,44 @@ for (const store of STORES) {
       const start = (workerIdPrefix: string) => {
         const child = new CliProcess(
           [
-            'run', '--base-url', emulator.url, '--tenant', TENANT, '--client-id', 'dev-client', '--client-secret', 'dev-secret',
-            '--destination', destination, '--handlers', handlers, '--metrics-port', '0', '--metrics-host', '127.0.0.1',
-            '--workers', '2', '--limit', '10', '--concurrency', '4', '--visibility', '3', '--max-attempts', '2',
-            '--shutdown-timeout', '1', '--isolation', 'none', '--worker-id-prefix', workerIdPrefix, '--log-level', 'info',
-            '--idempotency-ttl', '10m', ...shared,
+            'run',
+            '--base-url',
+            emulator.url,
+            '--tenant',
+            TENANT,
+            '--client-id',
+            'dev-client',
+            '--client-secret',
+            'dev-secret',
+            '--destination',
+            destination,
+            '--handlers',
+            handlers,
+            '--metrics-port',
+            '0',
+            '--metrics-host',
+            '127.0.0.1',
+            '--workers',
+            '2',
+            '--limit',
+            '10',
+            '--concurrency',
+            '4',
+            '--visibility',
+            '3',
+            '--max-attempts',
+            '2',
+            '--shutdown-timeout',
+            '1',
+            '--isolation',
+            'none',
+            '--worker-id-prefix',
+            workerIdPrefix,
+            '--log-level',
+            'info',
+            '--idempotency-ttl',
+            '10m',
+            ...shared,
           ],
           { env },
         );
@@ -108,7 +141,10 @@ for (const store of STORES) {
         // Listed exactly once each, by the CLI, with the replicas' own options.
         const list = await runCli(['dead-letters', 'list', '--json', ...shared]);
         expect(list.code, list.stderr).toBe(0);
-        const records = list.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { id: string; state: string; event: { id: string } });
+        const records = list.stdout
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as { id: string; state: string; event: { id: string } });
         expect(records.map((r) => r.id).sort()).toEqual(poison.map((id) => `orders:${id}`).sort());
         expect(records.every((r) => r.state === 'dead')).toBe(true);
         expect(readEffects(effectsFile).filter((e) => poison.includes(e.eventId))).toEqual([]);

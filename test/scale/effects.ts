@@ -46,7 +46,11 @@ export function summarize(effects: readonly Effect[], expectedIds: readonly stri
 }
 
 /** Appends `count` events (subjects spread over 50 chains): their ids in order, and each one's stream sequence. */
-export function appendEffectEvents(emulator: RunningEmulator, count: number, data: (i: number) => Record<string, unknown> = () => ({})): { ids: string[]; sequenceOf: Map<string, bigint> } {
+export function appendEffectEvents(
+  emulator: RunningEmulator,
+  count: number,
+  data: (i: number) => Record<string, unknown> = () => ({}),
+): { ids: string[]; sequenceOf: Map<string, bigint> } {
   const ids: string[] = [];
   const sequenceOf = new Map<string, bigint>();
   for (let start = 0; start < count; start += 1_000) {
@@ -70,15 +74,24 @@ export function appendEffectEvents(emulator: RunningEmulator, count: number, dat
 export function runArgs(emulator: RunningEmulator, destination: string, dir: string, options: Record<string, string | number>): string[] {
   const args = [
     'run',
-    '--base-url', emulator.url,
-    '--tenant', TENANT,
-    '--client-id', 'dev-client',
-    '--client-secret', 'dev-secret',
-    '--destination', destination,
-    '--handlers', String(options.handlers ?? EFFECTS_HANDLERS),
-    '--dead-letter', `file:${join(dir, 'dead-letter.jsonl')}`,
-    '--metrics-port', '0',
-    '--metrics-host', '127.0.0.1',
+    '--base-url',
+    emulator.url,
+    '--tenant',
+    TENANT,
+    '--client-id',
+    'dev-client',
+    '--client-secret',
+    'dev-secret',
+    '--destination',
+    destination,
+    '--handlers',
+    String(options.handlers ?? EFFECTS_HANDLERS),
+    '--dead-letter',
+    `file:${join(dir, 'dead-letter.jsonl')}`,
+    '--metrics-port',
+    '0',
+    '--metrics-host',
+    '127.0.0.1',
   ];
   if (!('log-level' in options)) args.push('--log-level', 'warn');
   for (const [name, value] of Object.entries(options)) if (name !== 'handlers') args.push(`--${name}`, String(value));

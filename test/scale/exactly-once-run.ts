@@ -49,7 +49,9 @@ export async function untilDrained(s: Pick<Scenario, 'emulator' | 'db' | 'destin
     async () => {
       const state = consumerState(s.emulator, s.destination);
       if (state.committed !== state.head || state.leased !== 0) return false;
-      const deferred = await s.db.query<{ n: string }>('SELECT count(*) AS n FROM durable_worker_deferred WHERE prefix = $1', [s.prefix]).catch(() => ({ rows: [{ n: '0' }] }));
+      const deferred = await s.db
+        .query<{ n: string }>('SELECT count(*) AS n FROM durable_worker_deferred WHERE prefix = $1', [s.prefix])
+        .catch(() => ({ rows: [{ n: '0' }] }));
       return Number(deferred.rows[0]?.n) === 0;
     },
     timeoutMs,
@@ -59,7 +61,9 @@ export async function untilDrained(s: Pick<Scenario, 'emulator' | 'db' | 'destin
 
 /** Each event id's rows in the effect table: count, distinct ids, the ids missing and those twice or more. */
 export async function effectCounts(s: Scenario, ids: readonly string[]): Promise<{ total: number; distinct: number; missing: string[]; twice: string[] }> {
-  const counts = await s.db.query<{ total: string; distinct_ids: string }>(`SELECT count(*) AS total, count(DISTINCT event_id) AS distinct_ids FROM ${s.table}`);
+  const counts = await s.db.query<{ total: string; distinct_ids: string }>(
+    `SELECT count(*) AS total, count(DISTINCT event_id) AS distinct_ids FROM ${s.table}`,
+  );
   const { total, distinct_ids } = counts.rows[0] as { total: string; distinct_ids: string };
   const missing = await s.db.query<{ id: string }>(`SELECT id FROM unnest($1::text[]) AS id EXCEPT SELECT event_id FROM ${s.table}`, [ids]);
   const twice = await s.db.query<{ event_id: string }>(`SELECT event_id FROM ${s.table} GROUP BY event_id HAVING count(*) > 1`);
@@ -68,7 +72,19 @@ export async function effectCounts(s: Scenario, ids: readonly string[]): Promise
 
 /** `dead-letters replay` of the scenario's prefix through the CLI; exit 0 or 1 (some failed), never 2. */
 export async function replayDeadLetters(s: Scenario, sinkUrl: string, extra: readonly string[] = []): Promise<string> {
-  const args = ['dead-letters', 'replay', '--dead-letter', sinkUrl, '--handlers', join(REPO_ROOT, s.handlers), '--idempotency', s.url, '--idempotency-prefix', s.prefix, ...extra];
+  const args = [
+    'dead-letters',
+    'replay',
+    '--dead-letter',
+    sinkUrl,
+    '--handlers',
+    join(REPO_ROOT, s.handlers),
+    '--idempotency',
+    s.url,
+    '--idempotency-prefix',
+    s.prefix,
+    ...extra,
+  ];
   const result = await runCli(args, { env: { DW_TEST_TX_TABLE: s.table } });
   expect([0, 1], result.stdout + result.stderr).toContain(result.code);
   return result.stdout;

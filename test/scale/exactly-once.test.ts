@@ -67,7 +67,12 @@ describe('exactly-once through PgBouncer environment', () => {
 const VARIANTS = [
   { name: 'a single-event handler', handlers: 'test/fixtures/exactly-once/single', isolation: 'thread', url: DATABASE_URL },
   { name: 'a batch handler', handlers: 'test/fixtures/exactly-once/batch', isolation: 'none', url: DATABASE_URL },
-  { name: 'a single-event handler through PgBouncer (transaction pooling)', handlers: 'test/fixtures/exactly-once/single', isolation: 'none', url: PGBOUNCER_URL },
+  {
+    name: 'a single-event handler through PgBouncer (transaction pooling)',
+    handlers: 'test/fixtures/exactly-once/single',
+    isolation: 'none',
+    url: PGBOUNCER_URL,
+  },
 ] as const;
 
 for (const variant of VARIANTS) {
@@ -128,7 +133,9 @@ for (const variant of VARIANTS) {
 
         // The cursor at the head, and no run left deferred in the store (a failed run's retry waits there).
         await untilDrained({ emulator, db, destination, prefix });
-        const counts = await db.query<{ total: string; distinct_ids: string }>(`SELECT count(*) AS total, count(DISTINCT event_id) AS distinct_ids FROM ${table}`);
+        const counts = await db.query<{ total: string; distinct_ids: string }>(
+          `SELECT count(*) AS total, count(DISTINCT event_id) AS distinct_ids FROM ${table}`,
+        );
         const { total, distinct_ids } = counts.rows[0] as { total: string; distinct_ids: string };
         expect({ total: Number(total), distinct: Number(distinct_ids) }, replay).toEqual({ total: EVENTS, distinct: EVENTS });
         const missing = await db.query<{ id: string }>(`SELECT id FROM unnest($1::text[]) AS id EXCEPT SELECT event_id FROM ${table}`, [ids]);
@@ -154,7 +161,11 @@ for (const isolation of ['none', 'thread'] as const) {
       try {
         const dir = tempDir('exactly-once-deadline');
         const s: Scenario = {
-          emulator, db, dir, table, children,
+          emulator,
+          db,
+          dir,
+          table,
+          children,
           destination: await createConsumer(emulator, 'exactly-once-deadline'),
           prefix: `exactly-once-deadline-${randomUUID()}`,
           url: DATABASE_URL as string,
@@ -201,11 +212,24 @@ describe.skipIf(DATABASE_URL === undefined)('exactly once when a worker is kille
     await (await createIdempotencyStore(DATABASE_URL as string, { prefix, doneTtlMs: 600_000, poolSize: 1 })).close();
     await db.query(`CREATE FUNCTION dw_test_hold_${suffix}() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN IF NEW.prefix = '${prefix}' AND NEW.key LIKE '/dead/%' THEN PERFORM pg_sleep(30); END IF; RETURN NEW; END $$`);
-    await db.query(`CREATE TRIGGER dw_test_hold_${suffix} BEFORE INSERT OR UPDATE ON durable_worker_idempotency FOR EACH ROW EXECUTE FUNCTION dw_test_hold_${suffix}()`);
-    const dropHold = () => db.query(`DROP TRIGGER IF EXISTS dw_test_hold_${suffix} ON durable_worker_idempotency; DROP FUNCTION IF EXISTS dw_test_hold_${suffix}()`);
+    await db.query(
+      `CREATE TRIGGER dw_test_hold_${suffix} BEFORE INSERT OR UPDATE ON durable_worker_idempotency FOR EACH ROW EXECUTE FUNCTION dw_test_hold_${suffix}()`,
+    );
+    const dropHold = () =>
+      db.query(`DROP TRIGGER IF EXISTS dw_test_hold_${suffix} ON durable_worker_idempotency; DROP FUNCTION IF EXISTS dw_test_hold_${suffix}()`);
     try {
       const dir = tempDir('exactly-once-kill-dl');
-      const s: Scenario = { emulator, db, dir, table, children, prefix, destination: await createConsumer(emulator, 'exactly-once-kill-dl'), url: DATABASE_URL as string, handlers: 'test/fixtures/exactly-once/poison' };
+      const s: Scenario = {
+        emulator,
+        db,
+        dir,
+        table,
+        children,
+        prefix,
+        destination: await createConsumer(emulator, 'exactly-once-kill-dl'),
+        url: DATABASE_URL as string,
+        handlers: 'test/fixtures/exactly-once/poison',
+      };
       const options = { workers: 2, limit: 20, concurrency: 8, visibility: 4, isolation: 'none', 'max-attempts': 1 };
       const first = startReplica(s, 'killed', options, { DW_TEST_POISON: '1' });
       await waitReady(first);
@@ -215,7 +239,9 @@ describe.skipIf(DATABASE_URL === undefined)('exactly once when a worker is kille
       first.kill('SIGKILL');
       expect((await first.exited).signal).toBe('SIGKILL');
       // The killed worker's held statements end now rather than after the store's statement timeout.
-      await db.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'PgSleep' AND pid <> pg_backend_pid()`);
+      await db.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'PgSleep' AND pid <> pg_backend_pid()`,
+      );
       await dropHold();
       const killedRecords = deadLetters(file).map((record) => record.event.id);
 
@@ -233,7 +259,10 @@ describe.skipIf(DATABASE_URL === undefined)('exactly once when a worker is kille
       await replayDeadLetters(s, sink);
       expect(await effectCounts(s, ids)).toEqual({ total: POISON_EVENTS, distinct: POISON_EVENTS, missing: [], twice: [] });
       const list = await runCli(['dead-letters', 'list', '--json', '--dead-letter', sink]);
-      const states = list.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { state: string; event: { id: string } });
+      const states = list.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { state: string; event: { id: string } });
       expect(states.filter((r) => killedRecords.includes(r.event.id) && applied.has(r.event.id)).every((r) => r.state === 'resolved')).toBe(true);
     } finally {
       await dropHold();

@@ -112,7 +112,7 @@ for (const store of STORES) {
       await client.pause(destination);
       const replacement = start('replica-c');
       await waitReady(replacement);
-      await waitFor('the killed replica\'s leases to expire', () => consumerState(emulator, destination).leased === 0, 30_000);
+      await waitFor("the killed replica's leases to expire", () => consumerState(emulator, destination).leased === 0, 30_000);
       await client.resume(destination);
 
       // The cursor at the head, and no run left deferred in the store (the slow events' retries).
@@ -135,7 +135,10 @@ for (const store of STORES) {
         expect({ eventId, first: pids[0], count: pids.length }).toEqual({ eventId, first: a.child.pid, count: 2 });
         expect([b.child.pid, replacement.child.pid]).toContain(pids[1]);
         const sequence = sequenceOf.get(eventId) as bigint;
-        expect(killedLeases.some((lease) => sequence >= lease.first && sequence <= lease.last), `event ${eventId} (sequence ${sequence}) ran twice but was in no lease of the killed replica`).toBe(true);
+        expect(
+          killedLeases.some((lease) => sequence >= lease.first && sequence <= lease.last),
+          `event ${eventId} (sequence ${sequence}) ran twice but was in no lease of the killed replica`,
+        ).toBe(true);
       }
       // Both survivors shared the rest of the work.
       const afterKill = new Set(all.filter((e) => e.pid !== a.child.pid).map((e) => e.pid));

@@ -29,7 +29,9 @@ function childExchanges(): Array<Omit<EmulatorExchange, 'operation'> & { operati
   if (!existsSync(CHILD_EXCHANGES)) return [];
   const taken = `${CHILD_EXCHANGES}.${Date.now()}`;
   renameSync(CHILD_EXCHANGES, taken);
-  const lines = readFileSync(taken, 'utf8').split('\n').filter((line) => line !== '');
+  const lines = readFileSync(taken, 'utf8')
+    .split('\n')
+    .filter((line) => line !== '');
   rmSync(taken, { force: true });
   return lines.map((line) => JSON.parse(line) as Omit<EmulatorExchange, 'operation'> & { operationId?: string });
 }

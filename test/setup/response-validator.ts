@@ -58,7 +58,9 @@ export class ResponseValidator {
     if (known !== undefined && known.operation.summary === operation.summary) return known;
     let own = this.#own.get(operation);
     if (own === undefined) {
-      own = this.#index(openApiDocument([operation], { title: 'A route added by a test', version: '0', description: operation.summary })).get(operation.operationId)!;
+      own = this.#index(openApiDocument([operation], { title: 'A route added by a test', version: '0', description: operation.summary })).get(
+        operation.operationId,
+      )!;
       this.#own.set(operation, own);
     }
     return own;
@@ -76,7 +78,8 @@ export class ResponseValidator {
   /** An answer a child process reported (its operation by ID: the emulator's own routes only). */
   checkReported(exchange: Omit<EmulatorExchange, 'operation'> & { operationId?: string }): string | undefined {
     const operation = exchange.operationId === undefined ? undefined : this.#operations.get(exchange.operationId);
-    if (exchange.operationId !== undefined && operation === undefined) return `${exchange.method} ${exchange.path}: a child process answered from an unknown operation ${exchange.operationId}`;
+    if (exchange.operationId !== undefined && operation === undefined)
+      return `${exchange.method} ${exchange.path}: a child process answered from an unknown operation ${exchange.operationId}`;
     return this.check({ ...exchange, operation });
   }
 
@@ -106,7 +109,11 @@ export class ResponseValidator {
       const validate = this.#validator(documentId, `${at}/headers/${escape(name)}/schema`);
       if (!validate(/^-?\d+$/.test(value) ? Number(value) : value)) problems.push(...describe(validate.errors, `header ${name}`, value));
     }
-    problems.push(...this.#checkBody(exchange, response.content as Json | undefined, (mediaType) => this.#validator(documentId, `${at}/content/${escape(mediaType)}/schema`)));
+    problems.push(
+      ...this.#checkBody(exchange, response.content as Json | undefined, (mediaType) =>
+        this.#validator(documentId, `${at}/content/${escape(mediaType)}/schema`),
+      ),
+    );
     return [route, problems];
   }
 
@@ -143,7 +150,8 @@ function describe(errors: ErrorObject[] | null | undefined, root: string, value:
     const field = root + error.instancePath.replace(/\/(\d+)(?=\/|$)/g, '[$1]').replace(/\//g, '.');
     const extra = error.keyword === 'additionalProperties' ? ` (${(error.params as { additionalProperty: string }).additionalProperty})` : '';
     // A long pattern (a date-time's) says less than its name.
-    const text = error.keyword === 'pattern' && String((error.params as { pattern: string }).pattern).length > 40 ? 'must match the declared pattern' : error.message;
+    const text =
+      error.keyword === 'pattern' && String((error.params as { pattern: string }).pattern).length > 40 ? 'must match the declared pattern' : error.message;
     const message = `${field} ${text}${extra} (got ${preview(at(value, error.instancePath))})`;
     if (!seen.has(message)) out.push(message);
     seen.add(message);

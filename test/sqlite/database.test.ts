@@ -124,7 +124,12 @@ function driverContract(driver: SqliteDriverName): void {
         insert.run(3);
       }, 'immediate');
       outer();
-      expect(db.prepare<[], { id: number }>('SELECT id FROM t ORDER BY id').all().map((row) => row.id)).toEqual([1, 3]);
+      expect(
+        db
+          .prepare<[], { id: number }>('SELECT id FROM t ORDER BY id')
+          .all()
+          .map((row) => row.id),
+      ).toEqual([1, 3]);
     });
 
     it('refuses a transaction function that returns a promise, and rolls it back', () => {

@@ -7,7 +7,10 @@ const { default: entryChanges } = (await import(new URL('../../handlers/entry-ch
 
 describe('handlers/entry-changes.js (the default handler of `durable-worker dev`)', () => {
   it('logs a new entry as created with every property as a change', async () => {
-    const event = createTestEvent('source_entry.updated', entryUpdatedData({ sourceId: 'demo-products', current: sourceEntry('product-1', { name: 'Kettle', price: 12.5 }) }));
+    const event = createTestEvent(
+      'source_entry.updated',
+      entryUpdatedData({ sourceId: 'demo-products', current: sourceEntry('product-1', { name: 'Kettle', price: 12.5 }) }),
+    );
     const outcome = await runHandler(entryChanges, event, { handlerName: 'entry-changes' });
     expect(outcome.status).toBe('ok');
     expect(outcome.logs).toEqual([
@@ -29,7 +32,10 @@ describe('handlers/entry-changes.js (the default handler of `durable-worker dev`
   it('logs only the properties whose value changed', async () => {
     const event = createTestEvent(
       'source_entry.updated',
-      entryUpdatedData({ previous: sourceEntry('product-1', { name: 'Kettle', price: 12.5 }), current: sourceEntry('product-1', { name: 'Kettle', price: 9.5 }) }),
+      entryUpdatedData({
+        previous: sourceEntry('product-1', { name: 'Kettle', price: 12.5 }),
+        current: sourceEntry('product-1', { name: 'Kettle', price: 9.5 }),
+      }),
     );
     const outcome = await runHandler(entryChanges, event);
     expect(outcome.logs[0]?.msg).toBe('entry product-1 updated: 1 change(s)');

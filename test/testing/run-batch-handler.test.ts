@@ -48,7 +48,10 @@ describe('runBatchHandler', () => {
     expect((await runBatchHandler(checked, events(2))).events.map((e) => e.status)).toEqual(['ok', 'dead_lettered']);
 
     const clock = createFakeClock();
-    const hanging = defineBatchHandler({ type: 'job.run', handleBatch: (_batch, ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as Error))) });
+    const hanging = defineBatchHandler({
+      type: 'job.run',
+      handleBatch: (_batch, ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as Error))),
+    });
     const running = runBatchHandler(hanging, events(2), { clock, leaseMs: 1_000 });
     await clock.advance(1_000);
     expect((await running).events).toEqual([
@@ -57,7 +60,7 @@ describe('runBatchHandler', () => {
     ]);
   });
 
-  it("runs setup before and teardown after, with ctx.resources; refuses a single-event handler and no events", async () => {
+  it('runs setup before and teardown after, with ctx.resources; refuses a single-event handler and no events', async () => {
     const calls: string[] = [];
     const handler = defineBatchHandler({
       type: 'job.run',

@@ -81,7 +81,10 @@ describe.each(['none', 'thread'] as const)('schema validation in the worker (iso
       { type: 'order.created', subject: 'o-1', data: { orderId: 'o-1', total: '9.5' } },
       { type: 'order.created', subject: 'o-2', data: { orderId: 'o-2', total: -1 } },
     ]);
-    const worker = await startWorker(workerConfig(emulator, destination, dir, { handlersDir: HANDLERS, isolation, exitWhenIdle: true }), { logger: silent, timings: FAST });
+    const worker = await startWorker(workerConfig(emulator, destination, dir, { handlersDir: HANDLERS, isolation, exitWhenIdle: true }), {
+      logger: silent,
+      timings: FAST,
+    });
     expect(await worker.done).toEqual({ reason: 'idle' });
     expect(readFileSync(record, 'utf8')).toBe(`${good?.id} 9.50 EUR\n`);
     const dead = deadLetters(join(dir, 'dead-letter.jsonl'));

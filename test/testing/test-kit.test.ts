@@ -10,7 +10,14 @@ describe('createTestEvent', () => {
     const a = createTestEvent('source_entry.updated');
     const b = createTestEvent('order.created', { orderId: 'o-1' }, { subject: 'o-1' });
     expect(a).toMatchObject({ specversion: '1.0', type: 'source_entry.updated', subject: 'entry-1', datacontenttype: 'application/json' });
-    expect(a.data.current.properties[0]).toEqual({ id: 'name', value: 'Example', type: 'Text', delimiter: null, lastUpdated: expect.any(String), language: null });
+    expect(a.data.current.properties[0]).toEqual({
+      id: 'name',
+      value: 'Example',
+      type: 'Text',
+      delimiter: null,
+      lastUpdated: expect.any(String),
+      language: null,
+    });
     expect(a.data.previous).toBeNull();
     expect(b.id).not.toBe(a.id);
     expect(BigInt(b.sequence)).toBeGreaterThan(BigInt(a.sequence));
@@ -46,7 +53,9 @@ describe('runHandler', () => {
     const event = createTestEvent('job.run', {});
     const outcome = await runHandler(flaky, event, { handlerName: 'jobs/run' });
     expect(outcome.status).toBe('ok');
-    expect(outcome.logs).toEqual([{ level: 'info', msg: 'working', fields: expect.objectContaining({ step: 'start', handler: 'jobs/run', eventId: event.id, attempt: 1 }) }]);
+    expect(outcome.logs).toEqual([
+      { level: 'info', msg: 'working', fields: expect.objectContaining({ step: 'start', handler: 'jobs/run', eventId: event.id, attempt: 1 }) },
+    ]);
   });
 
   it('a throw is failed (retried) before the last attempt and dead-lettered on it', async () => {

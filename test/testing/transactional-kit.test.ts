@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineBatchHandler, defineHandler, ErrorCodes, PermanentError, type CloudEvent, type TransactionalContext, type TransactionClient } from '../../src/index.js';
+import {
+  defineBatchHandler,
+  defineHandler,
+  ErrorCodes,
+  PermanentError,
+  type CloudEvent,
+  type TransactionalContext,
+  type TransactionClient,
+} from '../../src/index.js';
 import { createFakeClock, createTestEvent, runBatchHandler, runHandler, type TestDatabase } from '../../src/testing/index.js';
 import { waitFor } from '../fixtures/wait-for.js';
 
@@ -80,7 +88,13 @@ function transactionalKitSuite(name: string, open: () => Promise<{ db: TestDatab
     });
 
     it('refuses a transactional handler without options.database, and one that ends the transaction itself', async () => {
-      const handler = defineHandler({ type: 'job.run', transactional: true, async handle(_event, ctx) { await ctx.tx.query('COMMIT'); } });
+      const handler = defineHandler({
+        type: 'job.run',
+        transactional: true,
+        async handle(_event, ctx) {
+          await ctx.tx.query('COMMIT');
+        },
+      });
       expect(() => runHandler(handler, events(1)[0]!)).toThrow(/runHandler: this handler is transactional: give options.database/);
       expect(await runHandler(handler, events(1)[0]!, { database: db })).toMatchObject({ status: 'failed', error: { code: ErrorCodes.TRANSACTION } });
     });

@@ -8,14 +8,33 @@ const HANDLERS = join(import.meta.dirname, '..', 'fixtures', 'tracing-handlers')
 
 function runArgs(extra: string[]): string[] {
   const dir = mkdtempSync(join(tmpdir(), 'dw-cli-otel-'));
-  return ['run', '--base-url', 'http://127.0.0.1:9', '--destination', 'd', '--api-key', 'k', '--handlers', HANDLERS, '--idempotency', 'memory', '--dead-letter', `file:${join(dir, 'dl.jsonl')}`, '--metrics-port', '0', ...extra];
+  return [
+    'run',
+    '--base-url',
+    'http://127.0.0.1:9',
+    '--destination',
+    'd',
+    '--api-key',
+    'k',
+    '--handlers',
+    HANDLERS,
+    '--idempotency',
+    'memory',
+    '--dead-letter',
+    `file:${join(dir, 'dl.jsonl')}`,
+    '--metrics-port',
+    '0',
+    ...extra,
+  ];
 }
 
 describe('durable-worker run --otel: what the SDK cannot honour is a configuration error (exit 2, one line)', () => {
   it('an OTLP protocol other than http/protobuf or http/json', async () => {
     const result = await runCli(runArgs(['--otel']), { env: { OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' } });
     expect(result.code).toBe(2);
-    expect(result.stderr).toBe('durable-worker: OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json with --otel (got "grpc"; grpc is not bundled)\n');
+    expect(result.stderr).toBe(
+      'durable-worker: OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json with --otel (got "grpc"; grpc is not bundled)\n',
+    );
   });
 
   it('a value of DURABLE_WORKER_OTEL that is not a boolean', async () => {

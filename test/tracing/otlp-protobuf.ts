@@ -78,15 +78,33 @@ function span(buf: Uint8Array): Record<string, unknown> {
   const out: Record<string, unknown> = { attributes: [], events: [], links: [] };
   for (const f of fields(buf)) {
     switch (f.no) {
-      case 1: out.traceId = hex(f.value); break;
-      case 2: out.spanId = hex(f.value); break;
-      case 3: out.traceState = text(f.value); break;
-      case 4: out.parentSpanId = hex(f.value); break;
-      case 5: out.name = text(f.value); break;
-      case 6: out.kind = Number(f.value); break;
-      case 7: out.startTimeUnixNano = fixed64(f.value).toString(); break;
-      case 8: out.endTimeUnixNano = fixed64(f.value).toString(); break;
-      case 9: (out.attributes as unknown[]).push(keyValue(bytes(f.value))); break;
+      case 1:
+        out.traceId = hex(f.value);
+        break;
+      case 2:
+        out.spanId = hex(f.value);
+        break;
+      case 3:
+        out.traceState = text(f.value);
+        break;
+      case 4:
+        out.parentSpanId = hex(f.value);
+        break;
+      case 5:
+        out.name = text(f.value);
+        break;
+      case 6:
+        out.kind = Number(f.value);
+        break;
+      case 7:
+        out.startTimeUnixNano = fixed64(f.value).toString();
+        break;
+      case 8:
+        out.endTimeUnixNano = fixed64(f.value).toString();
+        break;
+      case 9:
+        (out.attributes as unknown[]).push(keyValue(bytes(f.value)));
+        break;
       case 11: {
         const event: Record<string, unknown> = { attributes: [] };
         for (const e of fields(bytes(f.value))) {
@@ -118,8 +136,11 @@ function span(buf: Uint8Array): Record<string, unknown> {
         out.status = status;
         break;
       }
-      case 16: out.flags = fixed32(f.value); break;
-      default: break;
+      case 16:
+        out.flags = fixed32(f.value);
+        break;
+      default:
+        break;
     }
   }
   return out;

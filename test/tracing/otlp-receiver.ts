@@ -74,7 +74,11 @@ export function normaliseSpans(request: { resourceSpans?: unknown[] }): Received
           attributes: attributes(s.attributes),
           status: { code: Number(s.status?.code ?? 0), ...(s.status?.message ? { message: String(s.status.message) } : {}) },
           events: ((s.events ?? []) as { name: string; attributes?: unknown }[]).map((e) => ({ name: e.name, attributes: attributes(e.attributes) })),
-          links: ((s.links ?? []) as { traceId: string; spanId: string; attributes?: unknown }[]).map((l) => ({ traceId: id(l.traceId), spanId: id(l.spanId), attributes: attributes(l.attributes) })),
+          links: ((s.links ?? []) as { traceId: string; spanId: string; attributes?: unknown }[]).map((l) => ({
+            traceId: id(l.traceId),
+            spanId: id(l.spanId),
+            attributes: attributes(l.attributes),
+          })),
           resource,
           scope: ss.scope?.name ?? '',
         });

@@ -101,7 +101,12 @@ describe.each(['http/protobuf', 'http/json'] as const)('spans exported over OTLP
   it('a receive span per pull, linked to the creation context of each traced event', () => {
     const [receive] = byName('receive dev-consumer');
     expect(receive).toMatchObject({ kind: 5, parentSpanId: undefined });
-    expect(receive!.attributes).toMatchObject({ 'messaging.system': 'data_platform', 'messaging.operation.type': 'receive', 'messaging.destination.name': 'dev-consumer', 'messaging.batch.message_count': 2 });
+    expect(receive!.attributes).toMatchObject({
+      'messaging.system': 'data_platform',
+      'messaging.operation.type': 'receive',
+      'messaging.destination.name': 'dev-consumer',
+      'messaging.batch.message_count': 2,
+    });
     expect(receive!.links).toEqual([{ ...CREATION, attributes: { 'messaging.message.id': '1' } }]);
   });
 
@@ -132,7 +137,14 @@ describe.each(['http/protobuf', 'http/json'] as const)('spans exported over OTLP
     expect(failed).toMatchObject({ traceId: receive.traceId, parentSpanId: receive.spanId, status: { code: 2, message: 'boom' } });
     expect(failed.attributes).toMatchObject({ 'durable_worker.outcome': 'dead_lettered', 'error.type': 'DW_ERR_PERMANENT' });
     expect(failed.events).toEqual([
-      { name: 'exception', attributes: expect.objectContaining({ 'exception.message': 'boom', 'exception.type': 'DW_ERR_PERMANENT', 'exception.stacktrace': expect.stringContaining('at handler') }) },
+      {
+        name: 'exception',
+        attributes: expect.objectContaining({
+          'exception.message': 'boom',
+          'exception.type': 'DW_ERR_PERMANENT',
+          'exception.stacktrace': expect.stringContaining('at handler'),
+        }),
+      },
     ]);
     expect(byName('dead-letter write')[0]).toMatchObject({ traceId: failed.traceId, parentSpanId: failed.spanId });
   });
@@ -141,7 +153,11 @@ describe.each(['http/protobuf', 'http/json'] as const)('spans exported over OTLP
     const receive = byName('receive dev-consumer')[0]!;
     const settle = byName('settle dev-consumer')[0]!;
     expect(settle).toMatchObject({ kind: 3, parentSpanId: receive.spanId });
-    expect(settle.attributes).toMatchObject({ 'messaging.operation.type': 'settle', 'durable_worker.ack.sent': 'ok', 'durable_worker.ack.result': 'committed' });
+    expect(settle.attributes).toMatchObject({
+      'messaging.operation.type': 'settle',
+      'durable_worker.ack.sent': 'ok',
+      'durable_worker.ack.result': 'committed',
+    });
     expect(byName('idempotency claim')[0]).toMatchObject({ parentSpanId: receive.spanId });
     expect(byName('idempotency mark done')[0]).toMatchObject({ parentSpanId: settle.spanId });
   });

@@ -19,7 +19,6 @@ import { startTestApp, type TestApp } from '../forward/app-server.js';
 import { tracingTestConfig } from './worker-config.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './otlp-receiver.js';
 
-
 const newTraceId = () => randomUUID().replaceAll('-', '');
 const newSpanId = () => randomUUID().replaceAll('-', '').slice(0, 16);
 
@@ -31,14 +30,21 @@ interface TracedWorker {
   close(): Promise<void>;
 }
 
-async function startTracedWorker(isolation: 'none' | 'thread', overrides: (dir: string) => Partial<WorkerConfig>, options: { protocol?: string; logger?: Logger } = {}): Promise<TracedWorker> {
+async function startTracedWorker(
+  isolation: 'none' | 'thread',
+  overrides: (dir: string) => Partial<WorkerConfig>,
+  options: { protocol?: string; logger?: Logger } = {},
+): Promise<TracedWorker> {
   const receiver = await startOtlpReceiver();
   vi.stubEnv('OTEL_EXPORTER_OTLP_ENDPOINT', receiver.url);
   if (options.protocol !== undefined) vi.stubEnv('OTEL_EXPORTER_OTLP_PROTOCOL', options.protocol);
   vi.stubEnv('OTEL_BSP_SCHEDULE_DELAY', '200');
   const testbed = await startSourcesTestbed();
   const dir = mkdtempSync(join(tmpdir(), 'dw-traces-'));
-  const worker = await startWorker(tracingTestConfig(testbed.url, dir, isolation, overrides(dir)), { healthServer: false, ...(options.logger === undefined ? {} : { logger: options.logger }) });
+  const worker = await startWorker(tracingTestConfig(testbed.url, dir, isolation, overrides(dir)), {
+    healthServer: false,
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
+  });
   return {
     receiver,
     testbed,
@@ -84,7 +90,11 @@ describe.each([
     );
     expect(ingest.status).toBe(202);
     // Both handler spans (the thread's SDK exports them) and the three process spans.
-    spans = await receiver.waitFor((all) => all.filter((s) => s.name === 'handler work' && s.traceId === traceId).length === 3 && all.filter((s) => s.name === 'process dev-consumer' && s.traceId === traceId).length === 3);
+    spans = await receiver.waitFor(
+      (all) =>
+        all.filter((s) => s.name === 'handler work' && s.traceId === traceId).length === 3 &&
+        all.filter((s) => s.name === 'process dev-consumer' && s.traceId === traceId).length === 3,
+    );
   });
 
   afterAll(async () => {
@@ -96,7 +106,11 @@ describe.each([
     expect(runs.map((s) => s.attributes['cloudevents.event_subject']).sort()).toEqual([...entryIds].sort());
     for (const run of runs) {
       expect(run).toMatchObject({ parentSpanId: ingestSpanId, kind: 5 });
-      expect(run.attributes).toMatchObject({ 'messaging.destination.name': 'dev-consumer', 'durable_worker.handler': 'traced', 'durable_worker.delivery.attempt': 1 });
+      expect(run.attributes).toMatchObject({
+        'messaging.destination.name': 'dev-consumer',
+        'durable_worker.handler': 'traced',
+        'durable_worker.delivery.attempt': 1,
+      });
     }
   });
 
@@ -120,7 +134,10 @@ describe.each([
     const failed = processSpans().find((s) => String(s.attributes['cloudevents.event_subject']).startsWith('fail-'))!;
     expect(failed.status).toEqual({ code: 2, message: `cannot handle ${entryIds[2]}` });
     expect(failed.attributes['durable_worker.outcome']).toBe('dead_lettered');
-    expect(failed.events[0]).toMatchObject({ name: 'exception', attributes: { 'exception.message': `cannot handle ${entryIds[2]}`, 'exception.stacktrace': expect.stringContaining('traced.mjs') } });
+    expect(failed.events[0]).toMatchObject({
+      name: 'exception',
+      attributes: { 'exception.message': `cannot handle ${entryIds[2]}`, 'exception.stacktrace': expect.stringContaining('traced.mjs') },
+    });
     expect(spans.find((s) => s.name === 'dead-letter write' && s.parentSpanId === failed.spanId)).toBeDefined();
     for (const ok of processSpans().filter((s) => s !== failed)) expect(ok.status.code).toBe(0);
   });
@@ -128,7 +145,10 @@ describe.each([
   it('the settle span answers for the lease; the claim is a child of the receive', async () => {
     const all = await receiver.waitFor((got) => got.some((s) => s.name === 'settle dev-consumer'));
     const receive = all.find((s) => s.name === 'receive dev-consumer' && s.links.some((l) => l.traceId === traceId))!;
-    expect(all.find((s) => s.name === 'settle dev-consumer' && s.parentSpanId === receive.spanId)?.attributes).toMatchObject({ 'durable_worker.ack.sent': 'ok', 'durable_worker.ack.result': 'committed' });
+    expect(all.find((s) => s.name === 'settle dev-consumer' && s.parentSpanId === receive.spanId)?.attributes).toMatchObject({
+      'durable_worker.ack.sent': 'ok',
+      'durable_worker.ack.result': 'committed',
+    });
     expect(all.find((s) => s.name === 'idempotency claim' && s.parentSpanId === receive.spanId)).toBeDefined();
   });
 
@@ -167,7 +187,15 @@ describe.each(['binary', 'structured'] as const)('the app behind --forward-url j
   it("receives its process span's context as traceparent, and the event's creation context as the extension", async () => {
     const entryId = `fwd-${randomUUID()}`;
     const creation = `00-${traceId}-${ingestSpanId}-01`;
-    expect((await testbed.ingest(testbed.newSourceId(), { entries: [{ id: entryId, properties: [{ id: 'title', value: 'x' }] }] }, { ...testbed.auth, traceparent: creation })).status).toBe(202);
+    expect(
+      (
+        await testbed.ingest(
+          testbed.newSourceId(),
+          { entries: [{ id: entryId, properties: [{ id: 'title', value: 'x' }] }] },
+          { ...testbed.auth, traceparent: creation },
+        )
+      ).status,
+    ).toBe(202);
     const request = await waitFor('the app to get the event', () => app.received.find((r) => r.headers['ce-subject'] === entryId || r.body.includes(entryId)));
     const spans = await receiver.waitFor((all) => all.some((s) => s.name === 'process dev-consumer' && s.traceId === traceId));
     const run = spans.find((s) => s.name === 'process dev-consumer' && s.traceId === traceId)!;
@@ -196,15 +224,18 @@ describe.each(['none', 'thread'] as const)("a batch handler's call joins its fir
     await bed?.close();
   });
 
-  it('each call\'s own span is a child of the process span of the first event it holds; every event has its process span', async () => {
+  it("each call's own span is a child of the process span of the first event it holds; every event has its process span", async () => {
     const ingest = await testbed.ingest(
       testbed.newSourceId(),
       { entries: entryIds.map((id) => ({ id, properties: [{ id: 'title', value: id }] })) },
       { ...testbed.auth, traceparent: `00-${traceId}-${ingestSpanId}-01` },
     );
     expect(ingest.status).toBe(202);
-    const covered = (all: ReceivedSpan[]) => all.filter((s) => s.name === 'batch work' && s.traceId === traceId).flatMap((s) => String(s.attributes['batch.subjects']).split(','));
-    const spans = await receiver.waitFor((all) => covered(all).length === 3 && all.filter((s) => s.name === 'process dev-consumer' && s.traceId === traceId).length === 3);
+    const covered = (all: ReceivedSpan[]) =>
+      all.filter((s) => s.name === 'batch work' && s.traceId === traceId).flatMap((s) => String(s.attributes['batch.subjects']).split(','));
+    const spans = await receiver.waitFor(
+      (all) => covered(all).length === 3 && all.filter((s) => s.name === 'process dev-consumer' && s.traceId === traceId).length === 3,
+    );
     const runs = spans.filter((s) => s.name === 'process dev-consumer' && s.traceId === traceId);
     expect(runs.map((s) => s.attributes['cloudevents.event_subject']).sort()).toEqual([...entryIds].sort());
     expect(covered(spans).sort()).toEqual([...entryIds].sort());

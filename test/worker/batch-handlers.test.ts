@@ -10,7 +10,10 @@ const ORDERED = fileURLToPath(new URL('../fixtures/ordered-batch', import.meta.u
 
 function callsIn<T>(file: string): T[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as T);
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as T);
 }
 
 const entry = (id: string, name: string) => ({ id, properties: [{ id: 'name', value: name }] });
@@ -57,7 +60,11 @@ describe.each(['none', 'thread'] as const)('batch handlers (--isolation %s)', (i
         ['good-2', 'ok'],
       ]);
       expect(env.deadLetters).toHaveLength(1);
-      expect(env.deadLetters[0]).toMatchObject({ handler: 'bulk', reason: 'permanent', error: { code: 'DW_ERR_PERMANENT', message: expect.stringContaining('data.entryId: must be lower-case') } });
+      expect(env.deadLetters[0]).toMatchObject({
+        handler: 'bulk',
+        reason: 'permanent',
+        error: { code: 'DW_ERR_PERMANENT', message: expect.stringContaining('data.entryId: must be lower-case') },
+      });
       expect(callsIn<{ ids: string[] }>(calls)).toEqual([{ attempt: 1, ids: ['good-1', 'good-2'] }]);
     });
   });

@@ -8,7 +8,12 @@ import { retryDelayMs } from '../../src/worker/retry-delay.js';
 describe('Breakers', () => {
   const silent = pino({ level: 'silent' });
   let changes: BreakerChange[];
-  const options: { enabled: boolean; failureRatio: number; window: number; cooldownMs: number; windowMs?: number } = { enabled: true, failureRatio: 0.5, window: 4, cooldownMs: 1_000 };
+  const options: { enabled: boolean; failureRatio: number; window: number; cooldownMs: number; windowMs?: number } = {
+    enabled: true,
+    failureRatio: 0.5,
+    window: 4,
+    cooldownMs: 1_000,
+  };
 
   beforeEach(() => {
     vi.useFakeTimers();

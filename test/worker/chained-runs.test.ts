@@ -4,7 +4,19 @@ import { describe, expect, it } from 'vitest';
 import { poolSize } from '../../src/dispatch/thread-pool.js';
 import { startWorker } from '../../src/worker/start.js';
 import { startedRuns } from '../fixtures/spans.js';
-import { appendBehave, consumerState, createConsumer, emulatorForFile, FAST, records, silent, tempDir, untilCommitted, waitFor, workerConfig } from './harness.js';
+import {
+  appendBehave,
+  consumerState,
+  createConsumer,
+  emulatorForFile,
+  FAST,
+  records,
+  silent,
+  tempDir,
+  untilCommitted,
+  waitFor,
+  workerConfig,
+} from './harness.js';
 
 /**
  * Chained runs over real HTTP (`--isolation thread`): a subject's next event is handed to the thread
@@ -34,7 +46,10 @@ describe('chained runs (--isolation thread)', () => {
       (i) => (i === 0 ? { behaviour: 'sleep', sleepMs: 50, startedFile } : { behaviour: 'sleep-timed', sleepMs: 1, record: spans }),
       () => 'entry-1',
     );
-    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'thread', exitWhenIdle: true }), { logger: silent, timings: FAST });
+    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'thread', exitWhenIdle: true }), {
+      logger: silent,
+      timings: FAST,
+    });
     t.running.push(worker);
     await waitFor('the first event running', () => startedRuns(startedFile) === 1);
 
@@ -50,29 +65,33 @@ describe('chained runs (--isolation thread)', () => {
     expect(Number(startMs)).toBeLessThan(blockedUntil);
   });
 
-  for (const isolation of ['thread', 'none'] as const) it(`keeps subject order and exactly-once effects with failures on the way: a failed event stops the ones chained behind it until its retry (${isolation})`, async () => {
-    const dir = tempDir('chain-order');
-    const record = join(dir, 'effects.log');
-    const destination = await createConsumer(t.emulator);
-    // 160 events over 4 subjects in leases of 20 that overlap, some events failing their first attempt.
-    const events = appendBehave(
-      t.emulator,
-      160,
-      (i) => (i % 13 === 5 ? { behaviour: 'fail-until', untilAttempt: 2, record } : { behaviour: 'sleep', sleepMs: 1, record }),
-      (i) => `entry-${i % 4}`,
-    );
-    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation, workers: 2, limit: 20, concurrency: 8, maxAttempts: 3, exitWhenIdle: true }), { logger: silent, timings: FAST });
-    t.running.push(worker);
+  for (const isolation of ['thread', 'none'] as const)
+    it(`keeps subject order and exactly-once effects with failures on the way: a failed event stops the ones chained behind it until its retry (${isolation})`, async () => {
+      const dir = tempDir('chain-order');
+      const record = join(dir, 'effects.log');
+      const destination = await createConsumer(t.emulator);
+      // 160 events over 4 subjects in leases of 20 that overlap, some events failing their first attempt.
+      const events = appendBehave(
+        t.emulator,
+        160,
+        (i) => (i % 13 === 5 ? { behaviour: 'fail-until', untilAttempt: 2, record } : { behaviour: 'sleep', sleepMs: 1, record }),
+        (i) => `entry-${i % 4}`,
+      );
+      const worker = await startWorker(
+        workerConfig(t.emulator, destination, dir, { isolation, workers: 2, limit: 20, concurrency: 8, maxAttempts: 3, exitWhenIdle: true }),
+        { logger: silent, timings: FAST },
+      );
+      t.running.push(worker);
 
-    expect((await worker.done).reason).toBe('idle');
-    await untilCommitted(t.emulator, destination);
-    const lines = records(record);
-    expect(lines.length).toBe(160);
-    expect(new Set(lines.map((l) => l.eventId)).size).toBe(160);
-    for (const [subject, ids] of idsBySubject(record)) {
-      expect(ids, subject).toEqual(events.filter((e) => e.subject === subject).map((e) => e.id));
-    }
-  });
+      expect((await worker.done).reason).toBe('idle');
+      await untilCommitted(t.emulator, destination);
+      const lines = records(record);
+      expect(lines.length).toBe(160);
+      expect(new Set(lines.map((l) => l.eventId)).size).toBe(160);
+      for (const [subject, ids] of idsBySubject(record)) {
+        expect(ids, subject).toEqual(events.filter((e) => e.subject === subject).map((e) => e.id));
+      }
+    });
 
   it("spreads the subjects' chains over the threads: a CPU-bound handler's subjects do not all stay on the thread of the first message", async () => {
     const dir = tempDir('chain-spread');
@@ -82,12 +101,23 @@ describe('chained runs (--isolation thread)', () => {
     // One lease of 40 events over 8 subjects, each blocking its thread for 20 ms: the 8 first events
     // start in one turn, the 32 others chain behind them, wherever those went.
     const subjects = 8;
-    const events = appendBehave(t.emulator, 40, () => ({ behaviour: 'block', sleepMs: 20, record, threadsFile }), (i) => `entry-${i % subjects}`);
-    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'thread', limit: 40, concurrency: 8, maxInProgress: 8, exitWhenIdle: true }), { logger: silent, timings: FAST });
+    const events = appendBehave(
+      t.emulator,
+      40,
+      () => ({ behaviour: 'block', sleepMs: 20, record, threadsFile }),
+      (i) => `entry-${i % subjects}`,
+    );
+    const worker = await startWorker(
+      workerConfig(t.emulator, destination, dir, { isolation: 'thread', limit: 40, concurrency: 8, maxInProgress: 8, exitWhenIdle: true }),
+      { logger: silent, timings: FAST },
+    );
     t.running.push(worker);
 
     expect((await worker.done).reason).toBe('idle');
-    const runs = readFileSync(threadsFile, 'utf8').trim().split('\n').map((line) => line.split(' '));
+    const runs = readFileSync(threadsFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => line.split(' '));
     expect(runs.length).toBe(40);
     // Every thread of the pool got subjects (a balanced split gives each the same number).
     const threads = new Set(runs.map(([thread]) => thread));
@@ -105,8 +135,16 @@ describe('chained runs (--isolation thread)', () => {
     // Eight events of one subject, 300 ms each, a 500 ms handler timeout: the last ones wait 1.8 s
     // and more for their turn, past their timeout plus the main thread's 1 s grace, were that
     // counted from when they were chained.
-    const events = appendBehave(t.emulator, 8, () => ({ behaviour: 'sleep', sleepMs: 300, record }), () => 'entry-1');
-    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'thread', handlerTimeoutMs: 500, exitWhenIdle: true }), { logger: silent, timings: FAST });
+    const events = appendBehave(
+      t.emulator,
+      8,
+      () => ({ behaviour: 'sleep', sleepMs: 300, record }),
+      () => 'entry-1',
+    );
+    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'thread', handlerTimeoutMs: 500, exitWhenIdle: true }), {
+      logger: silent,
+      timings: FAST,
+    });
     t.running.push(worker);
 
     expect((await worker.done).reason).toBe('idle');
@@ -125,7 +163,10 @@ describe('chained runs (--isolation thread)', () => {
       (i) => (i === 0 ? { behaviour: 'exit-after-sleep', sleepMs: 20, onlyOnAttempt: 1, record } : { record }),
       (i) => (i < 3 ? 'entry-a' : `entry-${i}`),
     );
-    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'thread', maxAttempts: 3, exitWhenIdle: true }), { logger: silent, timings: FAST });
+    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'thread', maxAttempts: 3, exitWhenIdle: true }), {
+      logger: silent,
+      timings: FAST,
+    });
     t.running.push(worker);
 
     expect((await worker.done).reason).toBe('idle');
@@ -150,7 +191,18 @@ describe('chained runs (--isolation thread)', () => {
     );
     // One store for both processes: the second finds the gates done.
     const idempotencyUrl = `sqlite:${join(dir, 'idempotency.sqlite')}`;
-    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'thread', idempotencyUrl, idempotencyPrefix: 'chain-drain', limit: 10, concurrency: 8, visibilitySeconds: 60, shutdownTimeoutSeconds: 20 }), { logger: silent, timings: FAST });
+    const worker = await startWorker(
+      workerConfig(t.emulator, destination, dir, {
+        isolation: 'thread',
+        idempotencyUrl,
+        idempotencyPrefix: 'chain-drain',
+        limit: 10,
+        concurrency: 8,
+        visibilitySeconds: 60,
+        shutdownTimeoutSeconds: 20,
+      }),
+      { logger: silent, timings: FAST },
+    );
     t.running.push(worker);
     await waitFor('five gates running', () => startedRuns(startedFile) === 5);
 
@@ -163,7 +215,10 @@ describe('chained runs (--isolation thread)', () => {
     expect(state.leased).toBe(0);
     expect(state.pendingRedelivery).toBe(10);
 
-    const second = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'thread', idempotencyUrl, idempotencyPrefix: 'chain-drain', exitWhenIdle: true }), { logger: silent, timings: FAST });
+    const second = await startWorker(
+      workerConfig(t.emulator, destination, dir, { isolation: 'thread', idempotencyUrl, idempotencyPrefix: 'chain-drain', exitWhenIdle: true }),
+      { logger: silent, timings: FAST },
+    );
     t.running.push(second);
     expect((await second.done).reason).toBe('idle');
     await untilCommitted(t.emulator, destination);

@@ -5,7 +5,19 @@ import { createClient, type PlatformClient } from '../../src/client/index.js';
 import { startWorker } from '../../src/worker/start.js';
 import type { RunningWorker } from '../../src/worker/running-worker.js';
 import { scrape, sample } from '../fixtures/scrape.js';
-import { appendBehave, capturingLogger, createConsumer, emulatorForFile, FAST, records, tempDir, TENANT, untilCommitted, waitFor, workerConfig } from './harness.js';
+import {
+  appendBehave,
+  capturingLogger,
+  createConsumer,
+  emulatorForFile,
+  FAST,
+  records,
+  tempDir,
+  TENANT,
+  untilCommitted,
+  waitFor,
+  workerConfig,
+} from './harness.js';
 
 /**
  * Handling a pull's answer that throws (a bug, not a platform error: those are answered where they
@@ -43,7 +55,12 @@ describe('a crashed pull', () => {
     const dir = tempDir('crashed-pull');
     const record = join(dir, 'effects.log');
     const destination = await createConsumer(t.emulator);
-    appendBehave(t.emulator, 10, () => ({ record }), (i) => `s-${i % 3}`);
+    appendBehave(
+      t.emulator,
+      10,
+      () => ({ record }),
+      (i) => `s-${i % 3}`,
+    );
     const { logger, lines } = capturingLogger('info');
     // One workerId and one lease at a time: no other workerId exists to take over the work, so every
     // effect below was pulled by the workerId that crashed, after its restart.

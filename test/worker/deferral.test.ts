@@ -16,9 +16,28 @@ import type { LeaseView } from '../../src/worker/lease-view.js';
 import { RecentChains } from '../../src/worker/recent-chains.js';
 
 const handler = { name: 'sync' } as LoadedHandler;
-const event = (i: number): CloudEvent => ({ specversion: '1.0', id: `e-${i}`, source: 's', type: 't', subject: `s-${i % 2}`, sequence: String(i), time: '2026-01-01T00:00:00Z', data: {} }) as CloudEvent;
+const event = (i: number): CloudEvent =>
+  ({
+    specversion: '1.0',
+    id: `e-${i}`,
+    source: 's',
+    type: 't',
+    subject: `s-${i % 2}`,
+    sequence: String(i),
+    time: '2026-01-01T00:00:00Z',
+    data: {},
+  }) as CloudEvent;
 
-function leaseOf(parts: { clock?: Clock; breakers: Breakers; deferred?: DeferredRuns; recentChains?: RecentChains; deferredChains?: Set<string>; failures?: ({ retryAtMs: number } | undefined)[]; claims?: string[]; runsChainHeads?: boolean }): LeaseView {
+function leaseOf(parts: {
+  clock?: Clock;
+  breakers: Breakers;
+  deferred?: DeferredRuns;
+  recentChains?: RecentChains;
+  deferredChains?: Set<string>;
+  failures?: ({ retryAtMs: number } | undefined)[];
+  claims?: string[];
+  runsChainHeads?: boolean;
+}): LeaseView {
   const keys = Array.from({ length: 4 }, (_, i) => `sync:e-${i}`);
   return {
     keys,
@@ -29,14 +48,21 @@ function leaseOf(parts: { clock?: Clock; breakers: Breakers; deferred?: Deferred
     deferredKeys: new Set<string>(),
     claimOwner: 'owner-1',
     workerId: 'w-0',
-    context: { clock: parts.clock ?? createFakeClock(), breakers: parts.breakers, deferred: parts.deferred, recentChains: parts.recentChains, events: new EventEmitter(), runDeferredAt: () => {} },
+    context: {
+      clock: parts.clock ?? createFakeClock(),
+      breakers: parts.breakers,
+      deferred: parts.deferred,
+      recentChains: parts.recentChains,
+      events: new EventEmitter(),
+      runDeferredAt: () => {},
+    },
   } as unknown as LeaseView;
 }
 
 describe('runWait', () => {
   const silent = pino({ level: 'silent' });
 
-  it('a chain that holds deferred runs holds the run (not a deferred batch\'s own head); else its retry time; else nothing', () => {
+  it("a chain that holds deferred runs holds the run (not a deferred batch's own head); else its retry time; else nothing", () => {
     const clock = createFakeClock();
     const breakers = new Breakers(['sync'], { enabled: true, failureRatio: 0.5, window: 2, cooldownMs: 1_000 }, silent, () => {}, clock);
     const now = clock.now();
@@ -49,7 +75,7 @@ describe('runWait', () => {
     expect(runWait(retrying, 0, handler, 's-0', now + 5_000)).toBeUndefined();
   });
 
-  it('a chain this process deferred into since the lease read the store holds it too, for a lease\'s length', () => {
+  it("a chain this process deferred into since the lease read the store holds it too, for a lease's length", () => {
     const clock = createFakeClock();
     const breakers = new Breakers(['sync'], { enabled: false, failureRatio: 0.5, window: 2, cooldownMs: 1_000 }, silent, () => {}, clock);
     const recent = new RecentChains(10_000);
@@ -59,7 +85,7 @@ describe('runWait', () => {
     expect(runWait(lease, 1, handler, 's-1', clock.now() + 60_000)).toBeUndefined();
   });
 
-  it('an open breaker holds its handler\'s runs until its cool-down ends; half-open, one run is the probe', async () => {
+  it("an open breaker holds its handler's runs until its cool-down ends; half-open, one run is the probe", async () => {
     const clock = createFakeClock();
     const breakers = new Breakers(['sync'], { enabled: true, failureRatio: 0.5, window: 2, cooldownMs: 1_000 }, silent, () => {}, clock);
     breakers.record('sync', 'failed');

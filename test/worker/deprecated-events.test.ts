@@ -8,7 +8,16 @@ import { createWorkerEventBus } from '../../src/worker/event-bus.js';
  * The bus emits a deprecated event name (docs/api.md "Deprecated names") right after its new name, with
  * the payload the old name always had; only when someone listens to it.
  */
-const event = { specversion: '1.0', id: 'e-1', source: 's', type: 't', subject: 'sub', time: '2026-01-01T00:00:00Z', sequence: '1', data: {} } as unknown as CloudEvent;
+const event = {
+  specversion: '1.0',
+  id: 'e-1',
+  source: 's',
+  type: 't',
+  subject: 'sub',
+  time: '2026-01-01T00:00:00Z',
+  sequence: '1',
+  data: {},
+} as unknown as CloudEvent;
 
 describe('deprecated event names', () => {
   it('lease:pulled is also batch:pulled, with deliveryAttempt as attempt, after it', () => {

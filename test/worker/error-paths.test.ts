@@ -8,7 +8,22 @@ import { underCi } from '../fixtures/ci.js';
 import { startPlatformProxy, type PlatformProxy } from '../fixtures/platform-proxy.js';
 import { scrape, sample } from '../fixtures/scrape.js';
 import { privateRedisUnavailable, startPrivateRedis } from '../idempotency/private-servers.js';
-import { appendBehave, capturingLogger, consumerState, createConsumer, deadLetters, emulatorForFile, FAST, records, silent, tempDir, untilCaughtUp, untilCommitted, waitFor, workerConfig } from './harness.js';
+import {
+  appendBehave,
+  capturingLogger,
+  consumerState,
+  createConsumer,
+  deadLetters,
+  emulatorForFile,
+  FAST,
+  records,
+  silent,
+  tempDir,
+  untilCaughtUp,
+  untilCommitted,
+  waitFor,
+  workerConfig,
+} from './harness.js';
 
 /**
  * The error paths, each over real HTTP against the emulator, asserted at the worker's edges: what the
@@ -35,10 +50,24 @@ describe('a thread-isolated handler that ignores ctx.signal past its own timeout
       const record = join(dir, 'effects.log');
       const destination = await createConsumer(t.emulator);
       // A minute of misbehaviour on the first attempt; the handler's own timeoutMs is 300 ms.
-      const [stubborn] = appendBehave(t.emulator, 1, () => ({ misbehave, sleepMs: 60_000, record }), () => 'stubborn', 'timeout.stubborn');
-      appendBehave(t.emulator, 6, () => ({ record }), (i) => `other-${i}`);
+      const [stubborn] = appendBehave(
+        t.emulator,
+        1,
+        () => ({ misbehave, sleepMs: 60_000, record }),
+        () => 'stubborn',
+        'timeout.stubborn',
+      );
+      appendBehave(
+        t.emulator,
+        6,
+        () => ({ record }),
+        (i) => `other-${i}`,
+      );
       // A 10-minute lease: its deadline is far beyond this test's timeout; only the handler's own timeout can end the run.
-      const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'thread', visibilitySeconds: 600, concurrency: 4 }), { logger: silent, timings: FAST });
+      const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'thread', visibilitySeconds: 600, concurrency: 4 }), {
+        logger: silent,
+        timings: FAST,
+      });
       t.running.push(worker);
       const failures: { eventId: string; code?: string | undefined; message: string | undefined }[] = [];
       worker.events.on('run:done', (e) => e.outcome === 'failed' && failures.push({ eventId: e.event.id, code: e.error?.code, message: e.error?.message }));
@@ -74,7 +103,16 @@ describe('a stale ack (the platform ended the lease before the ack came)', () =>
       const a = capturingLogger('warn');
       // One workerId: A pulls nothing more while it holds the batch, so the redelivery goes to B.
       // A's own retry waits long enough for B to have taken the claims A's failures gave back.
-      const workerA = await startWorker(workerConfig(t.emulator, destination, dir, { baseUrl: proxy.url, visibilitySeconds: 10, maxLeases: 1, retryBackoffMinMs: 3_000, retryBackoffMaxMs: 3_000 }), { logger: a.logger, store, timings: FAST });
+      const workerA = await startWorker(
+        workerConfig(t.emulator, destination, dir, {
+          baseUrl: proxy.url,
+          visibilitySeconds: 10,
+          maxLeases: 1,
+          retryBackoffMinMs: 3_000,
+          retryBackoffMaxMs: 3_000,
+        }),
+        { logger: a.logger, store, timings: FAST },
+      );
       t.running.push(workerA);
       const pulledByA: number[] = [];
       workerA.events.on('lease:pulled', (e) => pulledByA.push(e.events.length));
@@ -93,7 +131,10 @@ describe('a stale ack (the platform ended the lease before the ack came)', () =>
 
       await untilCommitted(t.emulator, destination);
       await untilCaughtUp(workerB);
-      await waitFor("worker A's ack answered", async () => (sample(await scrape(workerA.metricsUrl), 'durable_worker_acks_total', { status: 'stale' }) ?? 0) > 0);
+      await waitFor(
+        "worker A's ack answered",
+        async () => (sample(await scrape(workerA.metricsUrl), 'durable_worker_acks_total', { status: 'stale' }) ?? 0) > 0,
+      );
       const textA = await scrape(workerA.metricsUrl);
       expect(sample(textA, 'durable_worker_acks_total', { status: 'stale' })).toBe(1);
       expect(sample(textA, 'durable_worker_acks_total', { status: 'committed' })).toBe(0);
@@ -103,7 +144,11 @@ describe('a stale ack (the platform ended the lease before the ack came)', () =>
       expect(sample(textB, 'durable_worker_events_total', { type: 'behave.test', outcome: outcomeOfB })).toBe(4);
       expect(sample(textB, 'durable_worker_acks_total', { status: 'committed' })).toBeGreaterThanOrEqual(1);
       // Every effect once: by A's first attempt, or by B's run of the redelivery.
-      expect(records(record).map((e) => [e.eventId, e.attempt]).sort()).toEqual(events.map((e) => [e.id, attempt]).sort());
+      expect(
+        records(record)
+          .map((e) => [e.eventId, e.attempt])
+          .sort(),
+      ).toEqual(events.map((e) => [e.id, attempt]).sort());
       // The platform saw A's pulls with the visibility it granted.
       expect(proxy.requests.filter((r) => r.route === 'pull').every((r) => r.path.includes('visibility=1'))).toBe(true);
     });
@@ -119,8 +164,18 @@ describe('a dead-letter sink that cannot write', () => {
     writeFileSync(notAFolder, '');
     const destination = await createConsumer(t.emulator);
     const store = await sharedMemoryStore();
-    const [poison] = appendBehave(t.emulator, 1, () => ({ behaviour: 'fail' }), () => 'poison');
-    appendBehave(t.emulator, 3, () => ({ record }), (i) => `good-${i}`);
+    const [poison] = appendBehave(
+      t.emulator,
+      1,
+      () => ({ behaviour: 'fail' }),
+      () => 'poison',
+    );
+    appendBehave(
+      t.emulator,
+      3,
+      () => ({ record }),
+      (i) => `good-${i}`,
+    );
     const broken = capturingLogger('error');
     const config = workerConfig(t.emulator, destination, dir, { maxAttempts: 2, deadLetterUrl: `file:${join(notAFolder, 'dead-letter.jsonl')}` });
     const first = await startWorker(config, { logger: broken.logger, store, timings: FAST });
@@ -129,7 +184,10 @@ describe('a dead-letter sink that cannot write', () => {
     first.events.on('lease:pulled', (e) => attempts.push(e.deliveryAttempt));
 
     // Past --max-attempts the event would be dead-lettered: the sink fails, so its lease is requeued and it comes back.
-    await waitFor('two failed dead-letter writes', () => broken.messages().filter((m) => m === 'dead-letter sink failed: the event is retried instead').length >= 2);
+    await waitFor(
+      'two failed dead-letter writes',
+      () => broken.messages().filter((m) => m === 'dead-letter sink failed: the event is retried instead').length >= 2,
+    );
     expect(Math.max(...attempts)).toBeGreaterThanOrEqual(2);
     expect(consumerState(t.emulator, destination).committed).toBeNull();
     const text = await scrape(first.metricsUrl);
@@ -164,13 +222,21 @@ describe('an idempotency store that fails the claims of a whole batch', () => {
     const worker = await startWorker(workerConfig(t.emulator, destination, dir), { logger, store, timings: FAST });
     t.running.push(worker);
     await server.stop();
-    const events = appendBehave(t.emulator, 5, () => ({ record }), (i) => `s-${i}`);
+    const events = appendBehave(
+      t.emulator,
+      5,
+      () => ({ record }),
+      (i) => `s-${i}`,
+    );
 
     const claimFailed = 'idempotency store claim failed: the lease is requeued and the process backs off';
     await waitFor('two batches requeued for their claims', () => messages().filter((m) => m === claimFailed).length >= 2);
     expect(records(record)).toEqual([]);
     // The second requeue's ack follows its log line: wait for its answer to be counted.
-    await waitFor('two requeued acks counted', async () => (sample(await scrape(worker.metricsUrl), 'durable_worker_acks_total', { status: 'requeued' }) ?? 0) >= 2);
+    await waitFor(
+      'two requeued acks counted',
+      async () => (sample(await scrape(worker.metricsUrl), 'durable_worker_acks_total', { status: 'requeued' }) ?? 0) >= 2,
+    );
     expect(consumerState(t.emulator, destination).committed).toBeNull();
 
     await server.start();

@@ -5,7 +5,20 @@ import { startWorker } from '../../src/worker/start.js';
 import type { RunningWorker } from '../../src/worker/running-worker.js';
 import type { BreakerChange } from '../../src/observability/worker-events.js';
 import { sample as metric } from '../fixtures/scrape.js';
-import { appendBehave, consumerState, createConsumer, deadLetters, emulatorForFile, FAST, records, silent, tempDir, untilCommitted, waitFor, workerConfig } from './harness.js';
+import {
+  appendBehave,
+  consumerState,
+  createConsumer,
+  deadLetters,
+  emulatorForFile,
+  FAST,
+  records,
+  silent,
+  tempDir,
+  untilCommitted,
+  waitFor,
+  workerConfig,
+} from './harness.js';
 
 /**
  * Failures that heal (docs/handlers.md, "Failures and retries"): attempts are counted per event and
@@ -42,7 +55,7 @@ function pulledLeases(worker: RunningWorker): number[] {
 
 for (const isolation of ['none', 'thread'] as const) {
   describe(`failure handling (isolation ${isolation})`, () => {
-    it('a failure on an event\'s first run never dead-letters it, however often its subject\'s leases come and go; only the poison events are', async () => {
+    it("a failure on an event's first run never dead-letters it, however often its subject's leases come and go; only the poison events are", async () => {
       const dir = tempDir('first-run');
       const record = join(dir, 'effects.log');
       const destination = await createConsumer(t.emulator);
@@ -54,7 +67,10 @@ for (const isolation of ['none', 'thread'] as const) {
         (i) => (poison.has(i) ? { behaviour: 'fail', record } : i % 10 === 0 ? { behaviour: 'fail-until', untilAttempt: 2, record } : { record }),
         (i) => `s-${i % 40}`,
       );
-      const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation, maxAttempts: 3, workers: 4, limit: 50 }), { logger: silent, timings: FAST });
+      const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation, maxAttempts: 3, workers: 4, limit: 50 }), {
+        logger: silent,
+        timings: FAST,
+      });
       t.running.push(worker);
       const acks = ackStatuses(worker);
       await untilCommitted(t.emulator, destination, 60_000);
@@ -76,9 +92,22 @@ for (const isolation of ['none', 'thread'] as const) {
       const runsFile = join(dir, 'runs.log');
       const record = join(dir, 'effects.log');
       const destination = await createConsumer(t.emulator);
-      const [flaky] = appendBehave(t.emulator, 1, () => ({ behaviour: 'fail-until', untilAttempt: 3, runsFile, record }), () => 'flaky');
-      appendBehave(t.emulator, 30, () => ({ record }), (i) => `other-${i}`);
-      const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation, retryBackoffMinMs: 300, retryBackoffMaxMs: 5_000 }), { logger: silent, timings: FAST });
+      const [flaky] = appendBehave(
+        t.emulator,
+        1,
+        () => ({ behaviour: 'fail-until', untilAttempt: 3, runsFile, record }),
+        () => 'flaky',
+      );
+      appendBehave(
+        t.emulator,
+        30,
+        () => ({ record }),
+        (i) => `other-${i}`,
+      );
+      const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation, retryBackoffMinMs: 300, retryBackoffMaxMs: 5_000 }), {
+        logger: silent,
+        timings: FAST,
+      });
       t.running.push(worker);
       await untilCommitted(t.emulator, destination, 30_000);
 
@@ -96,13 +125,26 @@ for (const isolation of ['none', 'thread'] as const) {
       expect(flakyAt).toBe(30);
     });
 
-    it('RetryLaterError: the handler\'s own wait is honoured, capped by --retry-backoff-max', async () => {
+    it("RetryLaterError: the handler's own wait is honoured, capped by --retry-backoff-max", async () => {
       const dir = tempDir('retry-later');
       const runsFile = join(dir, 'runs.log');
       const destination = await createConsumer(t.emulator);
-      const [asksLittle] = appendBehave(t.emulator, 1, () => ({ behaviour: 'retry-later', afterMs: 700, onlyOnAttempt: 1, runsFile }), () => 'little');
-      const [asksMuch] = appendBehave(t.emulator, 1, () => ({ behaviour: 'retry-later', afterMs: 60_000, onlyOnAttempt: 1, runsFile }), () => 'much');
-      const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation, retryBackoffMinMs: 10, retryBackoffMaxMs: 1_200 }), { logger: silent, timings: FAST });
+      const [asksLittle] = appendBehave(
+        t.emulator,
+        1,
+        () => ({ behaviour: 'retry-later', afterMs: 700, onlyOnAttempt: 1, runsFile }),
+        () => 'little',
+      );
+      const [asksMuch] = appendBehave(
+        t.emulator,
+        1,
+        () => ({ behaviour: 'retry-later', afterMs: 60_000, onlyOnAttempt: 1, runsFile }),
+        () => 'much',
+      );
+      const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation, retryBackoffMinMs: 10, retryBackoffMaxMs: 1_200 }), {
+        logger: silent,
+        timings: FAST,
+      });
       t.running.push(worker);
       await untilCommitted(t.emulator, destination, 30_000);
 
@@ -125,9 +167,17 @@ describe('failure handling: waits and outages', () => {
     const dir = tempDir('long-wait');
     const runsFile = join(dir, 'runs.log');
     const destination = await createConsumer(t.emulator);
-    appendBehave(t.emulator, 1, () => ({ behaviour: 'retry-later', afterMs: 6_000, onlyOnAttempt: 1, runsFile }), () => 'waits');
+    appendBehave(
+      t.emulator,
+      1,
+      () => ({ behaviour: 'retry-later', afterMs: 6_000, onlyOnAttempt: 1, runsFile }),
+      () => 'waits',
+    );
     // A 4 s lease (deadline 3 s after the pull): the 6 s wait outlives it.
-    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { visibilitySeconds: 4, retryBackoffMaxMs: 10_000 }), { logger: silent, timings: FAST });
+    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { visibilitySeconds: 4, retryBackoffMaxMs: 10_000 }), {
+      logger: silent,
+      timings: FAST,
+    });
     t.running.push(worker);
     const pulled = pulledLeases(worker);
     const acks = ackStatuses(worker);
@@ -152,7 +202,12 @@ describe('failure handling: waits and outages', () => {
       const downFile = join(dir, 'down');
       const destination = await createConsumer(t.emulator);
       writeFileSync(downFile, '');
-      const events = appendBehave(t.emulator, 200, () => ({ behaviour: 'outage', downFile, record }), (i) => `s-${i % 20}`);
+      const events = appendBehave(
+        t.emulator,
+        200,
+        () => ({ behaviour: 'outage', downFile, record }),
+        (i) => `s-${i % 20}`,
+      );
       const config = workerConfig(t.emulator, destination, dir, {
         maxAttempts: 3,
         retryBackoffMinMs: 50,

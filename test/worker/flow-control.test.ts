@@ -3,7 +3,19 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startWorker } from '../../src/worker/start.js';
 import { startedRuns } from '../fixtures/spans.js';
-import { appendBehave, consumerState, createConsumer, emulatorForFile, FAST, records, silent, tempDir, untilCommitted, waitFor, workerConfig } from './harness.js';
+import {
+  appendBehave,
+  consumerState,
+  createConsumer,
+  emulatorForFile,
+  FAST,
+  records,
+  silent,
+  tempDir,
+  untilCommitted,
+  waitFor,
+  workerConfig,
+} from './harness.js';
 
 /**
  * Flow control over real HTTP (issue 21): one process holds several leases at once, so a lease's
@@ -27,7 +39,10 @@ describe('flow control', () => {
     const destination = await createConsumer(t.emulator);
     // Four leases of five: the first event of the first lease waits for the gate; the others are quick.
     const events = appendBehave(t.emulator, 20, (i) => (i === 0 ? { behaviour: 'gate', gateFile, record } : { record }));
-    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { workers: 1, limit: 5, visibilitySeconds: 60, exitWhenIdle: true }), { logger: silent, timings: FAST });
+    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { workers: 1, limit: 5, visibilitySeconds: 60, exitWhenIdle: true }), {
+      logger: silent,
+      timings: FAST,
+    });
     t.running.push(worker);
 
     // With --workers 1 one workerId would wait for the straggler; the process pulls past it instead.
@@ -45,8 +60,13 @@ describe('flow control', () => {
   });
 
   // With threads, the later event is chained on the earlier one where it runs (chained-runs.test.ts).
-  for (const [failing, isolation] of [[false, 'none'], [true, 'none'], [false, 'thread'], [true, 'thread']] as const) {
-    it(`subject order across two leases of one process: the later lease's event of a subject waits for the earlier one${failing ? ", and for its retry when it fails" : ''} (${isolation})`, async () => {
+  for (const [failing, isolation] of [
+    [false, 'none'],
+    [true, 'none'],
+    [false, 'thread'],
+    [true, 'thread'],
+  ] as const) {
+    it(`subject order across two leases of one process: the later lease's event of a subject waits for the earlier one${failing ? ', and for its retry when it fails' : ''} (${isolation})`, async () => {
       const dir = tempDir('order-leases');
       const record = join(dir, 'effects.log');
       const gateFile = join(dir, 'gate');
@@ -59,7 +79,10 @@ describe('flow control', () => {
         (i) => (i === 0 ? gate : { record }),
         (i) => (i === 0 || i === 5 ? 'a' : `s-${i}`),
       );
-      const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation, workers: 1, limit: 5, visibilitySeconds: 60, maxAttempts: 3, exitWhenIdle: true }), { logger: silent, timings: FAST });
+      const worker = await startWorker(
+        workerConfig(t.emulator, destination, dir, { isolation, workers: 1, limit: 5, visibilitySeconds: 60, maxAttempts: 3, exitWhenIdle: true }),
+        { logger: silent, timings: FAST },
+      );
       t.running.push(worker);
 
       // The second lease is in hand and its other events ran: only the event behind `a`'s first waits.
@@ -86,7 +109,15 @@ describe('flow control', () => {
     appendBehave(t.emulator, 4_000, () => ({ behaviour: 'sleep', sleepMs: 30, record }));
     // A budget of 2,000 running events and 32 leases of 100: only the consumer's window bounds the pulls.
     const worker = await startWorker(
-      workerConfig(t.emulator, destination, dir, { workers: 4, limit: 100, concurrency: 500, maxInProgress: 2_000, maxLeases: 32, visibilitySeconds: 60, exitWhenIdle: true }),
+      workerConfig(t.emulator, destination, dir, {
+        workers: 4,
+        limit: 100,
+        concurrency: 500,
+        maxInProgress: 2_000,
+        maxLeases: 32,
+        visibilitySeconds: 60,
+        exitWhenIdle: true,
+      }),
       { logger: silent, timings: FAST },
     );
     t.running.push(worker);
@@ -113,7 +144,10 @@ describe('flow control', () => {
     const destination = await createConsumer(t.emulator);
     // Leases of five, every event a gate: a budget of eight running events spans at least two leases.
     appendBehave(t.emulator, 15, () => ({ behaviour: 'gate', gateFile, startedFile, record }));
-    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { workers: 1, limit: 5, concurrency: 8, visibilitySeconds: 60, shutdownTimeoutSeconds: 20 }), { logger: silent, timings: FAST });
+    const worker = await startWorker(
+      workerConfig(t.emulator, destination, dir, { workers: 1, limit: 5, concurrency: 8, visibilitySeconds: 60, shutdownTimeoutSeconds: 20 }),
+      { logger: silent, timings: FAST },
+    );
     t.running.push(worker);
     await waitFor('eight gates running', () => startedRuns(startedFile) === 8);
     expect(consumerState(t.emulator, destination).leased).toBeGreaterThanOrEqual(10);
@@ -129,7 +163,10 @@ describe('flow control', () => {
     expect(ranIds(record).size).toBe(8);
 
     // A second process takes the requeued events at once (not after a lease expiry) and ends at the head.
-    const second = await startWorker(workerConfig(t.emulator, destination, dir, { workers: 1, limit: 5, visibilitySeconds: 60, exitWhenIdle: true }), { logger: silent, timings: FAST });
+    const second = await startWorker(workerConfig(t.emulator, destination, dir, { workers: 1, limit: 5, visibilitySeconds: 60, exitWhenIdle: true }), {
+      logger: silent,
+      timings: FAST,
+    });
     t.running.push(second);
     expect((await second.done).reason).toBe('idle');
     await untilCommitted(t.emulator, destination);

@@ -5,7 +5,20 @@ import { startWorker } from '../../src/worker/start.js';
 import type { RunningWorker } from '../../src/worker/running-worker.js';
 import { metric } from '../fixtures/scrape.js';
 import { startedRuns } from '../fixtures/spans.js';
-import { appendBehave, consumerState, createConsumer, deadLetters, emulatorForFile, FAST, records, silent, tempDir, untilCommitted, waitFor, workerConfig } from './harness.js';
+import {
+  appendBehave,
+  consumerState,
+  createConsumer,
+  deadLetters,
+  emulatorForFile,
+  FAST,
+  records,
+  silent,
+  tempDir,
+  untilCommitted,
+  waitFor,
+  workerConfig,
+} from './harness.js';
 
 /**
  * How handler runs end, in both isolations, seen from the worker's edges: the outcome of each event
@@ -32,14 +45,25 @@ for (const isolation of ['none', 'thread'] as const) {
       const dir = tempDir('own-timeout');
       const record = join(dir, 'effects.log');
       const destination = await createConsumer(t.emulator);
-      const [slow] = appendBehave(t.emulator, 1, () => ({ sleepMs: 60_000 }), () => 'slow', 'timeout.slow');
+      const [slow] = appendBehave(
+        t.emulator,
+        1,
+        () => ({ sleepMs: 60_000 }),
+        () => 'slow',
+        'timeout.slow',
+      );
       appendBehave(t.emulator, 5, () => ({ record }));
-      const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation, maxAttempts: 2, visibilitySeconds: 600 }), { logger: silent, timings: FAST });
+      const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation, maxAttempts: 2, visibilitySeconds: 600 }), {
+        logger: silent,
+        timings: FAST,
+      });
       t.running.push(worker);
       const failures = failuresOf(worker);
       await untilCommitted(t.emulator, destination, 30_000);
       expect(failures).toEqual([{ eventId: slow?.id, code: 'DW_ERR_HANDLER_TIMEOUT', message: 'handler short-timeout timed out after 300 ms' }]);
-      expect(deadLetters(join(dir, 'dead-letter.jsonl')).map((d) => [d.event.id, d.handler, d.reason, d.error.code])).toEqual([[slow?.id, 'short-timeout', 'max-attempts', 'DW_ERR_HANDLER_TIMEOUT']]);
+      expect(deadLetters(join(dir, 'dead-letter.jsonl')).map((d) => [d.event.id, d.handler, d.reason, d.error.code])).toEqual([
+        [slow?.id, 'short-timeout', 'max-attempts', 'DW_ERR_HANDLER_TIMEOUT'],
+      ]);
       expect(records(record)).toHaveLength(5);
     });
 
@@ -67,7 +91,10 @@ for (const isolation of ['none', 'thread'] as const) {
       const startedFile = join(dir, 'started.log');
       const destination = await createConsumer(t.emulator);
       appendBehave(t.emulator, 5, () => ({ behaviour: 'sleep', sleepMs: 60_000, onlyOnDelivery: 1, startedFile, record }));
-      const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation, visibilitySeconds: 2, concurrency: 2 }), { logger: silent, timings: FAST });
+      const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation, visibilitySeconds: 2, concurrency: 2 }), {
+        logger: silent,
+        timings: FAST,
+      });
       t.running.push(worker);
       const failures = failuresOf(worker);
       await untilCommitted(t.emulator, destination);
@@ -75,7 +102,11 @@ for (const isolation of ['none', 'thread'] as const) {
       expect(startedRuns(startedFile)).toBe(2);
       expect(failures.map((f) => f.code)).toEqual(['DW_ERR_HANDLER_TIMEOUT', 'DW_ERR_HANDLER_TIMEOUT']);
       // The handler's attempt: the two cut runs counted as failures; the three never started had none.
-      expect(records(record).map((r) => r.attempt).sort()).toEqual([1, 1, 1, 2, 2]);
+      expect(
+        records(record)
+          .map((r) => r.attempt)
+          .sort(),
+      ).toEqual([1, 1, 1, 2, 2]);
     });
 
     it('a drain lets the running events finish and starts no other; the batch is handed back at once', async () => {
@@ -85,14 +116,26 @@ for (const isolation of ['none', 'thread'] as const) {
       const gateFile = join(dir, 'gate');
       const destination = await createConsumer(t.emulator);
       const events = appendBehave(t.emulator, 6, () => ({ behaviour: 'gate', gateFile, startedFile, record }));
-      const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation, concurrency: 2, shutdownTimeoutSeconds: 20 }), { logger: silent, timings: FAST });
+      const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation, concurrency: 2, shutdownTimeoutSeconds: 20 }), {
+        logger: silent,
+        timings: FAST,
+      });
       const acks: string[] = [];
       worker.events.on('ack:done', (e) => acks.push(`${e.sent}:${e.status}`));
       await waitFor('two runs going', () => startedRuns(startedFile) === 2);
       const closing = worker.close();
       writeFileSync(gateFile, '');
       await closing;
-      expect(records(record).map((r) => r.eventId).sort()).toEqual(events.slice(0, 2).map((e) => e.id).sort());
+      expect(
+        records(record)
+          .map((r) => r.eventId)
+          .sort(),
+      ).toEqual(
+        events
+          .slice(0, 2)
+          .map((e) => e.id)
+          .sort(),
+      );
       expect(startedRuns(startedFile)).toBe(2);
       expect(acks).toEqual(['failed:requeued']);
       expect(consumerState(t.emulator, destination)).toMatchObject({ leased: 0, pendingRedelivery: 6 });
@@ -122,15 +165,30 @@ describe('handler runs (isolation thread)', () => {
     const dir = tempDir('thread-exit');
     const record = join(dir, 'effects.log');
     const destination = await createConsumer(t.emulator);
-    const [exiting] = appendBehave(t.emulator, 1, () => ({ behaviour: 'exit-after-sleep', sleepMs: 300, onlyOnAttempt: 1, record }), () => 'exit');
-    const others = appendBehave(t.emulator, 6, () => ({ record }), (i) => `other-${i}`);
+    const [exiting] = appendBehave(
+      t.emulator,
+      1,
+      () => ({ behaviour: 'exit-after-sleep', sleepMs: 300, onlyOnAttempt: 1, record }),
+      () => 'exit',
+    );
+    const others = appendBehave(
+      t.emulator,
+      6,
+      () => ({ record }),
+      (i) => `other-${i}`,
+    );
     const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'thread', concurrency: 4 }), { logger: silent, timings: FAST });
     t.running.push(worker);
     const failures = failuresOf(worker);
     await untilCommitted(t.emulator, destination, 30_000);
     expect(failures).toEqual([{ eventId: exiting?.id, code: 'DW_ERR_HANDLER_CRASH', message: expect.stringContaining('exited with code') }]);
     const effects = records(record);
-    expect(effects.filter((e) => e.eventId !== exiting?.id).map((e) => [e.eventId, e.attempt]).sort()).toEqual(others.map((e) => [e.id, 1]).sort());
+    expect(
+      effects
+        .filter((e) => e.eventId !== exiting?.id)
+        .map((e) => [e.eventId, e.attempt])
+        .sort(),
+    ).toEqual(others.map((e) => [e.id, 1]).sort());
     expect(effects.find((e) => e.eventId === exiting?.id)?.attempt).toBe(2);
   });
 });

@@ -81,7 +81,13 @@ export function workerConfig(emulator: Pick<RunningEmulator, 'url'>, destination
 /** Fast loop waits so tests finish quickly. */
 export const FAST = { idleMinMs: 20, idleMaxMs: 100, pausedMs: 100, errorBaseMs: 20, errorMaxMs: 200, configRetryMs: 200 };
 
-export function appendBehave(emulator: RunningEmulator, count: number, data: (i: number) => Record<string, unknown>, subject: (i: number) => string = (i) => `s-${i}`, type = 'behave.test'): CloudEvent[] {
+export function appendBehave(
+  emulator: RunningEmulator,
+  count: number,
+  data: (i: number) => Record<string, unknown>,
+  subject: (i: number) => string = (i) => `s-${i}`,
+  type = 'behave.test',
+): CloudEvent[] {
   const events = Array.from({ length: count }, (_, i) => ({ type, subject: subject(i), data: data(i) }));
   const out: CloudEvent[] = [];
   // The emulator takes any batch size; chunks keep single calls small.
@@ -103,7 +109,10 @@ export function records(file: string): { handler: string; eventId: string; subje
 
 export function deadLetters(file: string): DeadLetterRecord[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as DeadLetterRecord);
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as DeadLetterRecord);
 }
 
 import { waitFor as waitForState } from '../fixtures/wait-for.js';
@@ -123,7 +132,11 @@ export function capturingLogger(level: pino.Level = 'info'): { logger: Logger; l
 
 /** Waits until the consumer committed everything appended so far and holds no lease. */
 export async function untilCommitted(emulator: RunningEmulator, destination: string, timeoutMs = 20_000): Promise<ConsumerStateSummary> {
-  return waitForState(`consumer ${destination} committed to its head`, () => (committedNow(emulator, destination) ? consumerState(emulator, destination) : undefined), timeoutMs);
+  return waitForState(
+    `consumer ${destination} committed to its head`,
+    () => (committedNow(emulator, destination) ? consumerState(emulator, destination) : undefined),
+    timeoutMs,
+  );
 }
 
 /**
@@ -132,13 +145,23 @@ export async function untilCommitted(emulator: RunningEmulator, destination: str
  * holds no deferred run of the prefix (a deferred run is removed only after its end was reported). With
  * the memory store, whose waits stay in their lease, that is `untilCommitted`.
  */
-export async function untilSettled(emulator: RunningEmulator, destination: string, config: Pick<WorkerConfig, 'idempotencyUrl' | 'idempotencyPrefix'>, timeoutMs = 20_000): Promise<void> {
+export async function untilSettled(
+  emulator: RunningEmulator,
+  destination: string,
+  config: Pick<WorkerConfig, 'idempotencyUrl' | 'idempotencyPrefix'>,
+  timeoutMs = 20_000,
+): Promise<void> {
   await untilCommitted(emulator, destination, timeoutMs);
   const store = await createIdempotencyStore(config.idempotencyUrl, { prefix: config.idempotencyPrefix, doneTtlMs: 600_000 });
   try {
     const deferred = deferredRunsOf(store);
     if (deferred === undefined) return;
-    await waitForState(`no deferred run under ${config.idempotencyPrefix}`, async () => (await deferred.nextDueAtMs()) === undefined && committedNow(emulator, destination), timeoutMs, 50);
+    await waitForState(
+      `no deferred run under ${config.idempotencyPrefix}`,
+      async () => (await deferred.nextDueAtMs()) === undefined && committedNow(emulator, destination),
+      timeoutMs,
+      50,
+    );
   } finally {
     await store.close();
   }

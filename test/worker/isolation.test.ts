@@ -19,7 +19,11 @@ const HANDLERS = fileURLToPath(new URL('../fixtures/isolation-handlers', import.
 function runsOf(file: string): RunRecord[] {
   if (!existsSync(file)) return [];
   // Complete lines only: a handler thread may be appending the last one while this reads.
-  return readFileSync(file, 'utf8').split('\n').slice(0, -1).filter(Boolean).map((line) => JSON.parse(line) as RunRecord);
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .slice(0, -1)
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as RunRecord);
 }
 
 /** The ok runs of `handler`, by event id. */
@@ -47,7 +51,11 @@ describe.each(['none', 'thread'] as const)('failure isolation (isolation %s, SQL
     });
 
   /** Appends `count` events over `spreadMs`, `perTick` at a time; returns them with their append times. */
-  async function stream(count: number, spreadMs: number, event: (i: number) => { type: string; subject: string; data: IsolationData }): Promise<{ id: string; type: string; atMs: number }[]> {
+  async function stream(
+    count: number,
+    spreadMs: number,
+    event: (i: number) => { type: string; subject: string; data: IsolationData },
+  ): Promise<{ id: string; type: string; atMs: number }[]> {
     const out: { id: string; type: string; atMs: number }[] = [];
     const ticks = Math.max(1, Math.round(spreadMs / 50));
     for (let tick = 0, i = 0; tick < ticks; tick++) {
@@ -71,7 +79,11 @@ describe.each(['none', 'thread'] as const)('failure isolation (isolation %s, SQL
       writeFileSync(downFile, '');
       const outageStart = Date.now();
       // 80 events over 2 s, on 8 subjects: with a shared type both handlers run each event.
-      const appended = await stream(80, 2_000, (i) => ({ type: shared ? 'iso.ab' : i % 2 === 0 ? 'iso.a' : 'iso.b', subject: `s-${i % 8}`, data: { runsFile, flaky: { downFile } } }));
+      const appended = await stream(80, 2_000, (i) => ({
+        type: shared ? 'iso.ab' : i % 2 === 0 ? 'iso.a' : 'iso.b',
+        subject: `s-${i % 8}`,
+        data: { runsFile, flaky: { downFile } },
+      }));
       const healthyIds = appended.filter((e) => e.type !== 'iso.b').map((e) => e.id);
       // The healthy handler's events all ran while the dependency is still down.
       await waitFor('the healthy handler ran every event during the outage', () => healthyIds.every((id) => okRuns(runsFile, 'healthy').has(id)), 15_000);
@@ -82,7 +94,10 @@ describe.each(['none', 'thread'] as const)('failure isolation (isolation %s, SQL
       await waitFor('the flaky handler ran every event after the return', () => flakyIds.every((id) => okRuns(runsFile, 'flaky').has(id)), 20_000);
       await untilCommitted(t.emulator, destination);
       expect(deadLetters(join(dir, 'dead-letter.jsonl'))).toEqual([]);
-      for (const [handler, ids] of [['healthy', healthyIds], ['flaky', flakyIds]] as const) {
+      for (const [handler, ids] of [
+        ['healthy', healthyIds],
+        ['flaky', flakyIds],
+      ] as const) {
         const ok = okRuns(runsFile, handler);
         for (const id of ids) expect(ok.get(id)?.length, `${handler} ${id}`).toBe(1);
       }
@@ -92,7 +107,7 @@ describe.each(['none', 'thread'] as const)('failure isolation (isolation %s, SQL
     });
   }
 
-  it('an outage longer than the events\' own retries dead-letters nothing: the breaker opens before their attempts run out, and its probes go round the chains', async () => {
+  it("an outage longer than the events' own retries dead-letters nothing: the breaker opens before their attempts run out, and its probes go round the chains", async () => {
     const dir = tempDir('iso-long-outage');
     const runsFile = join(dir, 'runs.jsonl');
     const downFile = join(dir, 'down');
@@ -119,7 +134,11 @@ describe.each(['none', 'thread'] as const)('failure isolation (isolation %s, SQL
     t.running.push(worker);
     const WAIT_MS = 3_000;
     // 100 events on their own subjects; every tenth asks the flaky handler to wait 3 s.
-    const appended = await stream(100, 1_000, (i) => ({ type: 'iso.b', subject: `later-${i}`, data: { runsFile, flaky: i % 10 === 3 ? { retryLaterMs: WAIT_MS } : {} } }));
+    const appended = await stream(100, 1_000, (i) => ({
+      type: 'iso.b',
+      subject: `later-${i}`,
+      data: { runsFile, flaky: i % 10 === 3 ? { retryLaterMs: WAIT_MS } : {} },
+    }));
     const waiting = new Set(appended.filter((_, i) => i % 10 === 3).map((e) => e.id));
     await waitFor('every event ran ok', () => okRuns(runsFile, 'flaky').size === appended.length, 20_000);
     const runs = runsOf(runsFile);
@@ -139,7 +158,7 @@ describe.each(['none', 'thread'] as const)('failure isolation (isolation %s, SQL
     expect(deadLetters(join(dir, 'dead-letter.jsonl'))).toEqual([]);
   });
 
-  it('order per (handler, subject): a deferred run holds back its handler\'s later runs of that subject, not the other handler\'s', async () => {
+  it("order per (handler, subject): a deferred run holds back its handler's later runs of that subject, not the other handler's", async () => {
     const dir = tempDir('iso-order');
     const runsFile = join(dir, 'runs.jsonl');
     const destination = await createConsumer(t.emulator, 'iso');
@@ -148,7 +167,11 @@ describe.each(['none', 'thread'] as const)('failure isolation (isolation %s, SQL
     // One subject: its first event's flaky run asks to wait 1.5 s; four more follow.
     const appended = t.emulator.appendEvents(
       TENANT,
-      Array.from({ length: 5 }, (_, i) => ({ type: 'iso.ab', subject: 'ordered', data: { runsFile, flaky: i === 0 ? { retryLaterMs: 1_500 } : {} } satisfies IsolationData })),
+      Array.from({ length: 5 }, (_, i) => ({
+        type: 'iso.ab',
+        subject: 'ordered',
+        data: { runsFile, flaky: i === 0 ? { retryLaterMs: 1_500 } : {} } satisfies IsolationData,
+      })),
     );
     await waitFor('both handlers ran every event', () => okRuns(runsFile, 'flaky').size === 5 && okRuns(runsFile, 'healthy').size === 5, 15_000);
     const healthy = okRuns(runsFile, 'healthy');
@@ -167,17 +190,33 @@ describe.each(['none', 'thread'] as const)('failure isolation (isolation %s, SQL
     const dir = tempDir('iso-poison');
     const runsFile = join(dir, 'runs.jsonl');
     const destination = await createConsumer(t.emulator, 'iso');
-    const worker = await startWorker(config(destination, dir, { maxAttempts: 3, retryBackoffMinMs: 100, retryBackoffMaxMs: 400, breakerWindow: 20 }), { logger: silent, timings: FAST, healthServer: false });
+    const worker = await startWorker(config(destination, dir, { maxAttempts: 3, retryBackoffMinMs: 100, retryBackoffMaxMs: 400, breakerWindow: 20 }), {
+      logger: silent,
+      timings: FAST,
+      healthServer: false,
+    });
     t.running.push(worker);
     const poison = new Set([17, 55, 91]);
     const appended = t.emulator.appendEvents(
       TENANT,
-      Array.from({ length: 300 }, (_, i) => ({ type: 'iso.b', subject: `p-${i}`, data: { runsFile, flaky: poison.has(i) ? { poison: true } : i % 10 === 0 ? { failFirst: 1 } : {} } satisfies IsolationData })),
+      Array.from({ length: 300 }, (_, i) => ({
+        type: 'iso.b',
+        subject: `p-${i}`,
+        data: { runsFile, flaky: poison.has(i) ? { poison: true } : i % 10 === 0 ? { failFirst: 1 } : {} } satisfies IsolationData,
+      })),
     );
     let breakerOpened = false;
     worker.events.on('breaker:state', (change) => (breakerOpened ||= change.state === 'open'));
-    await waitFor('every healthy event ran ok and the poison ones were dead-lettered', () => okRuns(runsFile, 'flaky').size === 297 && deadLetters(join(dir, 'dead-letter.jsonl')).length === 3, 20_000);
-    expect(deadLetters(join(dir, 'dead-letter.jsonl')).map((d) => d.event.id).sort()).toEqual([...poison].map((i) => appended[i]!.id).sort());
+    await waitFor(
+      'every healthy event ran ok and the poison ones were dead-lettered',
+      () => okRuns(runsFile, 'flaky').size === 297 && deadLetters(join(dir, 'dead-letter.jsonl')).length === 3,
+      20_000,
+    );
+    expect(
+      deadLetters(join(dir, 'dead-letter.jsonl'))
+        .map((d) => d.event.id)
+        .sort(),
+    ).toEqual([...poison].map((i) => appended[i]!.id).sort());
     expect(breakerOpened).toBe(false);
     await untilCommitted(t.emulator, destination);
   });

@@ -44,7 +44,7 @@ function holdOne(f: LeaseFixture, events: { id: string; subject: string }[]) {
 const boom = { status: 'failed' as const, error: { message: 'boom' } };
 
 describe('LeaseEvent and HandlerRun', () => {
-  it('a failure is counted at the injected clock\'s time; only the failed handler runs again, at its retry time, as attempt 2', async () => {
+  it("a failure is counted at the injected clock's time; only the failed handler runs again, at its retry time, as attempt 2", async () => {
     const f = leaseFixture({ handlers: [handler('crm'), handler('mail')], retryMs: 2_000 });
     const { heard } = holdOne(f, [{ id: 'e1', subject: 's' }]);
     await f.clock.advance(0);

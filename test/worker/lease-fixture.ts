@@ -68,7 +68,9 @@ export interface LeaseFixture {
 
 export const handler = (name: string, types: string[] = ['t']): LoadedHandler => ({ name, file: `/handlers/${name}.js`, types });
 
-export function leaseFixture(options: { handlers?: LoadedHandler[]; visibilitySeconds?: number; maxAttempts?: number; retryMs?: number; breaker?: boolean } = {}): LeaseFixture {
+export function leaseFixture(
+  options: { handlers?: LoadedHandler[]; visibilitySeconds?: number; maxAttempts?: number; retryMs?: number; breaker?: boolean } = {},
+): LeaseFixture {
   const clock = createFakeClock();
   const logger = pino({ level: 'silent' });
   const handlers = options.handlers ?? [handler('sync')];
@@ -97,7 +99,13 @@ export function leaseFixture(options: { handlers?: LoadedHandler[]; visibilitySe
     visibilitySeconds: options.visibilitySeconds ?? 30,
     maxAttempts: options.maxAttempts ?? 3,
     retryBackoff: { minMs: retryMs, maxMs: retryMs },
-    breakers: new Breakers(handlers.map((h) => h.name), { enabled: options.breaker ?? false, failureRatio: 0.5, window: 4, cooldownMs: 5_000 }, logger, () => {}, clock),
+    breakers: new Breakers(
+      handlers.map((h) => h.name),
+      { enabled: options.breaker ?? false, failureRatio: 0.5, window: 4, cooldownMs: 5_000 },
+      logger,
+      () => {},
+      clock,
+    ),
     storeFailed: (err) => void storeFailures.push(err),
     storeAnswered: () => {},
     nearDeadlineWarnings: new RateLimiter(60_000),
@@ -115,6 +123,18 @@ export function batchOf(events: { id: string; subject: string; type?: string }[]
     leaseId: `lease-${leases}`,
     generation: 1,
     attempt,
-    events: events.map(({ id, subject, type }, i) => ({ specversion: '1.0', id, source: 'test', type: type ?? 't', subject, sequence: String(leases * 1_000 + i), time: '2026-01-01T00:00:00Z', data: {} }) as CloudEvent),
+    events: events.map(
+      ({ id, subject, type }, i) =>
+        ({
+          specversion: '1.0',
+          id,
+          source: 'test',
+          type: type ?? 't',
+          subject,
+          sequence: String(leases * 1_000 + i),
+          time: '2026-01-01T00:00:00Z',
+          data: {},
+        }) as CloudEvent,
+    ),
   };
 }

@@ -40,13 +40,20 @@ describe.each(['none', 'thread'] as const)('handler life cycle (--isolation %s)'
     opened.push(worker);
     await ingest(['gated-1']);
 
-    const failure = await waitFor('a setup failure logged', () => logged().find((l) => l.handler === 'gated' && String(l.msg).startsWith('setup of handler gated failed: gate closed')));
+    const failure = await waitFor('a setup failure logged', () =>
+      logged().find((l) => l.handler === 'gated' && String(l.msg).startsWith('setup of handler gated failed: gate closed')),
+    );
     expect(failure).toMatchObject({ level: 50, attempt: 1 });
     const probe = await fetch(`${worker.metricsUrl}/readyz`);
     // The probe names the handler, not its error (an error message could carry a secret).
     expect([probe.status, await probe.text()]).toEqual([503, 'not ready: setup of handler gated failed (retried; the error is in the log)\n']);
     expect(worker.ready).toBe(false);
-    expect(file.emulator.state().tenants.find((t) => t.id === 'dev-tenant')?.consumers.find((c) => c.id === destination)?.leased).toBe(0);
+    expect(
+      file.emulator
+        .state()
+        .tenants.find((t) => t.id === 'dev-tenant')
+        ?.consumers.find((c) => c.id === destination)?.leased,
+    ).toBe(0);
 
     writeFileSync(process.env.SETUP_GATE, 'open');
     await waitFor('/readyz 200 once setup succeeded', async () => (await readyz(worker)) === 200, 15_000);
@@ -58,30 +65,34 @@ describe.each(['none', 'thread'] as const)('handler life cycle (--isolation %s)'
   });
 
   // A real PostgreSQL pool (CI provides DATABASE_URL; locally the test says how to run it).
-  it.skipIf(process.env.DATABASE_URL === undefined && !underCi())('teardown runs once per thread at drain, after the last event, and closes the pool opened in setup', async () => {
-    if (process.env.DATABASE_URL === undefined) throw new Error('DATABASE_URL is not set under CI: export DATABASE_URL=postgres://app:app@127.0.0.1:5432/app');
-    const dir = tempDir('setup-pg');
-    process.env.LIFE_LOG = join(dir, 'life.log');
-    const destination = await createConsumer(file.emulator, 'setup-pg');
-    const { logger, messages } = capturingLogger('info');
-    const worker = await startWorker(workerConfig(file.emulator, destination, dir, { handlersDir: PG_POOL, isolation }), { logger, timings: FAST });
-    await waitFor('ready', () => worker.ready, 20_000).catch((err: Error) => {
-      throw new Error(`${err.message}: ${messages().join(' | ')}`);
-    });
-    let done = 0;
-    worker.events.on('run:done', (e) => void (e.outcome === 'ok' && done++));
-    await ingest(['pg-1', 'pg-2', 'pg-3']);
-    await waitFor('three events ok', () => done === 3);
-    await worker.close();
+  it.skipIf(process.env.DATABASE_URL === undefined && !underCi())(
+    'teardown runs once per thread at drain, after the last event, and closes the pool opened in setup',
+    async () => {
+      if (process.env.DATABASE_URL === undefined)
+        throw new Error('DATABASE_URL is not set under CI: export DATABASE_URL=postgres://app:app@127.0.0.1:5432/app');
+      const dir = tempDir('setup-pg');
+      process.env.LIFE_LOG = join(dir, 'life.log');
+      const destination = await createConsumer(file.emulator, 'setup-pg');
+      const { logger, messages } = capturingLogger('info');
+      const worker = await startWorker(workerConfig(file.emulator, destination, dir, { handlersDir: PG_POOL, isolation }), { logger, timings: FAST });
+      await waitFor('ready', () => worker.ready, 20_000).catch((err: Error) => {
+        throw new Error(`${err.message}: ${messages().join(' | ')}`);
+      });
+      let done = 0;
+      worker.events.on('run:done', (e) => void (e.outcome === 'ok' && done++));
+      await ingest(['pg-1', 'pg-2', 'pg-3']);
+      await waitFor('three events ok', () => done === 3);
+      await worker.close();
 
-    const log = lines(process.env.LIFE_LOG as string);
-    const setUp = log.filter((l) => l.startsWith('setup ')).map((l) => l.split(' ')[1]);
-    const tornDown = log.filter((l) => l.startsWith('teardown '));
-    expect(setUp.length).toBeGreaterThan(0);
-    if (isolation === 'none') expect(setUp).toEqual(['0']);
-    else expect(new Set(setUp).size).toBe(setUp.length);
-    // Once per thread that set up, with its pool ended and no client left.
-    expect(tornDown.map((l) => l.split(' ')[1]).sort()).toEqual([...setUp].sort());
-    for (const line of tornDown) expect(line).toMatch(/ ended=true clients=0$/);
-  });
+      const log = lines(process.env.LIFE_LOG as string);
+      const setUp = log.filter((l) => l.startsWith('setup ')).map((l) => l.split(' ')[1]);
+      const tornDown = log.filter((l) => l.startsWith('teardown '));
+      expect(setUp.length).toBeGreaterThan(0);
+      if (isolation === 'none') expect(setUp).toEqual(['0']);
+      else expect(new Set(setUp).size).toBe(setUp.length);
+      // Once per thread that set up, with its pool ended and no client left.
+      expect(tornDown.map((l) => l.split(' ')[1]).sort()).toEqual([...setUp].sort());
+      for (const line of tornDown) expect(line).toMatch(/ ended=true clients=0$/);
+    },
+  );
 });

@@ -4,7 +4,19 @@ import type { WorkerEventMap } from '../../src/observability/worker-events.js';
 import { startWorker } from '../../src/worker/start.js';
 import type { RunningWorker } from '../../src/worker/running-worker.js';
 import { scrape, sample } from '../fixtures/scrape.js';
-import { appendBehave, capturingLogger, createConsumer, emulatorForFile, FAST, records, tempDir, untilCaughtUp, untilCommitted, waitFor, workerConfig } from './harness.js';
+import {
+  appendBehave,
+  capturingLogger,
+  createConsumer,
+  emulatorForFile,
+  FAST,
+  records,
+  tempDir,
+  untilCaughtUp,
+  untilCommitted,
+  waitFor,
+  workerConfig,
+} from './harness.js';
 
 /**
  * Listeners on `worker.events` (metrics, logs, a user's own code) watch the worker and never steer it:
@@ -47,7 +59,12 @@ describe('a listener that throws changes nothing the worker does', () => {
       const crashes: unknown[] = [];
       worker.events.on('pull:crashed', (e) => crashes.push(e.error));
       // Listeners attached before the events exist: every batch goes past them.
-      appendBehave(t.emulator, 30, () => ({ behaviour: 'sleep', sleepMs: 5, record }), (i) => `s-${i % 6}`);
+      appendBehave(
+        t.emulator,
+        30,
+        () => ({ behaviour: 'sleep', sleepMs: 5, record }),
+        (i) => `s-${i % 6}`,
+      );
 
       await untilCommitted(t.emulator, destination);
       await untilCaughtUp(worker, 2);

@@ -21,7 +21,9 @@ import { appendBehave, createConsumer, silent } from './harness.js';
  */
 describe('public API', () => {
   it('startWorker rejects bad options with an exported ConfigError naming the option', async () => {
-    const err = await startWorker({ baseUrl: 'http://127.0.0.1:1', tenant: 't', clientId: 'c', clientSecret: 's', destination: 'd', limit: 0 }).catch((e: unknown) => e);
+    const err = await startWorker({ baseUrl: 'http://127.0.0.1:1', tenant: 't', clientId: 'c', clientSecret: 's', destination: 'd', limit: 0 }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).message).toMatch(/limit/);
   });
@@ -41,11 +43,24 @@ describe('public API', () => {
         close: async () => {},
       };
       const deadLetter: DeadLetterSink = { write: async () => {}, close: async () => {} };
-      const clock: Clock = { now: () => Date.now(), setTimeout: (callback, ms) => setTimeout(callback, ms), clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout) };
+      const clock: Clock = {
+        now: () => Date.now(),
+        setTimeout: (callback, ms) => setTimeout(callback, ms),
+        clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+      };
       const client: ConsumerApi = platform;
       const options: StartWorkerOptions = { logger: silent, store, deadLetter, client, clock, healthServer: false };
       const worker = await startWorker(
-        { baseUrl: emulator.url, tenant: 'dev-tenant', clientId: 'dev-client', clientSecret: 'dev-secret', destination, handlers: 'test/fixtures/handlers-behaviours', isolation: 'none', exitWhenIdle: true },
+        {
+          baseUrl: emulator.url,
+          tenant: 'dev-tenant',
+          clientId: 'dev-client',
+          clientSecret: 'dev-secret',
+          destination,
+          handlers: 'test/fixtures/handlers-behaviours',
+          isolation: 'none',
+          exitWhenIdle: true,
+        },
         options,
       );
       const outcomes: WorkerEventMap['run:done'][0]['outcome'][] = [];

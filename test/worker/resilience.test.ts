@@ -21,8 +21,16 @@ describe('worker resilience (real emulator, real threads, real files)', () => {
     const dir = tempDir('10k');
     const record = join(dir, 'effects.log');
     const destination = await createConsumer(t.emulator);
-    appendBehave(t.emulator, 10_000, () => ({ record }), (i) => `s-${i % 500}`);
-    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'thread', workers: 4, limit: 100, concurrency: 16, exitWhenIdle: true, visibilitySeconds: 30 }), { logger: silent, timings: FAST });
+    appendBehave(
+      t.emulator,
+      10_000,
+      () => ({ record }),
+      (i) => `s-${i % 500}`,
+    );
+    const worker = await startWorker(
+      workerConfig(t.emulator, destination, dir, { isolation: 'thread', workers: 4, limit: 100, concurrency: 16, exitWhenIdle: true, visibilitySeconds: 30 }),
+      { logger: silent, timings: FAST },
+    );
     t.running.push(worker);
     const counts = countOutcomes(worker);
     expect(await worker.done).toEqual({ reason: 'idle' });
@@ -39,9 +47,18 @@ describe('worker resilience (real emulator, real threads, real files)', () => {
     const dir = tempDir('hang');
     const record = join(dir, 'effects.log');
     const destination = await createConsumer(t.emulator);
-    const [hung] = appendBehave(t.emulator, 1, () => ({ sleepMs: 600_000 }), () => 'hang', 'timeout.hang');
+    const [hung] = appendBehave(
+      t.emulator,
+      1,
+      () => ({ sleepMs: 600_000 }),
+      () => 'hang',
+      'timeout.hang',
+    );
     appendBehave(t.emulator, 20, () => ({ record }));
-    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'thread', exitWhenIdle: true, maxAttempts: 2 }), { logger: silent, timings: FAST });
+    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'thread', exitWhenIdle: true, maxAttempts: 2 }), {
+      logger: silent,
+      timings: FAST,
+    });
     t.running.push(worker);
     const failures: string[] = [];
     worker.events.on('run:done', (e) => (e.outcome === 'failed' || e.outcome === 'dead_lettered') && failures.push(`${e.outcome}:${e.error?.code}`));
@@ -55,9 +72,17 @@ describe('worker resilience (real emulator, real threads, real files)', () => {
     const dir = tempDir('exit');
     const record = join(dir, 'effects.log');
     const destination = await createConsumer(t.emulator);
-    const [exiting] = appendBehave(t.emulator, 1, () => ({ behaviour: 'exit', onlyOnAttempt: 1, record }), () => 'exit');
+    const [exiting] = appendBehave(
+      t.emulator,
+      1,
+      () => ({ behaviour: 'exit', onlyOnAttempt: 1, record }),
+      () => 'exit',
+    );
     appendBehave(t.emulator, 20, () => ({ record }));
-    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'thread', exitWhenIdle: true }), { logger: silent, timings: FAST });
+    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'thread', exitWhenIdle: true }), {
+      logger: silent,
+      timings: FAST,
+    });
     t.running.push(worker);
     const crashes: string[] = [];
     worker.events.on('run:done', (e) => e.error?.code === 'DW_ERR_HANDLER_CRASH' && crashes.push(e.event.id));
@@ -75,7 +100,10 @@ describe('worker resilience (real emulator, real threads, real files)', () => {
     const record = join(dir, 'effects.log');
     const destination = await createConsumer(t.emulator);
     appendBehave(t.emulator, 5, () => ({ behaviour: 'sleep-ignoring-signal', sleepMs: 2_500, onlyOnAttempt: 1, record }));
-    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'none', exitWhenIdle: true, visibilitySeconds: 2 }), { logger: silent, timings: FAST });
+    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'none', exitWhenIdle: true, visibilitySeconds: 2 }), {
+      logger: silent,
+      timings: FAST,
+    });
     t.running.push(worker);
     const counts = countOutcomes(worker);
     const nearDeadline: number[] = [];
@@ -96,7 +124,10 @@ describe('worker resilience (real emulator, real threads, real files)', () => {
     const destination = await createConsumer(t.emulator);
     appendBehave(t.emulator, 10, () => ({ record }));
     t.emulator.faults.set({ latencyMs: 60_000, latencyRoutes: ['ack'] });
-    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'none', exitWhenIdle: true, visibilitySeconds: 2 }), { logger: silent, timings: FAST });
+    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'none', exitWhenIdle: true, visibilitySeconds: 2 }), {
+      logger: silent,
+      timings: FAST,
+    });
     t.running.push(worker);
     const counts = countOutcomes(worker);
     const acks: string[] = [];
@@ -122,9 +153,17 @@ describe('worker resilience (real emulator, real threads, real files)', () => {
     const dir = tempDir('faults');
     const record = join(dir, 'effects.log');
     const destination = await createConsumer(t.emulator);
-    appendBehave(t.emulator, 600, () => ({ record }), (i) => `s-${i % 50}`);
+    appendBehave(
+      t.emulator,
+      600,
+      () => ({ record }),
+      (i) => `s-${i % 50}`,
+    );
     t.emulator.faults.set({ seed: 7, errorRate: 0.15, dropRate: 0.05, routes: ['pull', 'ack'] });
-    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'none', workers: 2, limit: 25, exitWhenIdle: true }), { logger: silent, timings: FAST });
+    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'none', workers: 2, limit: 25, exitWhenIdle: true }), {
+      logger: silent,
+      timings: FAST,
+    });
     t.running.push(worker);
     const pulls: string[] = [];
     worker.events.on('pull:done', (e) => pulls.push(e.status));
@@ -142,7 +181,12 @@ describe('worker resilience (real emulator, real threads, real files)', () => {
     const dir = tempDir('restart');
     const record = join(dir, 'effects.log');
     const destination = await createConsumer(t.emulator);
-    appendBehave(t.emulator, 1_500, () => ({ behaviour: 'sleep', sleepMs: 3, record }), (i) => `s-${i % 40}`);
+    appendBehave(
+      t.emulator,
+      1_500,
+      () => ({ behaviour: 'sleep', sleepMs: 3, record }),
+      (i) => `s-${i % 40}`,
+    );
     const config = workerConfig(t.emulator, destination, dir, {
       isolation: 'thread',
       workers: 2,
@@ -173,7 +217,10 @@ describe('worker resilience (real emulator, real threads, real files)', () => {
     const dir = tempDir('force');
     const destination = await createConsumer(t.emulator);
     appendBehave(t.emulator, 4, () => ({ behaviour: 'sleep', sleepMs: 60_000 }));
-    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'thread', shutdownTimeoutSeconds: 0.3, visibilitySeconds: 120 }), { logger: silent, timings: FAST });
+    const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation: 'thread', shutdownTimeoutSeconds: 0.3, visibilitySeconds: 120 }), {
+      logger: silent,
+      timings: FAST,
+    });
     const acks: string[] = [];
     worker.events.on('ack:done', (e) => acks.push(`${e.sent}:${e.status}`));
     await waitFor('handlers running', () => consumerState(t.emulator, destination).leased === 4);
@@ -240,7 +287,9 @@ describe('worker resilience (real emulator, real threads, real files)', () => {
   it('refuses to start with a broken handler module, naming the file', async () => {
     const dir = tempDir('broken');
     const broken = fileURLToPath(new URL('../fixtures/handlers-syntax-error', import.meta.url));
-    await expect(startWorker(workerConfig(t.emulator, 'dev-consumer', dir, { handlersDir: broken, isolation: 'thread' }), { logger: silent })).rejects.toMatchObject({
+    await expect(
+      startWorker(workerConfig(t.emulator, 'dev-consumer', dir, { handlersDir: broken, isolation: 'thread' }), { logger: silent }),
+    ).rejects.toMatchObject({
       code: 'DW_ERR_HANDLER_LOAD',
       message: expect.stringContaining('broken.js'),
     });

@@ -29,7 +29,7 @@ function schedulerOf(f: LeaseFixture, maxInProgress: number) {
 }
 
 describe('Scheduler', () => {
-  it('starts at most the budget, oldest ready first; a subject\'s next event waits for the one before it to settle', async () => {
+  it("starts at most the budget, oldest ready first; a subject's next event waits for the one before it to settle", async () => {
     const f = leaseFixture();
     const { scheduler, inFlight, accept, calls } = schedulerOf(f, 2);
     const lease = accept([
@@ -58,7 +58,7 @@ describe('Scheduler', () => {
     expect(calls).toContain(`${lease.pulled.leaseId} answered`);
   });
 
-  it('keeps subject order across leases: a later lease\'s event of the subject starts only after the earlier one settled', async () => {
+  it("keeps subject order across leases: a later lease's event of the subject starts only after the earlier one settled", async () => {
     const f = leaseFixture();
     const { accept } = schedulerOf(f, 8);
     accept([{ id: 'x1', subject: 'x' }]);
@@ -98,7 +98,7 @@ describe('Scheduler', () => {
     expect(f.acks.map((ack) => ack.status)).toEqual(['ok']);
   });
 
-  it('counts a lease\'s events held back by nothing as runnable, and those behind a retry time as not', async () => {
+  it("counts a lease's events held back by nothing as runnable, and those behind a retry time as not", async () => {
     const f = leaseFixture({ retryMs: 1_000 });
     await f.store.recordFailures([{ key: 'sync:r1', failedAtMs: f.clock.now(), retryAtMs: f.clock.now() + 5_000 }], 'someone');
     const { scheduler, accept } = schedulerOf(f, 1);

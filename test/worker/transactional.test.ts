@@ -13,7 +13,19 @@ import type { RunningWorker } from '../../src/worker/running-worker.js';
 import { startWorker } from '../../src/worker/start.js';
 import { runCli } from '../cli/cli-process.js';
 import { underCi } from '../fixtures/ci.js';
-import { appendBehave, createConsumer, deadLetters, emulatorForFile, FAST, silent, tempDir, untilCommitted, untilSettled, waitFor, workerConfig } from './harness.js';
+import {
+  appendBehave,
+  createConsumer,
+  deadLetters,
+  emulatorForFile,
+  FAST,
+  silent,
+  tempDir,
+  untilCommitted,
+  untilSettled,
+  waitFor,
+  workerConfig,
+} from './harness.js';
 
 /**
  * Transactional handlers through the real worker (docs/handlers.md, "Transactional handlers"): the
@@ -41,7 +53,11 @@ describe('transactional handlers need a PostgreSQL store', () => {
     for (const idempotencyUrl of ['memory', `sqlite:${join(dir, 'store.db')}`]) {
       const started = startWorker(workerConfig(t.emulator, destination, dir, { handlersDir: HANDLERS, idempotencyUrl }), { logger: silent, timings: FAST });
       await expect(started).rejects.toBeInstanceOf(ConfigError);
-      await expect(started).rejects.toMatchObject({ option: '--idempotency', code: ErrorCodes.CONFIG, message: expect.stringMatching(/single\.ts.*batch\.ts|batch\.ts.*single\.ts/) });
+      await expect(started).rejects.toMatchObject({
+        option: '--idempotency',
+        code: ErrorCodes.CONFIG,
+        message: expect.stringMatching(/single\.ts.*batch\.ts|batch\.ts.*single\.ts/),
+      });
     }
   });
 
@@ -49,7 +65,20 @@ describe('transactional handlers need a PostgreSQL store', () => {
     const dir = tempDir('tx-refused-run');
     const destination = await createConsumer(t.emulator);
     const args = ['run', '--base-url', t.emulator.url, '--tenant', 'dev-tenant', '--client-id', 'dev-client', '--client-secret', 'dev-secret'];
-    args.push('--destination', destination, '--handlers', HANDLERS, '--idempotency', 'memory', '--dead-letter', `file:${join(dir, 'dead-letter.jsonl')}`, '--metrics-port', '0', '--isolation', 'none');
+    args.push(
+      '--destination',
+      destination,
+      '--handlers',
+      HANDLERS,
+      '--idempotency',
+      'memory',
+      '--dead-letter',
+      `file:${join(dir, 'dead-letter.jsonl')}`,
+      '--metrics-port',
+      '0',
+      '--isolation',
+      'none',
+    );
     const result = await runCli(args, { cwd: dir });
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toMatch(/transactional: true needs --idempotency postgres:\/\//);
@@ -121,12 +150,22 @@ for (const isolation of ['none', 'thread'] as const) {
 
     /** The store's rows of a prefix, as `key -> state`. */
     async function marksOf(prefix: string): Promise<Map<string, string>> {
-      const { rows } = await probe.query<{ key: string; state: string }>('SELECT key, state FROM durable_worker_idempotency WHERE prefix = $1 AND expires_at > now()', [prefix]);
+      const { rows } = await probe.query<{ key: string; state: string }>(
+        'SELECT key, state FROM durable_worker_idempotency WHERE prefix = $1 AND expires_at > now()',
+        [prefix],
+      );
       return new Map(rows.map((row) => [row.key, row.state]));
     }
 
     function txConfig(destination: string, dir: string, prefix: string, overrides: Partial<WorkerConfig> = {}): WorkerConfig {
-      return workerConfig(t.emulator, destination, dir, { handlersDir: HANDLERS, idempotencyUrl: url, idempotencyPrefix: prefix, isolation, workers: 1, ...overrides });
+      return workerConfig(t.emulator, destination, dir, {
+        handlersDir: HANDLERS,
+        idempotencyUrl: url,
+        idempotencyPrefix: prefix,
+        isolation,
+        workers: 1,
+        ...overrides,
+      });
     }
 
     async function start(config: WorkerConfig, options: Parameters<typeof startWorker>[1] = {}): Promise<{ worker: RunningWorker; done: Done[] }> {
@@ -135,12 +174,18 @@ for (const isolation of ['none', 'thread'] as const) {
       return { worker, done: doneOf(worker) };
     }
 
-    it('commits each event\'s insert and its done mark together: N rows, every key done, without a separate done-mark write', async () => {
+    it("commits each event's insert and its done mark together: N rows, every key done, without a separate done-mark write", async () => {
       const dir = tempDir('tx-plain');
       const table = await effectTable();
       const prefix = `tx-${randomUUID()}`;
       const destination = await createConsumer(t.emulator);
-      const events = appendBehave(t.emulator, 12, () => ({ table }), (i) => `s-${i % 4}`, 'tx.single');
+      const events = appendBehave(
+        t.emulator,
+        12,
+        () => ({ table }),
+        (i) => `s-${i % 4}`,
+        'tx.single',
+      );
       // The store the worker uses for claims, watched: a transactional run must not need its markDone.
       const store = await PostgresIdempotencyStore.open({ url, prefix, doneTtlMs: 600_000, poolSize: 2 });
       closing.push(store);
@@ -172,7 +217,13 @@ for (const isolation of ['none', 'thread'] as const) {
       const table = await effectTable();
       const runsFile = join(dir, 'runs.log');
       const destination = await createConsumer(t.emulator);
-      const [event] = appendBehave(t.emulator, 1, () => ({ table, behaviour: 'fail-until', untilAttempt: 2, runsFile }), () => 'flaky', 'tx.single');
+      const [event] = appendBehave(
+        t.emulator,
+        1,
+        () => ({ table, behaviour: 'fail-until', untilAttempt: 2, runsFile }),
+        () => 'flaky',
+        'tx.single',
+      );
       const config = txConfig(destination, dir, `tx-${randomUUID()}`, { retryBackoffMinMs: 300, retryBackoffMaxMs: 2_000 });
       const { done } = await start(config);
       await untilSettled(t.emulator, destination, config);
@@ -197,8 +248,20 @@ for (const isolation of ['none', 'thread'] as const) {
       const runsFile = join(dir, 'runs.log');
       const prefix = `tx-${randomUUID()}`;
       const destination = await createConsumer(t.emulator);
-      const [poison] = appendBehave(t.emulator, 1, () => ({ table, behaviour: 'permanent', runsFile }), () => 'poison', 'tx.single');
-      const healthy = appendBehave(t.emulator, 3, () => ({ table, runsFile }), (i) => `ok-${i}`, 'tx.single');
+      const [poison] = appendBehave(
+        t.emulator,
+        1,
+        () => ({ table, behaviour: 'permanent', runsFile }),
+        () => 'poison',
+        'tx.single',
+      );
+      const healthy = appendBehave(
+        t.emulator,
+        3,
+        () => ({ table, runsFile }),
+        (i) => `ok-${i}`,
+        'tx.single',
+      );
       const config = txConfig(destination, dir, prefix);
       const { done } = await start(config);
       await untilSettled(t.emulator, destination, config);
@@ -219,12 +282,22 @@ for (const isolation of ['none', 'thread'] as const) {
       const runsFile = join(dir, 'runs.log');
       const afterFile = join(dir, 'after.log');
       const destination = await createConsumer(t.emulator);
-      const [event] = appendBehave(t.emulator, 1, () => ({ table, behaviour: 'hang-once', waitMs: 3_500, runsFile, afterFile }), () => 'slow', 'tx.single');
+      const [event] = appendBehave(
+        t.emulator,
+        1,
+        () => ({ table, behaviour: 'hang-once', waitMs: 3_500, runsFile, afterFile }),
+        () => 'slow',
+        'tx.single',
+      );
       const config = txConfig(destination, dir, `tx-${randomUUID()}`, { visibilitySeconds: 2 });
       const { done } = await start(config);
       await untilSettled(t.emulator, destination, config, 30_000);
       // The hung run's query after the abort, made once its sleep ends.
-      const after = await waitFor('the hung run to try ctx.tx after its deadline', () => (existsSync(afterFile) ? readFileSync(afterFile, 'utf8').trim() : undefined), 15_000);
+      const after = await waitFor(
+        'the hung run to try ctx.tx after its deadline',
+        () => (existsSync(afterFile) ? readFileSync(afterFile, 'utf8').trim() : undefined),
+        15_000,
+      );
 
       expect(after).toBe(`${event?.id} rejected ${ErrorCodes.TRANSACTION}`);
       const rows = await rowsOf(table);
@@ -243,7 +316,13 @@ for (const isolation of ['none', 'thread'] as const) {
       const runsFile = join(dir, 'runs.log');
       const prefix = `tx-${randomUUID()}`;
       const destination = await createConsumer(t.emulator);
-      const [event] = appendBehave(t.emulator, 1, () => ({ table, behaviour: 'fail', runsFile }), () => 'doomed', 'tx.single');
+      const [event] = appendBehave(
+        t.emulator,
+        1,
+        () => ({ table, behaviour: 'fail', runsFile }),
+        () => 'doomed',
+        'tx.single',
+      );
       const config = txConfig(destination, dir, prefix, { maxAttempts: 3 });
       const { done } = await start(config);
       await untilSettled(t.emulator, destination, config);
@@ -261,8 +340,20 @@ for (const isolation of ['none', 'thread'] as const) {
       const table = await effectTable();
       const runsFile = join(dir, 'runs.log');
       const destination = await createConsumer(t.emulator);
-      const [event] = appendBehave(t.emulator, 1, () => ({ table, behaviour: 'swallow-query-error', runsFile }), () => 'swallowed', 'tx.single');
-      const healthy = appendBehave(t.emulator, 3, () => ({ table, runsFile }), (i) => `h-${i}`, 'tx.single');
+      const [event] = appendBehave(
+        t.emulator,
+        1,
+        () => ({ table, behaviour: 'swallow-query-error', runsFile }),
+        () => 'swallowed',
+        'tx.single',
+      );
+      const healthy = appendBehave(
+        t.emulator,
+        3,
+        () => ({ table, runsFile }),
+        (i) => `h-${i}`,
+        'tx.single',
+      );
       const config = txConfig(destination, dir, `tx-${randomUUID()}`, { maxAttempts: 2 });
       const { done } = await start(config);
       await untilSettled(t.emulator, destination, config, 15_000);
@@ -270,7 +361,11 @@ for (const isolation of ['none', 'thread'] as const) {
       const rows = await rowsOf(table);
       expect([rows.count, rows.distinct]).toEqual([3, 3]);
       expect(rows.ids).toEqual(sorted(healthy.map((e) => e.id)));
-      expect(runsIn(runsFile).filter((r) => r.eventId === event?.id).map((r) => r.attempt)).toEqual([1, 2]);
+      expect(
+        runsIn(runsFile)
+          .filter((r) => r.eventId === event?.id)
+          .map((r) => r.attempt),
+      ).toEqual([1, 2]);
       expect(done.filter((d) => d.event.id === event?.id).map((d) => [d.outcome, d.error?.code])).toEqual([
         ['failed', ErrorCodes.TRANSACTION],
         ['dead_lettered', ErrorCodes.TRANSACTION],
@@ -283,7 +378,13 @@ for (const isolation of ['none', 'thread'] as const) {
       const table = await effectTable();
       const runsFile = join(dir, 'runs.log');
       const destination = await createConsumer(t.emulator);
-      const events = appendBehave(t.emulator, 6, (i) => (i === 2 ? { table, behaviour: 'fail-until', untilAttempt: 2, runsFile } : { table, runsFile }), (i) => `b-${i}`, 'tx.batch');
+      const events = appendBehave(
+        t.emulator,
+        6,
+        (i) => (i === 2 ? { table, behaviour: 'fail-until', untilAttempt: 2, runsFile } : { table, runsFile }),
+        (i) => `b-${i}`,
+        'tx.batch',
+      );
       const failing = events[2]?.id as string;
       const others = events.filter((e) => e.id !== failing).map((e) => e.id);
       const config = txConfig(destination, dir, `tx-${randomUUID()}`, { retryBackoffMinMs: 400, retryBackoffMaxMs: 2_000 });
@@ -295,12 +396,23 @@ for (const isolation of ['none', 'thread'] as const) {
       expect(rows.ids).toEqual(sorted(events.map((e) => e.id)));
       const runs = runsIn(runsFile);
       // The first call held all six, at attempt 1, and committed nothing: the ok ones ran again.
-      expect(runs.slice(0, 6).map((r) => [r.eventId, r.attempt]).sort()).toEqual(events.map((e) => [e.id, 1]).sort());
+      expect(
+        runs
+          .slice(0, 6)
+          .map((r) => [r.eventId, r.attempt])
+          .sort(),
+      ).toEqual(events.map((e) => [e.id, 1]).sort());
       for (const id of others) {
-        expect(runs.filter((r) => r.eventId === id).map((r) => r.attempt), id).toEqual([1, 1]);
+        expect(
+          runs.filter((r) => r.eventId === id).map((r) => r.attempt),
+          id,
+        ).toEqual([1, 1]);
         expect(rows.attempts.get(id), id).toEqual([1]);
         // Rolled back with the call, then ok; never charged an attempt.
-        expect(done.filter((d) => d.event.id === id).map((d) => [d.outcome, d.error?.code, d.attempt]), id).toEqual([
+        expect(
+          done.filter((d) => d.event.id === id).map((d) => [d.outcome, d.error?.code, d.attempt]),
+          id,
+        ).toEqual([
           ['failed', ErrorCodes.ROLLED_BACK, 1],
           ['ok', undefined, 1],
         ]);
@@ -320,7 +432,13 @@ for (const isolation of ['none', 'thread'] as const) {
       const runsFile = join(dir, 'runs.log');
       const prefix = `tx-${randomUUID()}`;
       const destination = await createConsumer(t.emulator);
-      const events = appendBehave(t.emulator, 4, (i) => (i === 1 ? { table, behaviour: 'permanent', runsFile } : { table, runsFile }), (i) => `p-${i}`, 'tx.batch');
+      const events = appendBehave(
+        t.emulator,
+        4,
+        (i) => (i === 1 ? { table, behaviour: 'permanent', runsFile } : { table, runsFile }),
+        (i) => `p-${i}`,
+        'tx.batch',
+      );
       const poison = events[1]?.id as string;
       const config = txConfig(destination, dir, prefix);
       const { done } = await start(config);
@@ -381,14 +499,20 @@ for (const isolation of ['none', 'thread'] as const) {
       for (const e of events) expect(marks.get(`single:${e.id}`), e.id).toBe('done');
     });
 
-    it('another replica holds the event\'s transaction: the worker hears busy, retries, and finds it done (a duplicate): one row', async () => {
+    it("another replica holds the event's transaction: the worker hears busy, retries, and finds it done (a duplicate): one row", async () => {
       const dir = tempDir('tx-busy');
       const table = await effectTable();
       const runsFile = join(dir, 'runs.log');
       const prefix = `tx-${randomUUID()}`;
       const destination = await createConsumer(t.emulator);
       // The other replica: the same store (created by the worker's start) and prefix, its transaction opened first.
-      const [event] = appendBehave(t.emulator, 1, () => ({ table, runsFile }), () => 'raced', 'tx.single');
+      const [event] = appendBehave(
+        t.emulator,
+        1,
+        () => ({ table, runsFile }),
+        () => 'raced',
+        'tx.single',
+      );
       const key = `single:${event?.id}`;
       const store = await PostgresIdempotencyStore.open({ url, prefix, doneTtlMs: 600_000, poolSize: 1 });
       closing.push(store);
@@ -425,8 +549,20 @@ for (const isolation of ['none', 'thread'] as const) {
       // The held event's first run keeps a statement going on the server past its lease (the worker
       // closes the connection at the deadline, the server holds the lock until the statement timeout):
       // its retry, a deferred run taken by either replica, meets that transaction.
-      const [heldEvent] = appendBehave(t.emulator, 1, () => ({ table, behaviour: 'hold-once', waitMs: 6_000, runsFile }), () => 'held', 'tx.single');
-      const rest = appendBehave(t.emulator, 20, () => ({ table, runsFile }), (i) => `r-${i}`, 'tx.single');
+      const [heldEvent] = appendBehave(
+        t.emulator,
+        1,
+        () => ({ table, behaviour: 'hold-once', waitMs: 6_000, runsFile }),
+        () => 'held',
+        'tx.single',
+      );
+      const rest = appendBehave(
+        t.emulator,
+        20,
+        () => ({ table, runsFile }),
+        (i) => `r-${i}`,
+        'tx.single',
+      );
       const config = txConfig(destination, dir, prefix, { visibilitySeconds: 2, limit: 5 });
       const a = await start(config);
       const b = await start({ ...config, workerIdPrefix: `w-${randomUUID().slice(0, 8)}` });

@@ -20,8 +20,20 @@ for (const isolation of ['none', 'thread'] as const) {
       const dir = tempDir('basic');
       const record = join(dir, 'effects.log');
       const destination = await createConsumer(t.emulator);
-      appendBehave(t.emulator, 50, () => ({ behaviour: 'ok', record }), (i) => `s-${i % 7}`, 'behave.multi');
-      const unrouted = appendBehave(t.emulator, 5, () => ({ record }), (i) => `u-${i}`, 'unrouted.type');
+      appendBehave(
+        t.emulator,
+        50,
+        () => ({ behaviour: 'ok', record }),
+        (i) => `s-${i % 7}`,
+        'behave.multi',
+      );
+      const unrouted = appendBehave(
+        t.emulator,
+        5,
+        () => ({ record }),
+        (i) => `u-${i}`,
+        'unrouted.type',
+      );
       const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation, exitWhenIdle: true }), { logger: silent, timings: FAST });
       t.running.push(worker);
       const counts = countOutcomes(worker);
@@ -81,9 +93,24 @@ for (const isolation of ['none', 'thread'] as const) {
       const dir = tempDir('dlq');
       const record = join(dir, 'effects.log');
       const destination = await createConsumer(t.emulator);
-      const [failing] = appendBehave(t.emulator, 1, () => ({ behaviour: 'fail' }), () => 'bad');
-      const [permanent] = appendBehave(t.emulator, 1, () => ({ behaviour: 'permanent' }), () => 'perm');
-      appendBehave(t.emulator, 3, () => ({ behaviour: 'ok', record }), (i) => `good-${i}`);
+      const [failing] = appendBehave(
+        t.emulator,
+        1,
+        () => ({ behaviour: 'fail' }),
+        () => 'bad',
+      );
+      const [permanent] = appendBehave(
+        t.emulator,
+        1,
+        () => ({ behaviour: 'permanent' }),
+        () => 'perm',
+      );
+      appendBehave(
+        t.emulator,
+        3,
+        () => ({ behaviour: 'ok', record }),
+        (i) => `good-${i}`,
+      );
       const config = workerConfig(t.emulator, destination, dir, { isolation, exitWhenIdle: true, maxAttempts: 3 });
       const worker = await startWorker(config, { logger: silent, timings: FAST });
       t.running.push(worker);
@@ -117,7 +144,10 @@ for (const isolation of ['none', 'thread'] as const) {
       const startedFile = join(dir, 'started.log');
       appendBehave(t.emulator, 60, () => ({ behaviour: 'sleep-timed', sleepMs: 20, record, startedFile, meet: 4 }));
       const inFlight: number[] = [];
-      const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation, exitWhenIdle: true, limit: 60, concurrency: 4 }), { logger: silent, timings: FAST });
+      const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation, exitWhenIdle: true, limit: 60, concurrency: 4 }), {
+        logger: silent,
+        timings: FAST,
+      });
       t.running.push(worker);
       worker.events.on('inflight:changed', (e) => inFlight.push(e.inFlight));
       expect((await worker.done).reason).toBe('idle');
@@ -132,8 +162,16 @@ for (const isolation of ['none', 'thread'] as const) {
       const record = join(dir, 'effects.log');
       const destination = await createConsumer(t.emulator);
       // Random sleeps would reorder events if one subject's events ran side by side.
-      appendBehave(t.emulator, 120, (i) => ({ behaviour: 'sleep', sleepMs: (i * 7919) % 13, record }), (i) => `subject-${i % 4}`);
-      const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation, exitWhenIdle: true, limit: 40, concurrency: 8 }), { logger: silent, timings: FAST });
+      appendBehave(
+        t.emulator,
+        120,
+        (i) => ({ behaviour: 'sleep', sleepMs: (i * 7919) % 13, record }),
+        (i) => `subject-${i % 4}`,
+      );
+      const worker = await startWorker(workerConfig(t.emulator, destination, dir, { isolation, exitWhenIdle: true, limit: 40, concurrency: 8 }), {
+        logger: silent,
+        timings: FAST,
+      });
       t.running.push(worker);
       expect((await worker.done).reason).toBe('idle');
       const lines = records(record);

@@ -48,7 +48,21 @@ export default defineHandler({
     const label = `${String(name ?? entry.id)}: ${(grossCents / 100).toFixed(2)} incl. VAT`;
     try {
       // An upsert by entry ID: a redelivered event writes the same summary again, harmlessly.
-      await api.ingest(TARGET, { entries: [{ id: entry.id, properties: [{ id: 'grossPriceCents', value: grossCents }, { id: 'label', value: label }] }] }, { signal: ctx.signal });
+      await api.ingest(
+        TARGET,
+        {
+          entries: [
+            {
+              id: entry.id,
+              properties: [
+                { id: 'grossPriceCents', value: grossCents },
+                { id: 'label', value: label },
+              ],
+            },
+          ],
+        },
+        { signal: ctx.signal },
+      );
     } catch (err) {
       // 429/5xx/network were already retried inside the client; what is left and not retryable
       // (a 400, a 403) will fail the same way on every redelivery: dead-letter it at once.

@@ -9,11 +9,15 @@ const tracer = trace.getTracer('examples/tracing');
 export default defineHandler({
   type: 'source_entry.updated',
   async handle(event, ctx) {
-    await tracer.startActiveSpan('UPDATE products', { kind: SpanKind.CLIENT, attributes: { 'db.system': 'postgresql', 'db.statement': 'UPDATE products SET title = $1 WHERE id = $2' } }, async (span) => {
-      // The database round trip would be here.
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      span.end();
-    });
+    await tracer.startActiveSpan(
+      'UPDATE products',
+      { kind: SpanKind.CLIENT, attributes: { 'db.system': 'postgresql', 'db.statement': 'UPDATE products SET title = $1 WHERE id = $2' } },
+      async (span) => {
+        // The database round trip would be here.
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        span.end();
+      },
+    );
     ctx.log.info({ entryId: event.subject }, 'entry saved');
   },
 });

@@ -59,7 +59,9 @@ function routingTable(handlers: readonly LoadedHandler[], config: WorkerConfig |
   const rows = handlers.map((h) => [h.name, h.types.join(', ')] as const);
   if (config?.forwardUrl !== undefined) rows.push(['(forward)', `* -> ${config.forwardUrl}`]);
   const width = Math.max(7, ...rows.map(([name]) => name.length));
-  const batches = handlers.flatMap((h) => (h.batch === undefined ? [] : [`batch handler: ${h.name}${h.batch.maxBatchSize === undefined ? '' : ` (at most ${h.batch.maxBatchSize} events per call)`}`]));
+  const batches = handlers.flatMap((h) =>
+    h.batch === undefined ? [] : [`batch handler: ${h.name}${h.batch.maxBatchSize === undefined ? '' : ` (at most ${h.batch.maxBatchSize} events per call)`}`],
+  );
   const transactional = handlers.flatMap((h) => (h.transactional === true ? [`transactional handler: ${h.name}`] : []));
   return [`${'handler'.padEnd(width)}  event types`, ...rows.map(([name, types]) => `${name.padEnd(width)}  ${types}`), ...batches, ...transactional];
 }
@@ -77,7 +79,11 @@ function lineLogger(stderr: CliContext['stderr'], bindings: Record<string, unkno
  * `check --setup`: each handler's `setup` once, without retry (a failure is a problem naming the
  * handler), then the teardown of those that succeeded, bounded by --shutdown-timeout.
  */
-async function checkSetups(handlers: readonly LoadedHandler[], context: CliContext, shutdownTimeoutSeconds: number): Promise<{ lines: string[]; problems: string[] }> {
+async function checkSetups(
+  handlers: readonly LoadedHandler[],
+  context: CliContext,
+  shutdownTimeoutSeconds: number,
+): Promise<{ lines: string[]; problems: string[] }> {
   const { setUpHandlers, tearDownHandlers } = await import('../../handlers/life-cycle.js');
   const logger = (bindings: Record<string, unknown>) => lineLogger(context.stderr, bindings);
   const lines: string[] = [];
@@ -118,16 +124,21 @@ export function checkCommand(context: CliContext, setExitCode: (code: number) =>
         .example('$0 check --config worker.json', 'Also validate a full run configuration')
         .example('$0 check --setup', "Also run each handler's setup once (then its teardown)")
         .option('setup', booleanFlag("Run each handler's setup once, without retry (a failure is a problem naming the handler), then its teardown", 'Check:'))
-        .option('type-check', booleanFlag("Type-check TypeScript handlers with the project's typescript and tsconfig.json (default: true; --no-type-check to skip)", 'Check:'))
+        .option(
+          'type-check',
+          booleanFlag("Type-check TypeScript handlers with the project's typescript and tsconfig.json (default: true; --no-type-check to skip)", 'Check:'),
+        )
         // dev's check after a save: the type check alone, no handler module imported (no side effect twice).
         .option('types-only', { ...booleanFlag('Only the type check, without loading the handlers', 'Check:'), hidden: true }),
     handler: async (argv) => {
       const flags = pickRunFlags(argv);
       // A bad value is a ConfigError: exit 2 naming the option, as for every flag.
       const runSetup = booleanFlagValue((argv as { setup?: unknown }).setup, '--setup');
-      const typeCheck = (argv as { typeCheck?: unknown }).typeCheck === undefined || booleanFlagValue((argv as { typeCheck?: unknown }).typeCheck, '--type-check');
+      const typeCheck =
+        (argv as { typeCheck?: unknown }).typeCheck === undefined || booleanFlagValue((argv as { typeCheck?: unknown }).typeCheck, '--type-check');
       const problems: string[] = [];
-      if (booleanFlagValue((argv as { typesOnly?: unknown }).typesOnly, '--types-only')) return setExitCode(await typesOnly(handlersDirOf(flags, context), context));
+      if (booleanFlagValue((argv as { typesOnly?: unknown }).typesOnly, '--types-only'))
+        return setExitCode(await typesOnly(handlersDirOf(flags, context), context));
       const { config, notes, problem } = validateGiven(flags, context);
       if (problem !== undefined) problems.push(problem);
       const dir = config?.handlersDir ?? handlersDirOf(flags, context);
@@ -154,7 +165,10 @@ export function checkCommand(context: CliContext, setExitCode: (code: number) =>
 
       if (typeCheck && handlers.length > 0) {
         const { typeCheckHandlers } = await import('../type-check.js');
-        const types = typeCheckHandlers(handlers.map((h) => h.file), dir);
+        const types = typeCheckHandlers(
+          handlers.map((h) => h.file),
+          dir,
+        );
         if (types.state === 'errors') problems.push(...types.errors);
         else if (types.state === 'unavailable') notes.push(types.note);
         else if (types.state === 'ok') notes.push(`types: ${types.files} TypeScript handler(s) checked (typescript ${types.version})`);

@@ -53,7 +53,8 @@ export function parseTime(option: string, value: unknown, now: number = Date.now
   const ago = /^\d/.test(text) && !/[-:T]/.test(text) ? parseDurationMs(text) : undefined;
   if (ago !== undefined) return new Date(now - ago);
   const ms = Date.parse(text);
-  if (!Number.isFinite(ms)) throw new ConfigError(`${option} must be an ISO time (2026-01-31T12:00:00Z) or a duration ago like 30m, 2h, 7d (got ${text})`, option);
+  if (!Number.isFinite(ms))
+    throw new ConfigError(`${option} must be an ISO time (2026-01-31T12:00:00Z) or a duration ago like 30m, 2h, 7d (got ${text})`, option);
   return new Date(ms);
 }
 

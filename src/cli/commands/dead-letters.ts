@@ -18,7 +18,8 @@ const REPLAY_FAILED = 1;
 type Args = Record<string, unknown> & { ids?: unknown; id?: unknown };
 
 const FILTER_GROUP = 'Filters:';
-const ALL_PREFIXES_HELP = 'Without --idempotency-prefix: take the records of every prefix of a shared sink (otherwise a sink holding several refuses, naming them)';
+const ALL_PREFIXES_HELP =
+  'Without --idempotency-prefix: take the records of every prefix of a shared sink (otherwise a sink holding several refuses, naming them)';
 
 function withFilters<T>(yargs: Argv<T>): Argv<T> {
   const option = (describe: string) => ({ type: 'string' as const, describe, group: FILTER_GROUP, requiresArg: true });
@@ -39,12 +40,23 @@ const SINK_OPTION_HELP = {
 
 /** The run options that locate the records (and, for a replay, run the handlers). */
 const SINK_OPTIONS = ['tenant', 'destination', 'idempotencyPrefix', 'idempotency', 'deadLetter'] as const satisfies readonly RunOptionKey[];
-const REPLAY_OPTIONS = [...SINK_OPTIONS, 'handlers', 'forwardUrl', 'forwardMode', 'handlerTimeout', 'isolation', 'visibility', 'concurrency', 'idempotencyTtl', 'logLevel'] as const satisfies readonly RunOptionKey[];
+const REPLAY_OPTIONS = [
+  ...SINK_OPTIONS,
+  'handlers',
+  'forwardUrl',
+  'forwardMode',
+  'handlerTimeout',
+  'isolation',
+  'visibility',
+  'concurrency',
+  'idempotencyTtl',
+  'logLevel',
+] as const satisfies readonly RunOptionKey[];
 
 /** `--config` and the `run` options, read from the same sources as `run`; --help lists those in `shown`. */
 function withSinkOptions<T>(yargs: Argv<T>, shown: readonly RunOptionKey[] = SINK_OPTIONS): Argv<T> {
   return withRunOptions(yargs, [], SINK_OPTION_HELP, shown).epilogue(
-    'Every run option is read as `run` reads it (flags, DURABLE_WORKER_* env vars, --config): point the command at the worker\'s own configuration (the options not listed here are accepted and have no effect). ' +
+    "Every run option is read as `run` reads it (flags, DURABLE_WORKER_* env vars, --config): point the command at the worker's own configuration (the options not listed here are accepted and have no effect). " +
       'Records are kept per --idempotency-prefix (default <tenant>:<destination>); without either, every prefix of the sink is read. ' +
       'Exit codes: 0 done, 1 some replay failed (records stay dead), 2 bad input.',
   );
@@ -115,7 +127,8 @@ async function show(argv: Args, context: CliContext): Promise<void> {
   const id = String(argv.id);
   await withSink(argv, context, async (sink) => {
     const record = await sink.get(id);
-    if (record === undefined) throw new ConfigError(`no dead-letter record ${JSON.stringify(id)} (ids are <handler>:<event id>, as \`dead-letters list\` shows them)`);
+    if (record === undefined)
+      throw new ConfigError(`no dead-letter record ${JSON.stringify(id)} (ids are <handler>:<event id>, as \`dead-letters list\` shows them)`);
     context.stdout.write(booleanFlagValue(argv.json, '--json') ? jsonLine(record) : `${JSON.stringify(record, null, 2)}\n`);
   });
 }

@@ -20,18 +20,29 @@ const OPTION_HELP = {
  * Opens the store of the worker's configuration (read as `run` reads it) and its deferred runs,
  * closing it whatever happens. The runs are kept per --idempotency-prefix, which is needed.
  */
-async function withDeferred<T>(argv: Args, context: CliContext, action: (deferred: DeferredRuns, mark: (keys: string[]) => Promise<void>) => Promise<T>): Promise<T> {
+async function withDeferred<T>(
+  argv: Args,
+  context: CliContext,
+  action: (deferred: DeferredRuns, mark: (keys: string[]) => Promise<void>) => Promise<T>,
+): Promise<T> {
   const base = { flags: pickRunFlags(argv), env: context.env, cwd: context.cwd, omit: UNUSED };
   const given = collectRunOptions(base).values;
   if (given.destination === undefined && given.idempotencyPrefix === undefined) {
     throw new ConfigError('deferred needs --destination (or --idempotency-prefix): deferred runs are kept per prefix <tenant>:<destination>', '--destination');
   }
-  const config = loadWorkerConfig({ ...base, defaults: { baseUrl: 'http://127.0.0.1', apiKey: 'unused', ...(given.destination === undefined ? { destination: 'unused' } : {}) } });
+  const config = loadWorkerConfig({
+    ...base,
+    defaults: { baseUrl: 'http://127.0.0.1', apiKey: 'unused', ...(given.destination === undefined ? { destination: 'unused' } : {}) },
+  });
   const { createIdempotencyStore } = await import('../../idempotency/index.js');
   const store = await createIdempotencyStore(config.idempotencyUrl, { prefix: config.idempotencyPrefix, doneTtlMs: config.idempotencyTtlMs });
   try {
     const deferred = deferredRunsOf(store);
-    if (deferred === undefined) throw new ConfigError('the memory store holds no deferred runs (its runs wait in their lease): give --idempotency sqlite:, redis:// or postgres://', '--idempotency');
+    if (deferred === undefined)
+      throw new ConfigError(
+        'the memory store holds no deferred runs (its runs wait in their lease): give --idempotency sqlite:, redis:// or postgres://',
+        '--idempotency',
+      );
     return await action(deferred, (keys) => store.markDone(keys));
   } finally {
     await store.close();
@@ -47,9 +58,21 @@ function keysOf(argv: Args): string[] {
 export function deferredTable(runs: readonly DeferredRun[], nowMs: number): string {
   const seconds = (ms: number) => `${Math.round(ms / 100) / 10}s`;
   const headers = ['KEY', 'HANDLER', 'SUBJECT', 'SEQUENCE', 'REASON', 'DUE', 'AGE'];
-  const rows = runs.map((r) => [r.key, r.handler, r.event.subject, r.sequence, r.reason, r.retryAtMs <= nowMs ? 'now' : `in ${seconds(r.retryAtMs - nowMs)}`, seconds(nowMs - r.deferredAtMs)]);
+  const rows = runs.map((r) => [
+    r.key,
+    r.handler,
+    r.event.subject,
+    r.sequence,
+    r.reason,
+    r.retryAtMs <= nowMs ? 'now' : `in ${seconds(r.retryAtMs - nowMs)}`,
+    seconds(nowMs - r.deferredAtMs),
+  ]);
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)));
-  const line = (cells: readonly string[]) => cells.map((c, i) => c.padEnd(widths[i] as number)).join('  ').trimEnd();
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] as number))
+      .join('  ')
+      .trimEnd();
   return `${[line(headers), ...rows.map(line)].join('\n')}\n`;
 }
 
@@ -82,7 +105,8 @@ async function runNow(argv: Args, context: CliContext): Promise<number> {
 
 async function drop(argv: Args, context: CliContext): Promise<number> {
   const keys = keysOf(argv);
-  if (!booleanFlagValue(argv.yes, '--yes')) throw new ConfigError('drop needs --yes: the handler never runs these events (their keys are marked done)', '--yes');
+  if (!booleanFlagValue(argv.yes, '--yes'))
+    throw new ConfigError('drop needs --yes: the handler never runs these events (their keys are marked done)', '--yes');
   return withDeferred(argv, context, async (deferred, markDone) => {
     const found: string[] = [];
     for (const key of keys) {
@@ -104,7 +128,10 @@ const KEYS_PARSING = { 'duplicate-arguments-array': true } as const;
 /** `durable-worker deferred list | run-now | drop`: the runs waiting in the store (docs/operations.md, "Deferred runs"). */
 export function deferredCommand(context: CliContext, setExitCode: (code: number) => void): CommandModule {
   const run = (action: (argv: Args) => Promise<number | void>) => async (argv: Args) => setExitCode((await action(argv)) ?? 0);
-  const withOptions = (y: Argv) => withRunOptions(y, [], OPTION_HELP, SHOWN).epilogue("Every run option is read as `run` reads it (flags, DURABLE_WORKER_* env vars, --config): point the command at the worker's own configuration (the options not listed here are accepted and have no effect). Exit codes: 0 done, 1 a key had no deferred run, 2 bad input.");
+  const withOptions = (y: Argv) =>
+    withRunOptions(y, [], OPTION_HELP, SHOWN).epilogue(
+      "Every run option is read as `run` reads it (flags, DURABLE_WORKER_* env vars, --config): point the command at the worker's own configuration (the options not listed here are accepted and have no effect). Exit codes: 0 done, 1 a key had no deferred run, 2 bad input.",
+    );
   return {
     builder: (yargs: Argv) =>
       yargs
@@ -113,7 +140,7 @@ export function deferredCommand(context: CliContext, setExitCode: (code: number)
           describe: 'Deferred runs in chain order (table; JSON lines with --json)',
           builder: (y: Argv) =>
             withOptions(y)
-              .option('handler', { type: 'string', describe: 'Only this handler\'s runs', group: 'Filters:', requiresArg: true })
+              .option('handler', { type: 'string', describe: "Only this handler's runs", group: 'Filters:', requiresArg: true })
               .option('limit', numberOption('At most this many runs, 1..100000 (default: 1000)', 'Output:'))
               .option('json', booleanFlag('One JSON object per line: the whole run, its event included', 'Output:')),
           handler: run((argv) => list(argv, context)),

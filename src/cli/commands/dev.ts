@@ -89,7 +89,15 @@ async function openDevConsole(options: ConsoleCliOptions): Promise<DevConsole | 
 }
 
 /** Starts the console's server for this worker configuration; returns its URL. */
-function startDevConsole(devConsole: DevConsole, options: Extract<ConsoleCliOptions, { enabled: true }>, config: WorkerConfig, allowedOrigins: readonly string[], emulatorUrl: string, cwd: string, logger: Logger): Promise<string> {
+function startDevConsole(
+  devConsole: DevConsole,
+  options: Extract<ConsoleCliOptions, { enabled: true }>,
+  config: WorkerConfig,
+  allowedOrigins: readonly string[],
+  emulatorUrl: string,
+  cwd: string,
+  logger: Logger,
+): Promise<string> {
   const { tenant, clientId, clientSecret } = EMULATOR_DEFAULTS;
   return devConsole.start({
     host: options.host,
@@ -144,9 +152,19 @@ export function devCommand(context: CliContext, setExitCode: (code: number) => v
         .example('$0 dev --demo', 'Emulator on :8787, worker with ./handlers (or the bundled example without one), sample traffic every second')
         .example('$0 dev --port 0 --metrics-port 0 --isolation none', 'Random ports, handlers in-process')
         .example('$0 dev --demo --no-console', 'Without the console (http://127.0.0.1:8788 by default)')
-        .epilogue(`The worker uses tenant ${EMULATOR_DEFAULTS.tenant}, client ${EMULATOR_DEFAULTS.clientId} / ${EMULATOR_DEFAULTS.clientSecret}, destination ${EMULATOR_DEFAULTS.destination} and a SQLite idempotency store.`),
+        .epilogue(
+          `The worker uses tenant ${EMULATOR_DEFAULTS.tenant}, client ${EMULATOR_DEFAULTS.clientId} / ${EMULATOR_DEFAULTS.clientSecret}, destination ${EMULATOR_DEFAULTS.destination} and a SQLite idempotency store.`,
+        ),
     handler: async (argv) => {
-      const args = argv as EmulatorArgs & { demo?: unknown; watch?: unknown; emulatorConfig?: string; console?: unknown; consolePort?: unknown; consoleHost?: unknown; consoleEvents?: unknown };
+      const args = argv as EmulatorArgs & {
+        demo?: unknown;
+        watch?: unknown;
+        emulatorConfig?: string;
+        console?: unknown;
+        consolePort?: unknown;
+        consoleHost?: unknown;
+        consoleEvents?: unknown;
+      };
       const demo = booleanFlagValue(args.demo, '--demo');
       const watch = args.watch === undefined || booleanFlagValue(args.watch, '--watch');
       const consoleOptions = parseConsoleOptions(args);
@@ -210,7 +228,12 @@ export function devCommand(context: CliContext, setExitCode: (code: number) => v
           logger.info({ url: consoleUrl }, `console at ${consoleUrl}`);
         }
         // Meant to be copied into a browser or a shell: plain text on a terminal, records on a pipe.
-        if (consoleUrl !== undefined) printHints(context.stdout, logger, `Open the console: ${consoleUrl}  (events, consumer, deferred, limits, dead letters, send; --no-console to turn it off)`);
+        if (consoleUrl !== undefined)
+          printHints(
+            context.stdout,
+            logger,
+            `Open the console: ${consoleUrl}  (events, consumer, deferred, limits, dead letters, send; --no-console to turn it off)`,
+          );
         printHints(context.stdout, logger, curlHints(emulator.url));
         if (demo) {
           const createClient = await loadCreateClient();
@@ -218,7 +241,8 @@ export function devCommand(context: CliContext, setExitCode: (code: number) => v
           logger.info({ source: DEMO_SOURCE }, `demo: ingesting sample entries into ${DEMO_SOURCE} every second`);
         }
         // The bundled example folder is part of the package: nothing there is edited.
-        const start = watch && bundledHandlers === undefined ? await withHandlerReload(startWorkerWithConsole(devConsole), devConsole) : startWorkerWithConsole(devConsole);
+        const start =
+          watch && bundledHandlers === undefined ? await withHandlerReload(startWorkerWithConsole(devConsole), devConsole) : startWorkerWithConsole(devConsole);
         setExitCode(await runWorkerProcess(config, logger, context, start));
       } finally {
         stopDemo();

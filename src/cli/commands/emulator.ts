@@ -27,7 +27,12 @@ export function withEmulatorOptions<T>(yargs: Argv<T>, portDescription: string):
   return yargs
     .option('port', numberOption(portDescription, 'Emulator:'))
     .option('host', { type: 'string', requiresArg: true, describe: `Interface to listen on (default: ${EMULATOR_DEFAULTS.host})`, group: 'Emulator:' })
-    .option('token-lifetime', { type: 'string', requiresArg: true, describe: 'Lifetime of issued access tokens: seconds or a duration like 5m, 1h', group: 'Emulator:' })
+    .option('token-lifetime', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'Lifetime of issued access tokens: seconds or a duration like 5m, 1h',
+      group: 'Emulator:',
+    })
     .option('allowed-origins', {
       type: 'string',
       requiresArg: true,
@@ -75,10 +80,14 @@ export function emulatorCommand(context: CliContext, setExitCode: (code: number)
         .option('allowed-hosts', {
           type: 'string',
           requiresArg: true,
-          describe: 'Host names the emulator answers besides localhost, 127.0.0.0/8 and [::1], comma-separated (the name other containers reach it by); .example.com allows every name below it',
+          describe:
+            'Host names the emulator answers besides localhost, 127.0.0.0/8 and [::1], comma-separated (the name other containers reach it by); .example.com allows every name below it',
           group: 'Emulator:',
         })
-        .example('$0 emulator', `Listen on http://${EMULATOR_DEFAULTS.host}:${EMULATOR_DEFAULTS.port} with client ${EMULATOR_DEFAULTS.clientId} / ${EMULATOR_DEFAULTS.clientSecret}`)
+        .example(
+          '$0 emulator',
+          `Listen on http://${EMULATOR_DEFAULTS.host}:${EMULATOR_DEFAULTS.port} with client ${EMULATOR_DEFAULTS.clientId} / ${EMULATOR_DEFAULTS.clientSecret}`,
+        )
         .example('$0 emulator --port 0 --token-lifetime 60', 'Random port, tokens that expire after a minute')
         .example('$0 emulator --host 0.0.0.0 --allowed-hosts emulator', 'In a container that other containers reach as http://emulator:8787'),
     handler: async (argv) => {

@@ -53,12 +53,20 @@ export function initCommand(context: CliContext, setExitCode: (code: number) => 
       yargs
         .positional('dir', { type: 'string', describe: 'Folder of the new project (default: the current folder; created when missing)' })
         .option('typescript', booleanFlag('Write the handler and its test in TypeScript, with a tsconfig.json', 'Init:'))
-        .option('store', { type: 'string', default: 'sqlite', describe: `The idempotency store the project will run with (${Object.keys(STORES).join(', ')}): adds its driver (pg, redis) to the dependencies`, group: 'Init:', requiresArg: true })
+        .option('store', {
+          type: 'string',
+          default: 'sqlite',
+          describe: `The idempotency store the project will run with (${Object.keys(STORES).join(', ')}): adds its driver (pg, redis) to the dependencies`,
+          group: 'Init:',
+          requiresArg: true,
+        })
         .option('otel', booleanFlag('Add the OpenTelemetry SDK and OTLP exporter to the dependencies (for run --otel)', 'Init:'))
         .option('force', booleanFlag('Overwrite files that already exist (default: refuse, naming the first one)', 'Init:'))
         .example('$0 init my-worker', 'A JavaScript project in ./my-worker; then cd my-worker && npm install && npm run dev -- --demo')
         .example('$0 init --typescript', 'A TypeScript project in the current folder')
-        .epilogue('Writes package.json (scripts dev, test, check), handlers/entry-changes.js and its test (vitest and durable-worker/testing), .gitignore (the state folder .durable-worker/). Exit codes: 0 written, 2 a file exists (without --force) or bad input.'),
+        .epilogue(
+          'Writes package.json (scripts dev, test, check), handlers/entry-changes.js and its test (vitest and durable-worker/testing), .gitignore (the state folder .durable-worker/). Exit codes: 0 written, 2 a file exists (without --force) or bad input.',
+        ),
     handler: (argv) => {
       const args = argv as { dir?: string; typescript?: unknown; force?: unknown; otel?: unknown; store?: Store };
       const typescript = booleanFlagValue(args.typescript, '--typescript');
@@ -86,7 +94,10 @@ export function initCommand(context: CliContext, setExitCode: (code: number) => 
       });
       const clashes = existing(dir, files);
       if (clashes.length > 0 && !force) {
-        throw new ConfigError(`${join(dir, clashes[0]!)} already exists: init writes nothing over a file (--force to overwrite ${clashes.length === 1 ? 'it' : `it and ${clashes.length - 1} more`})`, 'force');
+        throw new ConfigError(
+          `${join(dir, clashes[0]!)} already exists: init writes nothing over a file (--force to overwrite ${clashes.length === 1 ? 'it' : `it and ${clashes.length - 1} more`})`,
+          'force',
+        );
       }
       for (const file of files) {
         const path = join(dir, file.path);

@@ -72,7 +72,8 @@ export function createDestinationClient(options: DestinationClientOptions): Dest
     if (typeof options[key] !== 'string' || options[key] === '') throw new ConfigError(`${key} is required`, key);
   }
   const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
-  if (!Number.isFinite(requestTimeoutMs) || requestTimeoutMs <= 0) throw new ConfigError(`requestTimeoutMs must be a positive number (got ${requestTimeoutMs})`, 'requestTimeoutMs');
+  if (!Number.isFinite(requestTimeoutMs) || requestTimeoutMs <= 0)
+    throw new ConfigError(`requestTimeoutMs must be a positive number (got ${requestTimeoutMs})`, 'requestTimeoutMs');
   let retryPolicy: RetryPolicy;
   try {
     retryPolicy = resolveRetryPolicy(options.retry);
@@ -154,5 +155,9 @@ function callerToken(read: () => string | Promise<string>): Credential {
 function readQueryResponse<R>(body: unknown): DestinationQueryResponse<R> {
   const raw = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
   // Liberal: a missing results array reads as empty (spec: "empty array when no results").
-  return { ...raw, language: typeof raw.language === 'string' ? raw.language : '', results: Array.isArray(raw.results) ? (raw.results as R[]) : [] } as DestinationQueryResponse<R>;
+  return {
+    ...raw,
+    language: typeof raw.language === 'string' ? raw.language : '',
+    results: Array.isArray(raw.results) ? (raw.results as R[]) : [],
+  } as DestinationQueryResponse<R>;
 }

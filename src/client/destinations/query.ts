@@ -17,9 +17,7 @@ export type FilterOperator = 'Equal' | 'GreaterThan' | 'GreaterThanOrEqual' | 'L
  * values; `Between` (exclusive) and `BetweenInclusive` take two values; `match: 'All'` requires
  * every value in a multi-valued property.
  */
-export type FilterCriteria =
-  | readonly FilterValue[]
-  | { operator?: FilterOperator; values: readonly FilterValue[]; match?: 'Any' | 'All' };
+export type FilterCriteria = readonly FilterValue[] | { operator?: FilterOperator; values: readonly FilterValue[]; match?: 'Any' | 'All' };
 
 /** One query of a POST `filter`: every `must` criterion holds and no `must_not` criterion holds. */
 export interface FilterQuery {
@@ -95,7 +93,24 @@ export interface DestinationResultMeta {
 /** A result with unknown properties (the shape differs per endpoint). */
 export type DestinationResult = Record<string, unknown> & { '@meta'?: DestinationResultMeta };
 
-const GET_RESERVED = new Set(['id', 'select', 'listIds', 'includeTotals', 'includeMeta', 'top', 'skip', 'after', 'sortAsc', 'sortDesc', 'language', 'search', 'searchOn', 'caseInsensitiveSearch', 'periodSince', 'periodBefore']);
+const GET_RESERVED = new Set([
+  'id',
+  'select',
+  'listIds',
+  'includeTotals',
+  'includeMeta',
+  'top',
+  'skip',
+  'after',
+  'sortAsc',
+  'sortDesc',
+  'language',
+  'search',
+  'searchOn',
+  'caseInsensitiveSearch',
+  'periodSince',
+  'periodBefore',
+]);
 
 /** Spec datetime format `yyyy-MM-dd'T'HH:mm:ss.SSSSSSSZ` (seven fraction digits, UTC). */
 export function formatDestinationDateTime(date: Date): string {

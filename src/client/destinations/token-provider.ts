@@ -29,7 +29,6 @@ export interface DestinationTokenOptions {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
-
 /**
  * When to stop using a destination token that lives `expiresInSeconds`, in ms after obtaining it:
  * one minute before expiry (a tenth of the life for lives under ten minutes), so a request in
@@ -137,8 +136,10 @@ export class DestinationTokenProvider implements Credential {
     }
     const token = record.accessToken;
     const expiresIn = Number(record.expiresIn);
-    if (typeof token !== 'string' || token === '') throw new AuthError({ status: response.status, message: 'destination token response carries no accessToken' });
-    if (!Number.isFinite(expiresIn) || expiresIn <= 0) throw new AuthError({ status: response.status, message: 'destination token response has no positive expiresIn' });
+    if (typeof token !== 'string' || token === '')
+      throw new AuthError({ status: response.status, message: 'destination token response carries no accessToken' });
+    if (!Number.isFinite(expiresIn) || expiresIn <= 0)
+      throw new AuthError({ status: response.status, message: 'destination token response has no positive expiresIn' });
     this.#blocked = undefined;
     return { token, refreshAtMs: this.#now() + destinationTokenRefreshAfterMs(expiresIn) };
   }

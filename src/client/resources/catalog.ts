@@ -9,7 +9,12 @@ export type { AccessCatalogItem };
 export async function getAccessCatalog(send: Send, options: CallOptions = {}): Promise<AccessCatalogItem[]> {
   const response = await send.send({ method: 'GET', path: '/v1/applications/access-catalog', signal: options.signal, retry: true });
   if (!Array.isArray(response.body)) {
-    throw new ApiError({ status: response.status, method: 'GET', path: '/v1/applications/access-catalog', message: 'the access catalog answer is not an array' });
+    throw new ApiError({
+      status: response.status,
+      method: 'GET',
+      path: '/v1/applications/access-catalog',
+      message: 'the access catalog answer is not an array',
+    });
   }
   return response.body as AccessCatalogItem[];
 }

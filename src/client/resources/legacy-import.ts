@@ -12,8 +12,6 @@ export interface LegacyImportRequest {
   entries: Array<{ id: string; properties: Record<string, string | null> }>;
 }
 
-
-
 /**
  * Legacy import operations (spec: accept `import-datasource` or `write:sources`). A validation
  * failure is ApiError 400 with `problem.errors` keyed by request path.

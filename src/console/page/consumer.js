@@ -35,7 +35,25 @@ export function consumerPage(root, store) {
           'section',
           {},
           h('h3', {}, 'Leases held'),
-          h('table', { class: 'leases' }, h('thead', {}, h('tr', {}, h('th', {}, 'lease'), h('th', {}, 'workerId'), h('th', {}, 'sequences'), h('th', {}, 'generation'), h('th', {}, 'attempt'), h('th', {}, 'expires in'))), leases),
+          h(
+            'table',
+            { class: 'leases' },
+            h(
+              'thead',
+              {},
+              h(
+                'tr',
+                {},
+                h('th', {}, 'lease'),
+                h('th', {}, 'workerId'),
+                h('th', {}, 'sequences'),
+                h('th', {}, 'generation'),
+                h('th', {}, 'attempt'),
+                h('th', {}, 'expires in'),
+              ),
+            ),
+            leases,
+          ),
         ),
         h('section', {}, h('h3', {}, 'Fault injection'), faultForm.element),
       ),
@@ -64,7 +82,8 @@ export function consumerPage(root, store) {
     }
     pause.textContent = c.paused ? 'Resume' : 'Pause';
     pause.dataset.paused = String(c.paused);
-    const stat = (/** @type {string} */ label, /** @type {string | number} */ value, /** @type {string} */ name) => h('div', { class: 'stat', dataset: { stat: name } }, h('span', { class: 'label' }, label), h('span', { class: 'value' }, String(value)));
+    const stat = (/** @type {string} */ label, /** @type {string | number} */ value, /** @type {string} */ name) =>
+      h('div', { class: 'stat', dataset: { stat: name } }, h('span', { class: 'label' }, label), h('span', { class: 'value' }, String(value)));
     replace(
       stats,
       stat('state', c.paused ? 'paused' : 'running', 'state'),
@@ -162,16 +181,35 @@ function faultsForm(/** @type {Store} */ store) {
   const element = h(
     'form',
     { class: 'faults', id: 'faults-form', onsubmit: (/** @type {Event} */ e) => (e.preventDefault(), void apply()) },
-    h('fieldset', {}, h('legend', {}, '5xx answers'), h('label', { dataset: { field: 'errorRate' } }, 'rate (0–1) ', errorRate), h('label', { dataset: { field: 'errorStatus' } }, 'status ', errorStatus), h('div', {}, 'on ', errorRoutes, h('span', { class: 'muted' }, ' (none: every route)'))),
-    h('fieldset', {}, h('legend', {}, 'Latency'), h('label', { dataset: { field: 'latencyMs' } }, 'added ms ', latencyMs), h('div', {}, 'on ', latencyRoutes, h('span', { class: 'muted' }, ' (none: every route)'))),
-    h('div', { class: 'buttons' }, h('button', { type: 'submit', id: 'apply-faults' }, 'Apply'), h('button', { type: 'button', id: 'clear-faults', onclick: () => void clear() }, 'Clear all faults')),
+    h(
+      'fieldset',
+      {},
+      h('legend', {}, '5xx answers'),
+      h('label', { dataset: { field: 'errorRate' } }, 'rate (0–1) ', errorRate),
+      h('label', { dataset: { field: 'errorStatus' } }, 'status ', errorStatus),
+      h('div', {}, 'on ', errorRoutes, h('span', { class: 'muted' }, ' (none: every route)')),
+    ),
+    h(
+      'fieldset',
+      {},
+      h('legend', {}, 'Latency'),
+      h('label', { dataset: { field: 'latencyMs' } }, 'added ms ', latencyMs),
+      h('div', {}, 'on ', latencyRoutes, h('span', { class: 'muted' }, ' (none: every route)')),
+    ),
+    h(
+      'div',
+      { class: 'buttons' },
+      h('button', { type: 'submit', id: 'apply-faults' }, 'Apply'),
+      h('button', { type: 'button', id: 'clear-faults', onclick: () => void clear() }, 'Clear all faults'),
+    ),
     status,
   );
   const errors = fieldErrors(element);
   let edited = false;
   element.addEventListener('input', () => (edited = true));
 
-  const checked = (/** @type {string} */ name) => [...element.querySelectorAll(`input[name="${name}"]:checked`)].map((el) => /** @type {HTMLInputElement} */ (el).value);
+  const checked = (/** @type {string} */ name) =>
+    [...element.querySelectorAll(`input[name="${name}"]:checked`)].map((el) => /** @type {HTMLInputElement} */ (el).value);
   async function apply() {
     errors.clear();
     const body = {
@@ -207,7 +245,8 @@ function faultsForm(/** @type {Store} */ store) {
     /** @type {HTMLInputElement} */ (latencyMs).value = String(faults.latencyMs ?? 0);
     for (const name of ['errorRoutes', 'latencyRoutes']) {
       const on = new Set(faults[name] ?? []);
-      for (const box of element.querySelectorAll(`input[name="${name}"]`)) /** @type {HTMLInputElement} */ (box).checked = on.has(/** @type {HTMLInputElement} */ (box).value);
+      for (const box of element.querySelectorAll(`input[name="${name}"]`))
+        /** @type {HTMLInputElement} */ (box).checked = on.has(/** @type {HTMLInputElement} */ (box).value);
     }
   }
   return { element, show };

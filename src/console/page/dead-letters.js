@@ -17,7 +17,11 @@ export function deadLettersPage(root, store) {
   const expanded = new Set();
   let busy = false;
 
-  const state = h('select', { id: 'dead-letter-state', onchange: () => void load() }, ...STATES.map((s) => h('option', { value: s }, s === 'all' ? 'every state' : s)));
+  const state = h(
+    'select',
+    { id: 'dead-letter-state', onchange: () => void load() },
+    ...STATES.map((s) => h('option', { value: s }, s === 'all' ? 'every state' : s)),
+  );
   const replaySelected = h('button', { type: 'button', id: 'replay-selected', onclick: () => void replay([...selected]) }, 'Replay selected');
   const purgeSelected = h('button', { type: 'button', id: 'purge-selected', class: 'danger', onclick: () => void purge([...selected]) }, 'Purge selected');
   const more = h('button', { type: 'button', id: 'more', onclick: () => void load(next) }, 'More');
@@ -30,7 +34,23 @@ export function deadLettersPage(root, store) {
     h(
       'table',
       { class: 'dead-letters' },
-      h('thead', {}, h('tr', {}, h('th', {}, ''), h('th', {}, 'record'), h('th', {}, 'handler'), h('th', {}, 'reason'), h('th', {}, 'attempt'), h('th', {}, 'error'), h('th', {}, 'dead-lettered'), h('th', {}, 'state'), h('th', {}, ''))),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          h('th', {}, ''),
+          h('th', {}, 'record'),
+          h('th', {}, 'handler'),
+          h('th', {}, 'reason'),
+          h('th', {}, 'attempt'),
+          h('th', {}, 'error'),
+          h('th', {}, 'dead-lettered'),
+          h('th', {}, 'state'),
+          h('th', {}, ''),
+        ),
+      ),
       body,
     ),
     more,
@@ -62,7 +82,12 @@ export function deadLettersPage(root, store) {
 
   /** @param {any} r */
   function rowOf(r) {
-    const box = h('input', { type: 'checkbox', checked: selected.has(r.id), disabled: r.state === 'purged', onchange: (/** @type {Event} */ e) => (/** @type {HTMLInputElement} */ (e.target).checked ? selected.add(r.id) : selected.delete(r.id), render()) });
+    const box = h('input', {
+      type: 'checkbox',
+      checked: selected.has(r.id),
+      disabled: r.state === 'purged',
+      onchange: (/** @type {Event} */ e) => /** @type {HTMLInputElement} */ (e.target.checked ? selected.add(r.id) : selected.delete(r.id), render()),
+    });
     const row = h(
       'tr',
       { dataset: { id: r.id, state: r.state } },
@@ -74,7 +99,11 @@ export function deadLettersPage(root, store) {
       h('td', { class: 'error' }, r.error?.message ?? ''),
       h('td', {}, formatTime(r.deadLetteredAt)),
       h('td', {}, badge(r.state)),
-      h('td', {}, r.state === 'dead' ? h('button', { type: 'button', class: 'replay-one', disabled: busy, onclick: () => void replay([r.id]) }, 'Replay') : null),
+      h(
+        'td',
+        {},
+        r.state === 'dead' ? h('button', { type: 'button', class: 'replay-one', disabled: busy, onclick: () => void replay([r.id]) }, 'Replay') : null,
+      ),
     );
     if (!expanded.has(r.id)) return [row];
     return [
@@ -85,7 +114,11 @@ export function deadLettersPage(root, store) {
         h(
           'td',
           { colspan: 9 },
-          h('p', {}, `event ${r.event.id} · ${r.event.type} · subject ${r.event.subject} · sequence ${r.event.sequence} · worker ${r.workerId} · lease ${r.leaseId} · replays tried ${r.replayAttempts}`),
+          h(
+            'p',
+            {},
+            `event ${r.event.id} · ${r.event.type} · subject ${r.event.subject} · sequence ${r.event.sequence} · worker ${r.workerId} · lease ${r.leaseId} · replays tried ${r.replayAttempts}`,
+          ),
           r.error?.stack ? h('pre', { class: 'stack' }, r.error.stack) : null,
           r.state === 'purged' ? h('p', { class: 'muted' }, 'purged: its data is gone') : h('pre', { class: 'data' }, prettyJson(JSON.stringify(r.event.data))),
         ),

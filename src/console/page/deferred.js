@@ -22,7 +22,21 @@ export function deferredPage(root, _store) {
     h(
       'table',
       { class: 'deferred' },
-      h('thead', {}, h('tr', {}, h('th', {}, 'handler'), h('th', {}, 'subject'), h('th', {}, 'sequence'), h('th', {}, 'event'), h('th', {}, 'reason'), h('th', {}, 'due'), h('th', {}, 'waiting'))),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          h('th', {}, 'handler'),
+          h('th', {}, 'subject'),
+          h('th', {}, 'sequence'),
+          h('th', {}, 'event'),
+          h('th', {}, 'reason'),
+          h('th', {}, 'due'),
+          h('th', {}, 'waiting'),
+        ),
+      ),
       body,
     ),
   );
@@ -37,7 +51,8 @@ export function deferredPage(root, _store) {
       }
       const byHandler = new Map();
       for (const r of page.runs) byHandler.set(r.handler, (byHandler.get(r.handler) ?? 0) + 1);
-      summary.textContent = page.runs.length === 0 ? 'No run waits: every handler is up to date.' : [...byHandler].map(([handler, n]) => `${handler}: ${n}`).join(' · ');
+      summary.textContent =
+        page.runs.length === 0 ? 'No run waits: every handler is up to date.' : [...byHandler].map(([handler, n]) => `${handler}: ${n}`).join(' · ');
       replace(
         body,
         ...page.runs.map((/** @type {any} */ r) =>

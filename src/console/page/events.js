@@ -12,7 +12,11 @@ const STATUSES = ['all', 'pending', 'ok', 'failed', 'dead_lettered', 'replayed',
 export function eventsPage(root, store, selectedId) {
   let selected = selectedId;
   const filter = h('input', { type: 'search', placeholder: 'filter: type, subject, id, handler', class: 'filter', oninput: () => renderList() });
-  const status = h('select', { class: 'filter', onchange: () => renderList() }, ...STATUSES.map((s) => h('option', { value: s }, s === 'all' ? 'every status' : s)));
+  const status = h(
+    'select',
+    { class: 'filter', onchange: () => renderList() },
+    ...STATUSES.map((s) => h('option', { value: s }, s === 'all' ? 'every status' : s)),
+  );
   const count = h('span', { class: 'muted' });
   const body = h('tbody');
   const detail = h('section', { class: 'detail', id: 'event-detail' });
@@ -25,7 +29,25 @@ export function eventsPage(root, store, selectedId) {
         'section',
         { class: 'list' },
         h('div', { class: 'toolbar' }, filter, status, count),
-        h('table', { class: 'events' }, h('thead', {}, h('tr', {}, h('th', {}, 'seq'), h('th', {}, 'type'), h('th', {}, 'subject'), h('th', {}, 'attempt'), h('th', {}, 'status'), h('th', {}, 'handlers'))), body),
+        h(
+          'table',
+          { class: 'events' },
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              h('th', {}, 'seq'),
+              h('th', {}, 'type'),
+              h('th', {}, 'subject'),
+              h('th', {}, 'attempt'),
+              h('th', {}, 'status'),
+              h('th', {}, 'handlers'),
+            ),
+          ),
+          body,
+        ),
       ),
       detail,
     ),
@@ -59,7 +81,13 @@ export function eventsPage(root, store, selectedId) {
           h('td', { class: 'subject' }, e.subject),
           h('td', { class: 'num', title: `generation ${e.delivery.generation}, lease ${e.delivery.leaseId}` }, String(e.delivery.attempt)),
           h('td', {}, badge(e.status)),
-          h('td', { class: 'handlers' }, ...e.handlers.map((r) => h('span', { class: 'run', dataset: { handler: r.handler, outcome: r.outcome } }, `${r.handler} `, badge(r.outcome), ` ${ranFor(r)}`))),
+          h(
+            'td',
+            { class: 'handlers' },
+            ...e.handlers.map((r) =>
+              h('span', { class: 'run', dataset: { handler: r.handler, outcome: r.outcome } }, `${r.handler} `, badge(r.outcome), ` ${ranFor(r)}`),
+            ),
+          ),
         ),
       ),
     );
@@ -130,12 +158,34 @@ function eventDetail(event) {
     h(
       'table',
       { class: 'deliveries' },
-      h('thead', {}, h('tr', {}, h('th', {}, 'attempt'), h('th', {}, 'generation'), h('th', {}, 'lease'), h('th', {}, 'workerId'), h('th', {}, 'pulled'), h('th', {}, 'ack'))),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          h('th', {}, 'attempt'),
+          h('th', {}, 'generation'),
+          h('th', {}, 'lease'),
+          h('th', {}, 'workerId'),
+          h('th', {}, 'pulled'),
+          h('th', {}, 'ack'),
+        ),
+      ),
       h(
         'tbody',
         {},
         ...event.deliveryHistory.map((/** @type {any} */ d) =>
-          h('tr', { dataset: { attempt: d.attempt } }, h('td', { class: 'num' }, d.attempt), h('td', { class: 'num' }, d.generation), h('td', { class: 'mono' }, d.leaseId), h('td', {}, d.workerId), h('td', {}, formatTime(d.pulledAt)), h('td', {}, d.ack === undefined ? '…' : `${d.ack.sent} → ${d.ack.status}`)),
+          h(
+            'tr',
+            { dataset: { attempt: d.attempt } },
+            h('td', { class: 'num' }, d.attempt),
+            h('td', { class: 'num' }, d.generation),
+            h('td', { class: 'mono' }, d.leaseId),
+            h('td', {}, d.workerId),
+            h('td', {}, formatTime(d.pulledAt)),
+            h('td', {}, d.ack === undefined ? '…' : `${d.ack.sent} → ${d.ack.status}`),
+          ),
         ),
       ),
     ),
@@ -150,7 +200,15 @@ function runView(run, logs) {
   return h(
     'article',
     { class: 'run-detail', dataset: { handler: run.handler, attempt: run.attempt, outcome: run.outcome } },
-    h('header', {}, h('strong', {}, run.handler), ` attempt ${run.attempt} `, badge(run.outcome), ` ${ranFor(run)} `, h('span', { class: 'muted' }, formatTime(run.at))),
+    h(
+      'header',
+      {},
+      h('strong', {}, run.handler),
+      ` attempt ${run.attempt} `,
+      badge(run.outcome),
+      ` ${ranFor(run)} `,
+      h('span', { class: 'muted' }, formatTime(run.at)),
+    ),
     run.error ? h('p', { class: 'error' }, run.error.code ? `${run.error.code}: ${run.error.message}` : run.error.message) : null,
     run.error?.stack ? h('pre', { class: 'stack' }, run.error.stack) : null,
     logs.length > 0 ? logList(logs) : h('p', { class: 'muted' }, 'no log line'),
@@ -164,5 +222,16 @@ function ranFor(run) {
 
 /** @param {any[]} logs */
 function logList(logs) {
-  return h('pre', { class: 'logs' }, ...logs.map((l) => h('div', { class: `log log-${l.level}` }, `${formatTime(l.time)} ${l.level.padEnd(5)} ${l.msg}`, l.fields ? h('span', { class: 'fields' }, ` ${l.fields}`) : null)));
+  return h(
+    'pre',
+    { class: 'logs' },
+    ...logs.map((l) =>
+      h(
+        'div',
+        { class: `log log-${l.level}` },
+        `${formatTime(l.time)} ${l.level.padEnd(5)} ${l.msg}`,
+        l.fields ? h('span', { class: 'fields' }, ` ${l.fields}`) : null,
+      ),
+    ),
+  );
 }

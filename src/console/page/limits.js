@@ -29,7 +29,10 @@ function declaredText(d) {
   if (d.rate !== undefined) parts.push(`rate ${rateText(d.rate)}`);
   if (d.concurrency !== undefined) parts.push(`concurrency ${d.concurrency}`);
   if (d.perKey !== undefined) {
-    const perKey = [d.perKey.rate === undefined ? '' : `rate ${rateText(d.perKey.rate)}`, d.perKey.concurrency === undefined ? '' : `concurrency ${d.perKey.concurrency}`].filter(Boolean);
+    const perKey = [
+      d.perKey.rate === undefined ? '' : `rate ${rateText(d.perKey.rate)}`,
+      d.perKey.concurrency === undefined ? '' : `concurrency ${d.perKey.concurrency}`,
+    ].filter(Boolean);
     parts.push(`per key: ${perKey.join(', ')}`);
   }
   if (d.adaptive) parts.push('adaptive');
@@ -42,9 +45,16 @@ function allowedText(l) {
   if (l.allowedPerSecond !== null) {
     const max = l.declared.rate?.max;
     const declared = max === undefined ? undefined : (max * 1_000) / l.declared.rate.perMs;
-    parts.push(declared !== undefined && l.allowedPerSecond < declared ? `${perSecond(l.allowedPerSecond)} (declared ${perSecond(declared)})` : perSecond(l.allowedPerSecond));
+    parts.push(
+      declared !== undefined && l.allowedPerSecond < declared
+        ? `${perSecond(l.allowedPerSecond)} (declared ${perSecond(declared)})`
+        : perSecond(l.allowedPerSecond),
+    );
   }
-  if (l.perKeyAllowed !== undefined) parts.push(l.perKeyAllowed.keys === 0 ? 'per key: no key yet' : `per key: lowest ${perSecond(l.perKeyAllowed.lowestPerSecond)} over ${l.perKeyAllowed.keys} key(s)`);
+  if (l.perKeyAllowed !== undefined)
+    parts.push(
+      l.perKeyAllowed.keys === 0 ? 'per key: no key yet' : `per key: lowest ${perSecond(l.perKeyAllowed.lowestPerSecond)} over ${l.perKeyAllowed.keys} key(s)`,
+    );
   return parts.join(' · ') || '—';
 }
 
@@ -81,8 +91,13 @@ export function limitsPage(root, _store) {
     try {
       const page = await get('/api/limits');
       if (!page.running) summary.textContent = 'No worker runs now (it is starting, or the saved handlers did not load: see the message above).';
-      else if (page.handlers.length === 0) summary.textContent = 'No handler declares limits (limits on defineHandler: docs/handlers.md, "Protecting a downstream").';
-      else summary.textContent = page.scope === 'deployment' ? 'The limits hold across every replica sharing the idempotency store; the counts are this process\'s.' : 'The limits hold in this process (a redis:// or postgres:// idempotency store shares them across replicas).';
+      else if (page.handlers.length === 0)
+        summary.textContent = 'No handler declares limits (limits on defineHandler: docs/handlers.md, "Protecting a downstream").';
+      else
+        summary.textContent =
+          page.scope === 'deployment'
+            ? "The limits hold across every replica sharing the idempotency store; the counts are this process's."
+            : 'The limits hold in this process (a redis:// or postgres:// idempotency store shares them across replicas).';
       replace(
         body,
         ...page.handlers.map((/** @type {any} */ l) =>

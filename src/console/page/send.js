@@ -36,11 +36,25 @@ export function sendPage(root, store) {
     h('label', { dataset: { field: 'entries[0].id' } }, 'entry ID ', entryId),
     h('h3', {}, 'Properties'),
     rows,
-    h('div', { class: 'buttons' }, h('button', { type: 'button', id: 'add-property', onclick: () => addRow() }, 'Add property'), h('button', { type: 'submit', id: 'send-button' }, 'Send')),
+    h(
+      'div',
+      { class: 'buttons' },
+      h('button', { type: 'button', id: 'add-property', onclick: () => addRow() }, 'Add property'),
+      h('button', { type: 'submit', id: 'send-button' }, 'Send'),
+    ),
     result,
   );
   const errors = fieldErrors(form);
-  replace(root, h('section', {}, h('h2', {}, 'Send an entry (typed ingest)'), h('p', { class: 'muted' }, 'Each accepted entry becomes a source_entry.updated event: watch it arrive in Events.'), form));
+  replace(
+    root,
+    h(
+      'section',
+      {},
+      h('h2', {}, 'Send an entry (typed ingest)'),
+      h('p', { class: 'muted' }, 'Each accepted entry becomes a source_entry.updated event: watch it arrive in Events.'),
+      form,
+    ),
+  );
   addRow('name', 'text', 'Kettle');
   addRow('price', 'number', '24.5');
 
@@ -99,7 +113,12 @@ export function sendPage(root, store) {
       const accepted = await call('POST', '/api/send', { sourceId: /** @type {HTMLInputElement} */ (sourceId).value, entries: [entry] });
       replace(
         result,
-        h('p', { class: 'ok' }, `Accepted ${accepted.acceptedEntryCount} entry into ${accepted.sourceId} (correlation ${accepted.correlationId}). `, h('a', { href: '#/events' }, `Watch for subject ${entry.id} in Events`)),
+        h(
+          'p',
+          { class: 'ok' },
+          `Accepted ${accepted.acceptedEntryCount} entry into ${accepted.sourceId} (correlation ${accepted.correlationId}). `,
+          h('a', { href: '#/events' }, `Watch for subject ${entry.id} in Events`),
+        ),
       );
     } catch (err) {
       if (err instanceof Problem) errors.show(err);

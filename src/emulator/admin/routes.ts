@@ -60,7 +60,10 @@ const NEW_APPLICATION: OperationSpec = {
   path: '/_emulator/applications',
   operationId: 'seedApplication',
   summary: 'Register an application (client credentials) with scopes and sources.',
-  requestBody: { schema: NewApplicationSchema, example: { clientId: 'importer', clientSecret: 'importer-secret', scopes: ['write:sources'], sources: ['products'] } },
+  requestBody: {
+    schema: NewApplicationSchema,
+    example: { clientId: 'importer', clientSecret: 'importer-secret', scopes: ['write:sources'], sources: ['products'] },
+  },
   responses: {
     '201': answer('The application.', ApplicationSchema),
     '400': validation('Bad input; messages keyed by path.'),
@@ -78,7 +81,13 @@ const STATE: OperationSpec = {
 };
 
 const faultsPath = { ...admin, path: '/_emulator/faults' } as const;
-const GET_FAULTS: OperationSpec = { ...faultsPath, method: 'GET', operationId: 'getFaults', summary: 'The faults in force.', responses: { '200': answer('The fault options.', FaultOptionsSchema) } };
+const GET_FAULTS: OperationSpec = {
+  ...faultsPath,
+  method: 'GET',
+  operationId: 'getFaults',
+  summary: 'The faults in force.',
+  responses: { '200': answer('The fault options.', FaultOptionsSchema) },
+};
 const SET_FAULTS: OperationSpec = {
   ...faultsPath,
   method: 'POST',
@@ -87,7 +96,13 @@ const SET_FAULTS: OperationSpec = {
   requestBody: { schema: FaultOptionsSchema, example: { errorRate: 0.1, throttle: { rate: 0.05, retryAfterSeconds: 1 }, routes: ['pull', 'ack'] } },
   responses: { '200': answer('The fault options now in force.', FaultOptionsSchema), '400': validation('Bad options; messages keyed by path.') },
 };
-const CLEAR_FAULTS: OperationSpec = { ...faultsPath, method: 'DELETE', operationId: 'clearFaults', summary: 'Stop injecting faults.', responses: { '204': noContent('No fault any more.') } };
+const CLEAR_FAULTS: OperationSpec = {
+  ...faultsPath,
+  method: 'DELETE',
+  operationId: 'clearFaults',
+  summary: 'Stop injecting faults.',
+  responses: { '204': noContent('No fault any more.') },
+};
 
 export interface AdminDeps {
   tenants: Tenants;
@@ -109,7 +124,10 @@ export function registerAdminRoutes(ctx: EmulatorContext, deps: AdminDeps): void
 
   router.add(APPEND_EVENTS, async ({ req, params }): Promise<RouteReply> => {
     const body = parseOrProblem(NewEventsSchema, await readJson(req, ctx.maxBodyBytes));
-    const appended = ctx.appendEvents(deps.tenants.ensure(params.tenant!).id, body.events.map((e) => ({ type: e.type, subject: e.subject, data: e.data ?? null })));
+    const appended = ctx.appendEvents(
+      deps.tenants.ensure(params.tenant!).id,
+      body.events.map((e) => ({ type: e.type, subject: e.subject, data: e.data ?? null })),
+    );
     return { status: 201, body: { events: appended.map((e) => ({ id: e.id, sequence: e.sequence })) } };
   });
 
@@ -128,7 +146,17 @@ export function registerAdminRoutes(ctx: EmulatorContext, deps: AdminDeps): void
     });
     // The secret is not echoed back.
     const sources = application.sources === 'all' ? 'all' : [...application.sources];
-    return { status: 201, body: { tenant: tenant.id, clientId: application.clientId, scopes: [...application.scopes], sources, dataProvider: application.dataProvider, redirectUris: [...application.redirectUris] } };
+    return {
+      status: 201,
+      body: {
+        tenant: tenant.id,
+        clientId: application.clientId,
+        scopes: [...application.scopes],
+        sources,
+        dataProvider: application.dataProvider,
+        redirectUris: [...application.redirectUris],
+      },
+    };
   });
 
   router.add(STATE, (): RouteReply => ({ status: 200, body: deps.state() }));

@@ -21,7 +21,10 @@ export const NewApplicationSchema = component(
     clientId: id,
     clientSecret: z.string().min(1),
     scopes: z.array(z.enum(ALL_SCOPES)),
-    sources: z.union([z.literal('all'), z.array(id)]).optional().meta({ description: "Sources it may write: 'all' (default) or a list." }),
+    sources: z
+      .union([z.literal('all'), z.array(id)])
+      .optional()
+      .meta({ description: "Sources it may write: 'all' (default) or a list." }),
     dataProvider: z.boolean().optional().meta({ description: 'A legacy data provider: import operations on its sources only.' }),
     redirectUris: z
       .array(redirectUriSchema)
@@ -33,14 +36,26 @@ export const NewApplicationSchema = component(
 export const ApplicationSchema = component(
   'Application',
   z
-    .strictObject({ tenant: z.string(), clientId: z.string(), scopes: z.array(z.enum(ALL_SCOPES)), sources: z.union([z.literal('all'), z.array(z.string())]), dataProvider: z.boolean(), redirectUris: z.array(z.string()) })
+    .strictObject({
+      tenant: z.string(),
+      clientId: z.string(),
+      scopes: z.array(z.enum(ALL_SCOPES)),
+      sources: z.union([z.literal('all'), z.array(z.string())]),
+      dataProvider: z.boolean(),
+      redirectUris: z.array(z.string()),
+    })
     .meta({ description: 'The application as registered; the secret is not echoed back.' }),
 );
 
 /** Appends raw events to a tenant stream, for tests of workers without ingest. */
 export const NewEventsSchema = component(
   'NewEvents',
-  z.object({ events: z.array(z.object({ type: z.string().min(1), subject: z.string(), data: z.unknown() })).min(1).max(10_000) }),
+  z.object({
+    events: z
+      .array(z.object({ type: z.string().min(1), subject: z.string(), data: z.unknown() }))
+      .min(1)
+      .max(10_000),
+  }),
 );
 
 export const AppendedEventsSchema = component(
@@ -70,7 +85,10 @@ export const EmulatorStateSchema = component(
             committed: sequence.nullable().meta({ description: 'Sequence of the last committed event; null before the first commit.' }),
             leased: z.int().min(0),
             pendingRedelivery: z.int().min(0),
-            startedAfter: z.string().regex(/^(0|[1-9][0-9]*)$/).meta({ description: 'The stream head when the consumer was created.' }),
+            startedAfter: z
+              .string()
+              .regex(/^(0|[1-9][0-9]*)$/)
+              .meta({ description: 'The stream head when the consumer was created.' }),
             leases: z
               .array(
                 z.strictObject({

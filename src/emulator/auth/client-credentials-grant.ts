@@ -25,7 +25,12 @@ function grantedScopes(application: Application, requested: string | undefined):
  *                       destination of that tenant
  *   invalid_scope 400   a scope unknown or not enabled for the application
  */
-export function clientCredentialsGrant(req: IncomingMessage, form: URLSearchParams, credentials: Credentials, apiVersionTenant: ApiVersionTenant): TokenResponse {
+export function clientCredentialsGrant(
+  req: IncomingMessage,
+  form: URLSearchParams,
+  credentials: Credentials,
+  apiVersionTenant: ApiVersionTenant,
+): TokenResponse {
   const application = authenticateConfidentialClient(req, form, credentials);
   const audience = singleParam(form, 'audience', true)!;
   const requestedScope = singleParam(form, 'scope', false);

@@ -124,7 +124,14 @@ export class Credentials {
     for (const [token, issued] of this.tokens) if (issued.grantId === grantId) this.tokens.delete(token);
   }
 
-  private remember(accessToken: string, application: Application, scopes: readonly string[], scope: string, nowMs: number, grantId?: string): IssuedAccessToken {
+  private remember(
+    accessToken: string,
+    application: Application,
+    scopes: readonly string[],
+    scope: string,
+    nowMs: number,
+    grantId?: string,
+  ): IssuedAccessToken {
     if (this.tokens.size > TOKEN_SWEEP_THRESHOLD) this.sweep(nowMs);
     const principal: Principal = Object.freeze({
       kind: 'application',

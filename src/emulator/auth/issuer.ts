@@ -57,7 +57,10 @@ const TOKEN: OperationSpec = {
     example: { grant_type: 'client_credentials', client_id: 'dev-client', client_secret: 'dev-secret', audience: 'dev-tenant', scope: 'read:events' },
   },
   responses: {
-    '200': { ...answer('The token.', TokenResponseSchema, { access_token: 'eyJhbGciOi...', token_type: 'Bearer', expires_in: 3600, scope: 'read:events' }), headers: noStore },
+    '200': {
+      ...answer('The token.', TokenResponseSchema, { access_token: 'eyJhbGciOi...', token_type: 'Bearer', expires_in: 3600, scope: 'read:events' }),
+      headers: noStore,
+    },
     '400': issuerError('`invalid_request`, `unsupported_grant_type`, `invalid_grant`, `invalid_scope` or `invalid_target`.'),
     '401': issuerError('`invalid_client`: unknown client or wrong secret (`WWW-Authenticate: Basic`).'),
     '413': issuerError('`invalid_request`: the form is larger than the emulator accepts.'),

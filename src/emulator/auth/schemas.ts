@@ -49,7 +49,12 @@ export const IssuerErrorSchema = component(
 
 const param = (description: string, example?: string): ParameterSpec => ({ schema: z.string().optional(), description, ...(example ? { example } : {}) });
 /** A parameter the emulator cannot do without (an empty value counts as absent, issuer-failure.ts). */
-const requiredParam = (schema: z.ZodType, description: string, example?: string): ParameterSpec => ({ schema, description, required: true, ...(example ? { example } : {}) });
+const requiredParam = (schema: z.ZodType, description: string, example?: string): ParameterSpec => ({
+  schema,
+  description,
+  required: true,
+  ...(example ? { example } : {}),
+});
 
 /** `GET /oauth2/auth`: RFC 6749 §4.1.1 with PKCE (RFC 7636) and the spec's `audience`. */
 export const AUTHORIZE_QUERY = {
@@ -62,7 +67,11 @@ export const AUTHORIZE_QUERY = {
   ),
   scope: param('Space-delimited: `openid`, `profile`, `email`, `offline` and tenant API scopes.', 'openid offline'),
   state: param('Returned unchanged.'),
-  code_challenge: requiredParam(z.string().regex(S256_CHALLENGE), 'BASE64URL(SHA-256(verifier)), 43 characters.', 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'),
+  code_challenge: requiredParam(
+    z.string().regex(S256_CHALLENGE),
+    'BASE64URL(SHA-256(verifier)), 43 characters.',
+    'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+  ),
   code_challenge_method: requiredParam(z.enum(['S256']), '`S256` (plain is refused).', 'S256'),
   audience: requiredParam(z.string().min(1), "The application's tenant ID.", 'dev-tenant'),
   nonce: param('OpenID Connect nonce, copied into the ID token.'),

@@ -39,15 +39,9 @@ export interface Lease {
   eventsJson: string[];
 }
 
-export type PullResult =
-  | { kind: 'lease'; lease: Lease }
-  | { kind: 'caught-up' }
-  | { kind: 'paused' }
-  | { kind: 'full'; retryAfterSeconds: number };
+export type PullResult = { kind: 'lease'; lease: Lease } | { kind: 'caught-up' } | { kind: 'paused' } | { kind: 'full'; retryAfterSeconds: number };
 
-export type AckResult =
-  | { kind: 'answer'; status: 'committed' | 'requeued' | 'stale'; committed: string | null }
-  | { kind: 'unknown-lease' };
+export type AckResult = { kind: 'answer'; status: 'committed' | 'requeued' | 'stale'; committed: string | null } | { kind: 'unknown-lease' };
 
 interface Batch {
   readonly leaseId: string;

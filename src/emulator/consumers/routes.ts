@@ -24,7 +24,10 @@ const CONSUMER_SCOPES = ['read:events'] as const;
 const WORKER_ID_MAX_LENGTH = 200;
 const PULL_QUERY = {
   limit: { schema: intParameter('limit', 1, 100).optional().meta({ default: 20 }), description: 'Maximum events in the batch.' },
-  visibility: { schema: intParameter('visibility', 1, 600).optional().meta({ default: 60 }), description: 'Lease duration in seconds before expiry and redelivery.' },
+  visibility: {
+    schema: intParameter('visibility', 1, 600).optional().meta({ default: 60 }),
+    description: 'Lease duration in seconds before expiry and redelivery.',
+  },
   workerId: {
     schema: z
       .string()
@@ -52,7 +55,8 @@ const PULL: OperationSpec = {
   path: '/v1/event-destinations/{id}/pull',
   operationId: 'pullBatch',
   summary: 'Pull a leased batch from a durable consumer.',
-  description: 'Expired and failed leases are redelivered before new work, with a higher `generation`. Pulling again before acknowledging abandons the earlier batch of the same worker.',
+  description:
+    'Expired and failed leases are redelivered before new work, with a higher `generation`. Pulling again before acknowledging abandons the earlier batch of the same worker.',
   query: PULL_QUERY,
   responses: {
     '200': answer('A lease batch.', LeaseBatch),
@@ -85,8 +89,11 @@ const pauseOperation = (action: 'pause' | 'resume'): OperationSpec => ({
   path: `/v1/event-destinations/{id}/${action}`,
   operationId: `${action}Destination`,
   summary: action === 'pause' ? 'Pause an event destination: pulls answer 409.' : 'Resume a paused event destination.',
-  description: "The spec does not show this operation (\"not shown\"): the emulator's choice, idempotent, no body.",
-  responses: { '200': answer('The destination after the change.', ConsumerState, { id: 'dev-consumer', type: 'DURABLE_CONSUMER', paused: action === 'pause' }), '404': unknownDestination },
+  description: 'The spec does not show this operation ("not shown"): the emulator\'s choice, idempotent, no body.',
+  responses: {
+    '200': answer('The destination after the change.', ConsumerState, { id: 'dev-consumer', type: 'DURABLE_CONSUMER', paused: action === 'pause' }),
+    '404': unknownDestination,
+  },
 });
 
 function findDestination(tenants: Tenants, tenant: string, id: string): Destination {
@@ -114,7 +121,10 @@ export function registerConsumerRoutes(ctx: EmulatorContext, tenants: Tenants, n
       case 'lease': {
         // The lease batch (LeaseBatch) assembled from the events' stored JSON texts.
         const { leaseId, generation, attempt, eventsJson } = result.lease;
-        return { status: 200, json: `{"leaseId":${JSON.stringify(leaseId)},"generation":${generation},"attempt":${attempt},"events":[${eventsJson.join(',')}]}` };
+        return {
+          status: 200,
+          json: `{"leaseId":${JSON.stringify(leaseId)},"generation":${generation},"attempt":${attempt},"events":[${eventsJson.join(',')}]}`,
+        };
       }
       case 'caught-up':
         return { status: 204 };

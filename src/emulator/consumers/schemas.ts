@@ -5,7 +5,10 @@ import { SourceEntryUpdatedData } from '../sources/schemas.js';
 
 /** Wire schemas of the durable consumers (spec: Event lease batch, Acknowledge request and response). */
 
-const sequence = z.string().regex(/^[1-9][0-9]*$/).meta({ description: 'Decimal string, increasing by 1 per tenant stream.', examples: ['42'] });
+const sequence = z
+  .string()
+  .regex(/^[1-9][0-9]*$/)
+  .meta({ description: 'Decimal string, increasing by 1 per tenant stream.', examples: ['42'] });
 
 const eventAttributes = {
   specversion: z.literal('1.0'),
@@ -20,7 +23,9 @@ const eventAttributes = {
 /** Any event of the stream; CloudEvents extension attributes are allowed. */
 export const CloudEvent = component(
   'CloudEvent',
-  z.looseObject({ ...eventAttributes, type: z.string().min(1), data: z.unknown() }).meta({ description: 'A CloudEvents 1.0 event as delivered by a durable consumer.' }),
+  z
+    .looseObject({ ...eventAttributes, type: z.string().min(1), data: z.unknown() })
+    .meta({ description: 'A CloudEvents 1.0 event as delivered by a durable consumer.' }),
 );
 
 /** Spec, Events 1: `source_entry.updated`, subject = the entry ID, previous and current values. */
@@ -37,7 +42,10 @@ export const LeaseBatch = component(
     leaseId: z.string().min(1),
     generation: z.int().min(1).meta({ description: 'Higher for each redelivery of an expired or failed lease.' }),
     attempt: z.int().min(1).meta({ description: 'Delivery attempt of the batch.' }),
-    events: z.array(z.union([SourceEntryUpdatedEvent, CloudEvent])).min(1).meta({ description: 'In stream order.' }),
+    events: z
+      .array(z.union([SourceEntryUpdatedEvent, CloudEvent]))
+      .min(1)
+      .meta({ description: 'In stream order.' }),
   }),
 );
 
@@ -59,7 +67,4 @@ export const AckResponse = component(
 );
 
 /** Answer of pause and resume (the spec does not show these operations: the emulator's choice). */
-export const ConsumerState = component(
-  'ConsumerState',
-  z.strictObject({ id: z.string(), type: z.enum(DESTINATION_TYPES), paused: z.boolean() }),
-);
+export const ConsumerState = component('ConsumerState', z.strictObject({ id: z.string(), type: z.enum(DESTINATION_TYPES), paused: z.boolean() }));

@@ -37,7 +37,10 @@ export const SEED: OperationSpec = {
     schema: DestinationSeedSchema,
     example: { customer: 'acme', destination: 'shop', sourceId: 'products', endpoints: [{ name: 'products', facets: [{ propertyId: 'color', size: 10 }] }] },
   },
-  responses: { '201': answer('Where it answers, and its API version ID (the audience of issuer tokens for it).', DestinationSeededSchema), '400': validation('Bad input; messages keyed by path.') },
+  responses: {
+    '201': answer('Where it answers, and its API version ID (the audience of issuer tokens for it).', DestinationSeededSchema),
+    '400': validation('Bad input; messages keyed by path.'),
+  },
 };
 
 export const TOKEN: OperationSpec = {
@@ -77,7 +80,8 @@ const queryAnswer = answer('One page of results.', DestinationQueryResponseSchem
 
 export const destinationQuery = {
   path: '/{customer}/{destination}/v1/{endpoint}',
-  description: 'At `{global_url}` in the platform. Every parameter is optional; without parameters the first 50 results are returned. `Accept-Encoding: gzip` compresses the answer.',
+  description:
+    'At `{global_url}` in the platform. Every parameter is optional; without parameters the first 50 results are returned. `Accept-Encoding: gzip` compresses the answer.',
   tag: 'Destinations',
   security: { kind: 'destination' },
   pathParameters: endpointAddress,
@@ -105,7 +109,11 @@ export const QUERY_POST: OperationSpec = {
   requestBody: {
     schema: DestinationQueryRequestSchema,
     required: false,
-    example: { filter: [{ must: { color: ['red', 'blue'], price: { operator: 'LessThan', values: [50] } } }], sortDesc: ['price'], includeTotals: true, top: 10 },
+    example: {
+      filter: [{ must: { color: ['red', 'blue'], price: { operator: 'LessThan', values: [50] } } }],
+      sortDesc: ['price'],
+      includeTotals: true,
+      top: 10,
+    },
   },
 };
-

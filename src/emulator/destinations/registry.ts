@@ -54,7 +54,9 @@ export function parseDestinationSeed(body: unknown): Omit<DestinationConfig, 'ap
     languages: seed.languages ?? DEFAULT_LANGUAGES,
     endpoints: seed.endpoints.map((endpoint) => ({
       name: endpoint.name,
-      ...(endpoint.properties ? { properties: endpoint.properties.map((p) => ({ id: p.id.toLowerCase(), ...(p.alias !== undefined ? { alias: p.alias } : {}) })) } : {}),
+      ...(endpoint.properties
+        ? { properties: endpoint.properties.map((p) => ({ id: p.id.toLowerCase(), ...(p.alias !== undefined ? { alias: p.alias } : {}) })) }
+        : {}),
       facets: (endpoint.facets ?? []).map((f) => ({ propertyId: f.propertyId.toLowerCase(), size: f.size, ...(f.header ? { header: f.header } : {}) })),
     })),
   };

@@ -37,7 +37,10 @@ const value = z.union([z.string(), z.number(), z.boolean()]);
 const criteria = z.union([
   z.array(value).meta({ description: 'Exact match against ANY of the values.' }),
   z.strictObject({
-    operator: z.enum(OPERATORS as [string, ...string[]]).optional().meta({ description: 'Default `Equal`; range operators apply to DateTime, Integer and Double properties.' }),
+    operator: z
+      .enum(OPERATORS as [string, ...string[]])
+      .optional()
+      .meta({ description: 'Default `Equal`; range operators apply to DateTime, Integer and Double properties.' }),
     values: z.array(value).min(1).meta({ description: 'Always an array; `Between` and `BetweenInclusive` take two.' }),
     match: z.enum(['Any', 'All']).optional().meta({ description: '`All`: every value must be present in a multi-valued property. Default `Any`.' }),
   }),
@@ -56,7 +59,10 @@ export const DestinationQueryRequestSchema = component(
       includeMeta: z.boolean().nullish(),
       top: z.int().min(0).max(10_000).nullish(),
       skip: z.int().min(0).max(9_999).nullish().meta({ description: '`top` plus `skip` stays within 10,000 entries; use `after` beyond it.' }),
-      after: z.union([z.string(), z.number(), z.boolean(), z.array(value)]).nullish().meta({ description: 'Entries after this value of the sort property.' }),
+      after: z
+        .union([z.string(), z.number(), z.boolean(), z.array(value)])
+        .nullish()
+        .meta({ description: 'Entries after this value of the sort property.' }),
       sortAsc: stringList.nullish().meta({ description: 'Key order in the body is priority between `sortAsc` and `sortDesc`.' }),
       sortDesc: stringList.nullish(),
       language: z.string().nullish().meta({ description: 'A language of the destination, or `all` (one entry per language).' }),
@@ -95,9 +101,15 @@ export const DestinationQueryResponseSchema = component(
 
 export const OpenApiDocumentSchema = component(
   'OpenApiDocument',
-  z.looseObject({ openapi: z.string().regex(/^3\.1\.\d+$/), info: z.looseObject({ title: z.string(), version: z.string() }), paths: z.record(z.string(), z.unknown()) }).meta({
-    description: 'An OpenAPI 3.1 description.',
-  }),
+  z
+    .looseObject({
+      openapi: z.string().regex(/^3\.1\.\d+$/),
+      info: z.looseObject({ title: z.string(), version: z.string() }),
+      paths: z.record(z.string(), z.unknown()),
+    })
+    .meta({
+      description: 'An OpenAPI 3.1 description.',
+    }),
 );
 
 const bool = (description: string): ParameterSpec => ({ schema: z.boolean().optional(), description });
@@ -131,7 +143,10 @@ const languagesMessage = "languages must be a non-empty array of language codes 
 
 const EndpointSeed = z.object(
   {
-    name: z.string({ error: endpointName }).regex(SLUG, endpointName).refine((name) => name !== 'openapi', endpointName),
+    name: z
+      .string({ error: endpointName })
+      .regex(SLUG, endpointName)
+      .refine((name) => name !== 'openapi', endpointName),
     properties: z
       .array(
         z.object(
@@ -150,8 +165,14 @@ const EndpointSeed = z.object(
         z.object(
           {
             propertyId: z.string({ error: 'propertyId is required.' }).min(1, 'propertyId is required.'),
-            size: z.int({ error: 'size must be a positive integer.' }).min(1, 'size must be a positive integer.').meta({ description: 'Maximum number of values; above 50 can slow responses (spec).' }),
-            header: z.record(z.string(), z.string(), { error: 'header must map languages to strings.' }).optional().meta({ description: 'Localized label: language -> text.' }),
+            size: z
+              .int({ error: 'size must be a positive integer.' })
+              .min(1, 'size must be a positive integer.')
+              .meta({ description: 'Maximum number of values; above 50 can slow responses (spec).' }),
+            header: z
+              .record(z.string(), z.string(), { error: 'header must map languages to strings.' })
+              .optional()
+              .meta({ description: 'Localized label: language -> text.' }),
           },
           { error: 'A facet must be an object.' },
         ),
@@ -178,7 +199,8 @@ function checkNames(endpoints: readonly unknown[], issues: z.core.$RefinementCtx
     endpoint.properties.forEach((property: { id?: unknown; alias?: unknown } | null, j) => {
       const name = typeof property?.alias === 'string' ? property.alias : typeof property?.id === 'string' ? property.id.toLowerCase() : undefined;
       if (name === undefined) return;
-      if (exposed.has(name)) issues.addIssue({ code: 'custom', path: ['endpoints', i, 'properties', j], message: `The exposed name ${name} is used twice (id is always exposed).` });
+      if (exposed.has(name))
+        issues.addIssue({ code: 'custom', path: ['endpoints', i, 'properties', j], message: `The exposed name ${name} is used twice (id is always exposed).` });
       exposed.add(name);
     });
   });
@@ -194,9 +216,19 @@ export const DestinationSeedSchema = component(
         destination: slug('destination'),
         protected: z.boolean({ error: 'protected must be a boolean.' }).optional(),
         sourceId: slug('sourceId'),
-        tenant: z.string({ error: 'tenant must be a non-empty string.' }).min(1, 'tenant must be a non-empty string.').optional().meta({ description: 'Default `dev-tenant`.' }),
+        tenant: z
+          .string({ error: 'tenant must be a non-empty string.' })
+          .min(1, 'tenant must be a non-empty string.')
+          .optional()
+          .meta({ description: 'Default `dev-tenant`.' }),
         languages: z
-          .array(z.string({ error: languagesMessage }).min(1, languagesMessage).refine((code) => code.toLowerCase() !== 'all', languagesMessage), { error: languagesMessage })
+          .array(
+            z
+              .string({ error: languagesMessage })
+              .min(1, languagesMessage)
+              .refine((code) => code.toLowerCase() !== 'all', languagesMessage),
+            { error: languagesMessage },
+          )
           .min(1, languagesMessage)
           .refine((codes) => new Set(codes.map((code) => code.toLowerCase())).size === codes.length, 'languages must be distinct.')
           .optional()
@@ -210,4 +242,7 @@ export const DestinationSeedSchema = component(
     }),
 );
 
-export const DestinationSeededSchema = component('DestinationSeeded', z.strictObject({ customer: z.string(), destination: z.string(), apiVersionId: z.uuid() }));
+export const DestinationSeededSchema = component(
+  'DestinationSeeded',
+  z.strictObject({ customer: z.string(), destination: z.string(), apiVersionId: z.uuid() }),
+);

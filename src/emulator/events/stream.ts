@@ -60,7 +60,17 @@ export class EventStream {
       // character makes V8 flatten it into one sequential string (~1 byte per character).
       json.charCodeAt(0);
       this.events.push(json);
-      const appendedEvent: CloudEvent = { specversion: '1.0', id, source, type: event.type, subject: event.subject, time, datacontenttype: 'application/json', sequence, data };
+      const appendedEvent: CloudEvent = {
+        specversion: '1.0',
+        id,
+        source,
+        type: event.type,
+        subject: event.subject,
+        time,
+        datacontenttype: 'application/json',
+        sequence,
+        data,
+      };
       if (event.traceparent !== undefined) appendedEvent.traceparent = event.traceparent;
       if (event.traceparent !== undefined && event.tracestate !== undefined) appendedEvent.tracestate = event.tracestate;
       appended.push(appendedEvent);

@@ -33,7 +33,10 @@ function repeatableNames(specs: Specs): ReadonlySet<string> {
 }
 
 /** The checked parameters, or the messages of every bad one keyed by its name. */
-export function readQuery<S extends Specs>(specs: S, query: URLSearchParams): { value: QueryOf<S>; errors?: undefined } | { value?: undefined; errors: Record<string, string[]> } {
+export function readQuery<S extends Specs>(
+  specs: S,
+  query: URLSearchParams,
+): { value: QueryOf<S>; errors?: undefined } | { value?: undefined; errors: Record<string, string[]> } {
   const arrays = repeatableNames(specs);
   const raw: Record<string, unknown> = {};
   const errors: Record<string, string[]> = {};
@@ -67,5 +70,10 @@ export function intParameter(name: string, min: number, max: number) {
     .string()
     .refine((text) => /^[+-]?\d{1,15}$/.test(text), { error: (issue) => range(issue.input) })
     .transform(Number)
-    .pipe(z.int().min(min, { error: (issue) => range(issue.input) }).max(max, { error: (issue) => range(issue.input) }));
+    .pipe(
+      z
+        .int()
+        .min(min, { error: (issue) => range(issue.input) })
+        .max(max, { error: (issue) => range(issue.input) }),
+    );
 }

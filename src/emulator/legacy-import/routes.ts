@@ -50,11 +50,12 @@ const IMPORT: OperationSpec = {
   path: '/datasources/{dataSource}/import',
   operationId: 'legacyImport',
   summary: 'Queue a legacy import.',
-  description: "Request and answer shapes are not shown by the spec: the emulator's choices (docs/client.md). Each entry emits `source_entry.updated` once applied.",
+  description:
+    "Request and answer shapes are not shown by the spec: the emulator's choices (docs/client.md). Each entry emits `source_entry.updated` once applied.",
   responses: {
     '202': answer('Accepted for asynchronous processing.', LegacyImportAcceptedSchema),
     ...legacyErrors,
-    '429': rateLimited('The tenant\'s import request rate is spent (`importRequestsPerMinute`, default 600), or an injected fault.'),
+    '429': rateLimited("The tenant's import request rate is spent (`importRequestsPerMinute`, default 600), or an injected fault."),
   },
 };
 

@@ -43,13 +43,18 @@ function checkUniqueness(entries: readonly unknown[], issues: z.core.$Refinement
     if (!isRecord(entry)) return;
     const key = typeof entry.id === 'string' && entry.id !== '' ? entry.id.toLowerCase() : undefined;
     const first = key === undefined ? undefined : seen.get(key);
-    if (first !== undefined) issues.addIssue({ code: 'custom', path: ['entries', i, 'id'], message: `Duplicate of entries[${first}].id (IDs compare case-insensitively).` });
+    if (first !== undefined)
+      issues.addIssue({ code: 'custom', path: ['entries', i, 'id'], message: `Duplicate of entries[${first}].id (IDs compare case-insensitively).` });
     else if (key !== undefined) seen.set(key, i);
     const ids = new Set<string>();
     for (const pid of Object.keys(isRecord(entry.properties) ? entry.properties : {})) {
       if (pid === '') issues.addIssue({ code: 'custom', path: ['entries', i, 'properties'], message: 'Property IDs must not be empty.' });
       else if (ids.has(pid.toLowerCase())) {
-        issues.addIssue({ code: 'custom', path: ['entries', i, 'properties', pid], message: 'Property IDs compare case-insensitively: this one is given twice.' });
+        issues.addIssue({
+          code: 'custom',
+          path: ['entries', i, 'properties', pid],
+          message: 'Property IDs compare case-insensitively: this one is given twice.',
+        });
       }
       ids.add(pid.toLowerCase());
     }

@@ -108,11 +108,26 @@ function parameters(operation: OperationSpec): JsonSchema[] {
     });
   }
   for (const [name, parameter] of Object.entries(operation.headers ?? {})) {
-    out.push({ name, in: 'header', required: parameter.required ?? false, description: parameter.description, schema: inlineSchema(parameter.schema), ...example(parameter.example) });
+    out.push({
+      name,
+      in: 'header',
+      required: parameter.required ?? false,
+      description: parameter.description,
+      schema: inlineSchema(parameter.schema),
+      ...example(parameter.example),
+    });
   }
   if (operation.freeformQuery) {
     const { name, description, schema } = operation.freeformQuery;
-    out.push({ name, in: 'query', required: false, description, style: 'form', explode: true, schema: { type: 'object', additionalProperties: inlineSchema(schema) } });
+    out.push({
+      name,
+      in: 'query',
+      required: false,
+      description,
+      style: 'form',
+      explode: true,
+      schema: { type: 'object', additionalProperties: inlineSchema(schema) },
+    });
   }
   return out;
 }
@@ -125,7 +140,10 @@ function responseObject(response: ResponseSpec): JsonSchema {
   const out: JsonSchema = { description: response.description };
   if (response.headers) {
     out.headers = Object.fromEntries(
-      Object.entries(response.headers).map(([name, header]) => [name, { description: header.description, required: header.required ?? false, schema: inlineSchema(header.schema) }]),
+      Object.entries(response.headers).map(([name, header]) => [
+        name,
+        { description: header.description, required: header.required ?? false, schema: inlineSchema(header.schema) },
+      ]),
     );
   }
   if (response.schema) {
@@ -170,7 +188,13 @@ function securitySchemes(operations: readonly OperationSpec[]): JsonSchema {
           authorizationUrl: '/oauth2/auth',
           tokenUrl: '/oauth2/token',
           refreshUrl: '/oauth2/token',
-          scopes: { ...scopes, openid: 'OpenID Connect sign-in (an ID token).', profile: 'The user profile.', email: 'The user e-mail.', offline: 'A refresh token.' },
+          scopes: {
+            ...scopes,
+            openid: 'OpenID Connect sign-in (an ID token).',
+            profile: 'The user profile.',
+            email: 'The user e-mail.',
+            offline: 'A refresh token.',
+          },
         },
       },
     };

@@ -15,15 +15,7 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** Groups of the document; `Emulator only` holds the loopback-only seeding endpoints (src/emulator/admin/routes.ts). */
 export type OperationTag =
-  | 'Issuer'
-  | 'Ingest'
-  | 'Sources'
-  | 'Managed tags'
-  | 'Access catalog'
-  | 'Durable consumers'
-  | 'Destinations'
-  | 'Descriptions'
-  | 'Emulator only';
+  'Issuer' | 'Ingest' | 'Sources' | 'Managed tags' | 'Access catalog' | 'Durable consumers' | 'Destinations' | 'Descriptions' | 'Emulator only';
 
 /**
  * Who may call:
@@ -34,10 +26,7 @@ export type OperationTag =
  *   token for the API version ID (spec, Authentication 8).
  * - `none`: no credential (the issuer, published descriptions, the emulator's own endpoints).
  */
-export type OperationSecurity =
-  | { kind: 'tenant'; scopes: readonly string[] }
-  | { kind: 'destination' }
-  | { kind: 'none' };
+export type OperationSecurity = { kind: 'tenant'; scopes: readonly string[] } | { kind: 'destination' } | { kind: 'none' };
 
 export interface ResponseHeader {
   description: string;

@@ -87,7 +87,18 @@ export const TYPED_INGEST: OperationSpec = {
   headers: TRACE_HEADERS,
   requestBody: {
     schema: TypedIngestRequest,
-    example: { entries: [{ id: 'product-1', properties: [{ id: 'title', value: 'Kettle', language: 'en' }, { id: 'price', value: 25.5 }, { id: 'tags', value: ['kitchen'] }] }] },
+    example: {
+      entries: [
+        {
+          id: 'product-1',
+          properties: [
+            { id: 'title', value: 'Kettle', language: 'en' },
+            { id: 'price', value: 25.5 },
+            { id: 'tags', value: ['kitchen'] },
+          ],
+        },
+      ],
+    },
   },
   responses: {
     '202': answer('The whole batch is valid and queued.', TypedIngestResponse),
@@ -173,7 +184,11 @@ export function applyIngest(ctx: EmulatorContext, store: SourceStore, job: Inges
       previous,
       current: entryReadShape(entry, record.properties, false),
     };
-    events.push(job.trace === undefined ? { type: 'source_entry.updated', subject: entry.id, data } : { type: 'source_entry.updated', subject: entry.id, data, ...job.trace });
+    events.push(
+      job.trace === undefined
+        ? { type: 'source_entry.updated', subject: entry.id, data }
+        : { type: 'source_entry.updated', subject: entry.id, data, ...job.trace },
+    );
   }
   if (events.length > 0) ctx.appendEvents(job.tenant, events);
 }

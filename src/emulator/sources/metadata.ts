@@ -39,8 +39,17 @@ const PUT_PROPERTY: OperationSpec = {
   operationId: 'putSourceProperty',
   summary: 'Create or update a source property.',
   description:
-    'Null or omitted fields preserve current values; an empty `description` clears it. Required permission and which fields are required are not shown by the spec: `write:sources` and none (the emulator\'s choices).',
-  pathParameters: { sourceId, propertyId: { ...pathParameter('Property ID; matched case-insensitively, stored in lowercase.', 'price'), schema: z.string().min(1).meta({ ...PROPERTY_ID_JSON_SCHEMA }) } },
+    "Null or omitted fields preserve current values; an empty `description` clears it. Required permission and which fields are required are not shown by the spec: `write:sources` and none (the emulator's choices).",
+  pathParameters: {
+    sourceId,
+    propertyId: {
+      ...pathParameter('Property ID; matched case-insensitively, stored in lowercase.', 'price'),
+      schema: z
+        .string()
+        .min(1)
+        .meta({ ...PROPERTY_ID_JSON_SCHEMA }),
+    },
+  },
   requestBody: { schema: SourcePropertyUpdate, example: { displayName: 'Price', description: 'Price in EUR' } },
   responses: {
     '200': answer('The property after the change.', SourceProperty),

@@ -15,9 +15,9 @@ export const PropertyItem = component(
   z
     .strictObject({
       id: z.string().meta({ description: 'Property ID (lowercase at rest).' }),
-      value: z
-        .union([z.string(), z.number(), z.bigint(), z.boolean(), z.array(z.string()), z.null()])
-        .meta({ description: 'Typed by the current configuration: null for a cleared scalar, [] for a cleared list, the raw string for an unconfigured property.' }),
+      value: z.union([z.string(), z.number(), z.bigint(), z.boolean(), z.array(z.string()), z.null()]).meta({
+        description: 'Typed by the current configuration: null for a cleared scalar, [] for a cleared list, the raw string for an unconfigured property.',
+      }),
       type: PropertyDataTypeSchema.nullable().meta({ description: 'null for unconfigured properties.' }),
       delimiter: z.string().nullable().meta({ description: 'List delimiter.' }),
       lastUpdated: timestamp,
@@ -26,10 +26,7 @@ export const PropertyItem = component(
     .meta({ description: 'All fields are present in every item; a localized property has one item per language.' }),
 );
 
-export const SourceEntry = component(
-  'SourceEntry',
-  z.strictObject({ id: z.string(), properties: z.array(PropertyItem), lastUpdated: timestamp }),
-);
+export const SourceEntry = component('SourceEntry', z.strictObject({ id: z.string(), properties: z.array(PropertyItem), lastUpdated: timestamp }));
 
 export const SourceEntryList = component('SourceEntryList', z.strictObject({ items: z.array(SourceEntry) }));
 
@@ -43,7 +40,7 @@ export const SourceEntryUpdatedData = component(
       previous: SourceEntry.nullable().meta({ description: 'The entry before the ingest; null when it is new.' }),
       current: SourceEntry,
     })
-    .meta({ description: 'Data of `source_entry.updated` (the emulator\'s choice: the spec does not show the schema).' }),
+    .meta({ description: "Data of `source_entry.updated` (the emulator's choice: the spec does not show the schema)." }),
 );
 
 const nullableText = (field: string) => z.string({ error: `${field} must be a string or null` }).nullish();

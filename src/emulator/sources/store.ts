@@ -64,7 +64,15 @@ export class SourceStore {
     const now = nowIso();
     const record: SourceRecord = {
       // Spec: status `Active` and type `Generic` are the values shown; the name defaults to the ID.
-      source: { id: sourceId, name: init.name ?? sourceId, description: init.description ?? '', status: 'Active', type: 'Generic', createdAt: now, updatedAt: now },
+      source: {
+        id: sourceId,
+        name: init.name ?? sourceId,
+        description: init.description ?? '',
+        status: 'Active',
+        type: 'Generic',
+        createdAt: now,
+        updatedAt: now,
+      },
       properties: new Map(),
       entries: new Map(),
       pending: new Map(),

@@ -64,7 +64,11 @@ const DELETE: OperationSpec = {
   responses: { '204': noContent('Deleted, or already absent.'), '409': problem('A card definition references the tag.') },
 };
 
-const seeding = { tag: 'Emulator only', security: { kind: 'none' }, pathParameters: { tenant: pathParameter('Tenant ID (created when absent).', 'dev-tenant') } } as const;
+const seeding = {
+  tag: 'Emulator only',
+  security: { kind: 'none' },
+  pathParameters: { tenant: pathParameter('Tenant ID (created when absent).', 'dev-tenant') },
+} as const;
 
 const SEED_TAG: OperationSpec = {
   ...seeding,
@@ -73,7 +77,10 @@ const SEED_TAG: OperationSpec = {
   operationId: 'seedManagedTag',
   summary: 'Create a managed tag (the spec gives no way to).',
   requestBody: { schema: NewManagedTagSchema, example: { displayName: 'Colour', type: 'Text' } },
-  responses: { '201': answer('The managed tag.', ManagedTagSchema), '400': validation('Bad input, an id in use or an unknown parent; messages keyed by field.') },
+  responses: {
+    '201': answer('The managed tag.', ManagedTagSchema),
+    '400': validation('Bad input, an id in use or an unknown parent; messages keyed by field.'),
+  },
 };
 
 const SEED_CARD: OperationSpec = {
@@ -83,7 +90,10 @@ const SEED_CARD: OperationSpec = {
   operationId: 'seedCardDefinition',
   summary: 'Create a card definition referencing managed tags (a referenced tag cannot be deleted: 409).',
   requestBody: { schema: NewCardDefinitionSchema },
-  responses: { '201': answer('The card definition.', CardDefinitionSchema), '400': validation('Bad input, an id in use or an unknown tag; messages keyed by field.') },
+  responses: {
+    '201': answer('The card definition.', CardDefinitionSchema),
+    '400': validation('Bad input, an id in use or an unknown tag; messages keyed by field.'),
+  },
 };
 
 export function registerManagedTagRoutes(ctx: EmulatorContext, deps: ManagedTagDeps = {}): ManagedTagsModule {
@@ -148,7 +158,8 @@ export function registerManagedTagRoutes(ctx: EmulatorContext, deps: ManagedTagD
 function parseWithReferences<T extends z.ZodType>(schema: T, body: unknown, references: (raw: Record<string, unknown>, bag: ErrorBag) => void): z.output<T> {
   const parsed = schema.safeParse(body);
   const bag = new ErrorBag();
-  if (!parsed.success) for (const [path, messages] of Object.entries(issuesToErrors(parsed.error.issues))) for (const message of messages) bag.add(path, message);
+  if (!parsed.success)
+    for (const [path, messages] of Object.entries(issuesToErrors(parsed.error.issues))) for (const message of messages) bag.add(path, message);
   if (isPlainObject(body)) references(body, bag);
   if (!bag.empty || !parsed.success) throw new HttpProblem(400, 'One or more validation errors occurred.', bag.errors);
   return parsed.data;

@@ -44,7 +44,11 @@ const isoTimestamp = (name: string) =>
 
 /** Query of `GET /v1/managed-tags`; `name` and `limit` are the emulator's names (the spec shows none). */
 export const TAG_LIST_QUERY = {
-  name: { schema: z.string().optional(), description: "Case-insensitive containment in `displayName`. The spec shows no name for this filter: the emulator's choice.", example: 'colour' },
+  name: {
+    schema: z.string().optional(),
+    description: "Case-insensitive containment in `displayName`. The spec shows no name for this filter: the emulator's choice.",
+    example: 'colour',
+  },
   type: {
     schema: z.enum(['Text', 'LocalizedText'], { error: (issue) => `type must be Text or LocalizedText (got ${String(issue.input)}).` }).optional(),
     description: 'Tag type.',
@@ -54,7 +58,10 @@ export const TAG_LIST_QUERY = {
   createdTo: { schema: isoTimestamp('createdTo').optional(), description: 'Created at or before (inclusive).' },
   updatedFrom: { schema: isoTimestamp('updatedFrom').optional(), description: 'Last modified at or after (inclusive).' },
   updatedTo: { schema: isoTimestamp('updatedTo').optional(), description: 'Last modified at or before (inclusive).' },
-  limit: { schema: intParameter('limit', 1, 500).optional().meta({ default: 50 }), description: "Page size. The spec shows no name for it: the emulator's choice." },
+  limit: {
+    schema: intParameter('limit', 1, 500).optional().meta({ default: 50 }),
+    description: "Page size. The spec shows no name for it: the emulator's choice.",
+  },
   after: {
     schema: z.string().optional(),
     description: 'Cursor from the previous page. Filters must be kept when following cursors: a cursor with a changed filter set is a 400 naming `after`.',

@@ -12,12 +12,7 @@ export interface FacetResult {
  * Counts the values of each configured facet over every matching row (before paging): a list
  * property counts each element. Most frequent first, ties by key; at most `size` values.
  */
-export function computeFacets(
-  facets: readonly EndpointFacet[],
-  rows: readonly Row[],
-  language: string,
-  defaultLanguage: string,
-): FacetResult[] {
+export function computeFacets(facets: readonly EndpointFacet[], rows: readonly Row[], language: string, defaultLanguage: string): FacetResult[] {
   return facets.map((facet) => {
     const counts = new Map<string, number>();
     for (const row of rows) {

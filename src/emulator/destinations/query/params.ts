@@ -143,7 +143,10 @@ export function setPaging(q: DestinationQuery, top: number | undefined, skip: nu
 }
 
 export function setPeriod(q: DestinationQuery, since: unknown, before: unknown, sincePath: string, beforePath: string, bag: ErrorBag): void {
-  for (const [raw, path, key] of [[since, sincePath, 'periodSince'], [before, beforePath, 'periodBefore']] as const) {
+  for (const [raw, path, key] of [
+    [since, sincePath, 'periodSince'],
+    [before, beforePath, 'periodBefore'],
+  ] as const) {
     if (raw === undefined || raw === null) continue;
     const n = typeof raw === 'string' ? normalizeDateTime(raw) : undefined;
     if (!n) bag.add(path, `${path} must be a datetime (yyyy-MM-dd'T'HH:mm:ss.SSSSSSSZ).`);

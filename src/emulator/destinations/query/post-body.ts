@@ -25,7 +25,8 @@ function collect(issues: readonly z.core.$ZodIssue[], base: readonly PropertyKey
   for (const issue of issues) {
     const path = [...base, ...issue.path];
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) add([...path, key], path.length === 0 && (key === 'periodSince' || key === 'periodBefore') ? PERIOD_HINT : `Unknown member ${key}.`);
+      for (const key of issue.keys)
+        add([...path, key], path.length === 0 && (key === 'periodSince' || key === 'periodBefore') ? PERIOD_HINT : `Unknown member ${key}.`);
     } else if (issue.code === 'invalid_union') {
       // A branch that failed only because the value is of another type says nothing about this value.
       const typeMismatch = (branch: readonly z.core.$ZodIssue[]) => branch.every((i) => i.code === 'invalid_type' && i.path.length === 0);
@@ -39,7 +40,8 @@ function collect(issues: readonly z.core.$ZodIssue[], base: readonly PropertyKey
   }
 }
 
-const list = (value: string | string[] | null | undefined): string[] | undefined => (value === undefined || value === null ? undefined : typeof value === 'string' ? [value] : value);
+const list = (value: string | string[] | null | undefined): string[] | undefined =>
+  value === undefined || value === null ? undefined : typeof value === 'string' ? [value] : value;
 
 function criteriaOf(map: CriteriaMap | null | undefined, at: string): Criterion[] {
   return Object.entries(map ?? {}).map(([name, criteria]) => {
@@ -80,7 +82,10 @@ export function parsePostQuery(raw: unknown): DestinationQuery {
   const searchOn = list(body.searchOn);
   if (searchOn) q.searchOn = searchOn;
   if (body.period) setPeriod(q, body.period.since, body.period.before, 'period.since', 'period.before', bag);
-  const queries: FilterQuery[] = (body.filter ?? []).map((f, i) => ({ must: criteriaOf(f.must, `filter[${i}].must`), mustNot: criteriaOf(f.must_not, `filter[${i}].must_not`) }));
+  const queries: FilterQuery[] = (body.filter ?? []).map((f, i) => ({
+    must: criteriaOf(f.must, `filter[${i}].must`),
+    mustNot: criteriaOf(f.must_not, `filter[${i}].must_not`),
+  }));
   const ids = list(body.id);
   if (ids?.length) {
     // `id` in a body is a filter on property id, AND-ed with every query of `filter`.

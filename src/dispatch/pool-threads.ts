@@ -1,5 +1,7 @@
 import { availableParallelism } from 'node:os';
 
+// How many threads the pool runs, and the file each starts with.
+
 /**
  * Pool sizing: one thread per core except the one the main thread keeps busy (HTTP, JSON, the store,
  * scheduling), but at least two, so that a handler blocking its thread never stalls every other
@@ -12,4 +14,15 @@ import { availableParallelism } from 'node:os';
 export function poolSize(maxInProgress: number, cores: number = availableParallelism()): number {
   const budget = Math.max(1, maxInProgress);
   return Math.max(1, Math.min(budget, Math.max(2, cores - 1)));
+}
+
+/**
+ * The file each handler thread starts with: compiled, `dist/dispatch/thread-start.cjs` next to this
+ * file; from TypeScript sources (vitest, `node --import tsx`), `thread-bootstrap.cjs`, which compiles
+ * `thread-entry.ts` inside the thread. Both are CommonJS and import the ES entry asynchronously
+ * (thread-start.cts says why).
+ */
+export function threadEntry(): string {
+  const self = import.meta.url;
+  return self.endsWith('.ts') ? new URL('./thread-bootstrap.cjs', self).href : new URL('./thread-start.cjs', self).href;
 }
