@@ -101,20 +101,11 @@ export function createMetrics(options: CreateMetricsOptions): WorkerMetrics {
 
   // Written once per handler run: counted and observed without prom-client's per-call label hashing.
   const runCounts: PendingCount[] = [];
-  const runs = new Counter({
-    name: METRIC_NAMES.runs,
-    help: 'Runs (one handler on one event) that ended, by outcome',
-    labelNames: ['type', 'outcome'],
-    registers,
-    collect: flushOnCollect(runCounts),
-  });
-  const deprecatedEvents = new Counter({
-    name: METRIC_NAMES.events,
-    help: 'Deprecated: durable_worker_runs_total under its old name, same values',
-    labelNames: ['type', 'outcome'],
-    registers,
-    collect: flushOnCollect(runCounts),
-  });
+  // Both names count the same runs (docs/api.md "Deprecated names"): each scrape flushes into both.
+  const runCounter = (name: string, help: string) =>
+    new Counter({ name, help, labelNames: ['type', 'outcome'], registers, collect: flushOnCollect(runCounts) });
+  const runs = runCounter(METRIC_NAMES.runs, 'Runs (one handler on one event) that ended, by outcome');
+  const deprecatedEvents = runCounter(METRIC_NAMES.events, 'Deprecated: durable_worker_runs_total under its old name, same values');
   const handlerDuration = new LabelledHistogram({
     name: METRIC_NAMES.handlerDuration,
     help: 'Time a handler took for one event',

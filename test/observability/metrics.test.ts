@@ -47,6 +47,13 @@ describe('createMetrics', () => {
     expect(sampleValue(text, METRIC_NAMES.events, '{type="source_entry.updated",outcome="ok"}')).toBe(1);
     expect(sampleValue(text, METRIC_NAMES.events, '{type="source_entry.updated",outcome="duplicate"}')).toBe(1);
     expect(sampleValue(text, METRIC_NAMES.events, '{type="other.created",outcome="dead_lettered"}')).toBe(1);
+    // The new name counts the same runs.
+    for (const labels of [
+      '{type="source_entry.updated",outcome="ok"}',
+      '{type="source_entry.updated",outcome="duplicate"}',
+      '{type="other.created",outcome="dead_lettered"}',
+    ])
+      expect(sampleValue(text, METRIC_NAMES.runs, labels)).toBe(1);
     // Duplicates never ran a handler: only two observations.
     expect(sampleValue(text, `${METRIC_NAMES.handlerDuration}_count`, '{type="source_entry.updated"}')).toBe(1);
     expect(sampleValue(text, `${METRIC_NAMES.handlerDuration}_bucket`, '{le="0.025",type="source_entry.updated"}')).toBe(1);
