@@ -293,10 +293,11 @@ if (!chromiumInstalled() && !underCi()) {
       // Halved at the first 429, then climbing back: the number depends on when the page is read.
       await shows(row.locator('td.allowed'), /^\d+(\.\d+)? \/s \(declared 2 \/s\)$/);
       // Runs wait for a permit: in their lease, or (longer than the lease holds) deferred to the store.
-      await page.waitForFunction(`(() => {
-        const cell = (name) => Number(document.querySelector('tr[data-handler="quota"] td.' + name)?.textContent ?? '0');
+      // A function, not a string: the console's CSP refuses eval, which a string predicate needs.
+      await page.waitForFunction(() => {
+        const cell = (name: string) => Number((globalThis as any).document.querySelector(`tr[data-handler="quota"] td.${name}`)?.textContent ?? '0');
         return cell('waiting') + cell('deferred') > 0;
-      })()`);
+      });
       await shots.take(page, 'limits');
       rmSync(join(handlers, 'quota.mjs'));
       await row.waitFor({ state: 'detached' });
