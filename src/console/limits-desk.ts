@@ -13,7 +13,7 @@ export interface HandlerLimitsView {
   /** Runs deferred to the store until their limit lets them start (at most `DEFERRED_COUNT_CAP` counted); null when the store keeps none or could not be read. */
   deferred: number | null;
   /** Runs started under the limits and not ended. */
-  inProgress: number;
+  inFlight: number;
   /** Throttles heard since the worker started: RetryLaterError, a 429/503 with Retry-After to the forwarding handler. */
   throttles: number;
 }
@@ -81,7 +81,7 @@ export class LimitsDesk {
           : { perKeyAllowed: { keys: view.perKeyAllowed.keys, lowestPerSecond: view.perKeyAllowed.lowestPerSecond ?? null } }),
         waiting: view.waiting,
         deferred: deferred === undefined ? null : (deferred.get(handler) ?? 0),
-        inProgress: view.inProgress,
+        inFlight: view.inFlight,
         throttles: view.throttles,
       });
     }

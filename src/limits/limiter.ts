@@ -34,7 +34,7 @@ export interface LimitsView {
   /** Runs waiting for a permit now. */
   waiting: number;
   /** Runs started under the limits and not ended yet (holding their concurrency permits, if any). */
-  inProgress: number;
+  inFlight: number;
   /** Throttles heard (RetryLaterError, a 429/503 to the forwarding handler). */
   throttles: number;
 }
@@ -72,7 +72,7 @@ class HandlerLimits {
   readonly adaptiveByKey = new Map<string, AdaptiveRate>();
   readonly rate: AdaptiveRate | undefined;
   waiting = 0;
-  inProgress = 0;
+  inFlight = 0;
   throttles = 0;
 
   constructor(
@@ -185,7 +185,7 @@ export class Limiter {
     return answers.map((answer, i) => {
       const { checks, rates } = asked[i] as { checks: LimitCheck[]; rates: AdaptiveRate[] };
       if (answer.granted) {
-        limits.inProgress++;
+        limits.inFlight++;
         return { granted: true, permit: { handler, token: answer.token, checks } };
       }
       if (answer.refusedBy === 'rate') for (const rate of rates) rate.limited();
@@ -202,7 +202,7 @@ export class Limiter {
   /** Gives a run's concurrency permits back and wakes this process's runs waiting for one. */
   async release(permit: RunPermit): Promise<void> {
     const limits = this.#handlers.get(permit.handler);
-    if (limits !== undefined) limits.inProgress = Math.max(0, limits.inProgress - 1);
+    if (limits !== undefined) limits.inFlight = Math.max(0, limits.inFlight - 1);
     if (!permit.checks.some((check) => check.kind === 'concurrency')) return;
     try {
       await this.#permits.release(permit.token, permit.checks);
@@ -265,7 +265,7 @@ export class Limiter {
       declared,
       allowedPerSecond: limits.rate?.perSecond,
       waiting: limits.waiting,
-      inProgress: limits.inProgress,
+      inFlight: limits.inFlight,
       throttles: limits.throttles,
     };
     if (limits.adaptsPerKey) {

@@ -65,7 +65,7 @@ describe("the Limits page's API", () => {
         allowedPerSecond: 20,
         waiting: 0,
         deferred: null,
-        inProgress: 0,
+        inFlight: 0,
         throttles: 0,
       },
     ]);
@@ -84,13 +84,13 @@ describe("the Limits page's API", () => {
     let seen: any;
     await waitFor('two runs in flight and two waiting for a permit', async () => {
       seen = (await limits()).handlers[0];
-      return seen.inProgress === 2 && seen.waiting === 2;
+      return seen.inFlight === 2 && seen.waiting === 2;
     });
     expect(seen.throttles).toBe(0);
     open();
     await untilCommitted(t.emulator, destination);
-    await waitFor('every permit given back', async () => (await limits()).handlers[0].inProgress === 0);
-    expect((await limits()).handlers[0]).toMatchObject({ waiting: 0, inProgress: 0, throttles: 0, allowedPerSecond: 20 });
+    await waitFor('every permit given back', async () => (await limits()).handlers[0].inFlight === 0);
+    expect((await limits()).handlers[0]).toMatchObject({ waiting: 0, inFlight: 0, throttles: 0, allowedPerSecond: 20 });
 
     // The downstream says "too many" once (RetryLaterError): counted, and the adaptive rate comes down by a fifth.
     appendBehave(
@@ -101,7 +101,7 @@ describe("the Limits page's API", () => {
       'console.limited',
     );
     await untilCommitted(t.emulator, destination);
-    expect((await limits()).handlers[0]).toMatchObject({ throttles: 1, allowedPerSecond: 16, inProgress: 0 });
+    expect((await limits()).handlers[0]).toMatchObject({ throttles: 1, allowedPerSecond: 16, inFlight: 0 });
   });
 
   it('counts the runs deferred to the store for their limit, apart from those deferred for other reasons', async () => {

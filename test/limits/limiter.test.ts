@@ -146,15 +146,15 @@ describe('Limiter with the memory permits, on a fake clock', () => {
       allowedPerSecond: undefined,
       perKeyAllowed: { keys: 0, lowestPerSecond: undefined },
       waiting: 0,
-      inProgress: 0,
+      inFlight: 0,
       throttles: 0,
     });
     const answers = await limiter.take('h', runs([event('a', 1), event('b', 2)], 60_000));
-    expect(limiter.view('h')?.inProgress).toBe(2);
+    expect(limiter.view('h')?.inFlight).toBe(2);
     limiter.throttled('h', event('a', 1));
-    expect(limiter.view('h')).toMatchObject({ inProgress: 2, throttles: 1, perKeyAllowed: { keys: 2, lowestPerSecond: 8 } });
+    expect(limiter.view('h')).toMatchObject({ inFlight: 2, throttles: 1, perKeyAllowed: { keys: 2, lowestPerSecond: 8 } });
     for (const answer of answers) if (answer.granted) await limiter.release(answer.permit);
-    expect(limiter.view('h')?.inProgress).toBe(0);
+    expect(limiter.view('h')?.inFlight).toBe(0);
   });
 
   it('adaptive: a throttle lowers the allowed rate, windows that ran into it raise it again up to max', async () => {

@@ -107,7 +107,7 @@ export function limitsPage(root, _store) {
             h('td', {}, l.handler),
             h('td', { class: 'declared' }, declaredText(l.declared)),
             h('td', { class: 'allowed' }, allowedText(l)),
-            h('td', { class: 'num in-progress' }, l.declared.concurrency === undefined ? String(l.inProgress) : `${l.inProgress} / ${l.declared.concurrency}`),
+            h('td', { class: 'num in-flight' }, l.declared.concurrency === undefined ? String(l.inFlight) : `${l.inFlight} / ${l.declared.concurrency}`),
             h('td', { class: 'num waiting' }, l.waiting),
             h('td', { class: 'num deferred' }, l.deferred === null ? '—' : l.deferred),
             h('td', { class: 'num throttles' }, l.throttles),
