@@ -129,7 +129,7 @@ const COVERAGE: Record<string, Coverage> = {
     kind: 'manual',
     why: 'runs the files of the suite that start nothing, which npm test runs too; test/docs/quick-tests.test.ts checks the selection',
   },
-  'npm run typecheck': { kind: 'manual', why: 'type-checks only (tsc --noEmit); CI runs npm test, whose build type-checks src/' },
+  'npm run typecheck': { kind: 'manual', why: 'npm test, which CI runs, runs it after lint' },
   'eval "$(bash .ci/services.sh)"': { kind: 'test', file: '.ci/run', proof: 'eval "$(bash .ci/services.sh)"' },
   'npm run check:imports': { kind: 'test', file: 'test/docs/import-layers.test.ts', proof: "'check-imports.mjs'" },
   // docs/tracing.md, the walk-through: run in order, on free ports.

@@ -86,7 +86,12 @@ export function deadLettersPage(root, store) {
       type: 'checkbox',
       checked: selected.has(r.id),
       disabled: r.state === 'purged',
-      onchange: (/** @type {Event} */ e) => /** @type {HTMLInputElement} */ (e.target.checked ? selected.add(r.id) : selected.delete(r.id), render()),
+      onchange: (/** @type {Event} */ e) => {
+        const input = /** @type {HTMLInputElement} */ (e.target);
+        if (input.checked) selected.add(r.id);
+        else selected.delete(r.id);
+        render();
+      },
     });
     const row = h(
       'tr',
