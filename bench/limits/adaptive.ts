@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PlatformProcess } from '../outage/processes.js';
-import { Replica } from './replicas.js';
+import { Replica, replicaArgs } from './replicas.js';
 
 /** A downstream that answers 429 (Retry-After: 1) once it has accepted `limit` calls in the last second. */
 class Stub {
@@ -69,30 +69,8 @@ export async function runAdaptive(options: { store: string; raiseAtS?: number; r
     const events = Array.from({ length: 60 * raiseAtS + raiseTo * (endAtS - raiseAtS) + 500 }, (_, i) => `s${i}`);
     for (let i = 0; i < events.length; i += 500) await platform.append(events.slice(i, i + 500));
     const args = [
-      '--base-url',
-      platform.url,
-      '--tenant',
-      'dev-tenant',
-      '--client-id',
-      'dev-client',
-      '--destination',
-      'dev-consumer',
-      '--handlers',
-      join(dir, 'no-handlers'),
-      '--forward-url',
-      url,
-      '--forward-rate',
-      'adaptive',
-      '--idempotency',
-      options.store,
-      '--idempotency-prefix',
-      `bench-limits-adaptive-${Date.now()}`,
-      '--dead-letter',
-      `file:${join(dir, 'dead-letter.jsonl')}`,
-      '--metrics-port',
-      '0',
-      '--metrics-host',
-      '127.0.0.1',
+      ...replicaArgs(platform.url, dir, { handlers: join(dir, 'no-handlers'), store: options.store, prefix: `bench-limits-adaptive-${Date.now()}` }),
+      ...['--forward-url', url, '--forward-rate', 'adaptive'],
     ];
     replica = await Replica.start(args, { DURABLE_WORKER_CLIENT_SECRET: 'dev-secret' }, join(dir, 'replica.log'));
     for (let waited = 0; stub.calls.length === 0 && waited < 30_000; waited += 50) await sleep(50);

@@ -10,6 +10,18 @@ export function killReplicas(): void {
   for (const child of live) child.kill('SIGKILL');
 }
 
+/**
+ * `run`'s options for a replica against the emulator process at `platformUrl` (its dev tenant and
+ * consumer), its metrics on an ephemeral port and its dead letters in `dir`.
+ */
+export function replicaArgs(platformUrl: string, dir: string, options: { handlers: string; store: string; prefix: string }): string[] {
+  return [
+    ...['--base-url', platformUrl, '--tenant', 'dev-tenant', '--client-id', 'dev-client', '--destination', 'dev-consumer'],
+    ...['--handlers', options.handlers, '--idempotency', options.store, '--idempotency-prefix', options.prefix],
+    ...['--dead-letter', `file:${join(dir, 'dead-letter.jsonl')}`, '--metrics-port', '0', '--metrics-host', '127.0.0.1'],
+  ];
+}
+
 /** `durable-worker run` (bin/, the built dist/) as a replica of its own, its log in `logFile`. */
 export class Replica {
   readonly child: ChildProcess;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PlatformProcess, REPO_ROOT } from '../outage/processes.js';
 import { busiestPerSubject, busiestWindow, mostAtOnce, readRecords } from './measure.js';
-import { Replica } from './replicas.js';
+import { Replica, replicaArgs } from './replicas.js';
 
 export interface ReplicaRun {
   store: string;
@@ -50,26 +50,7 @@ export async function runReplicas(
     for (let i = 0; i < setup.subjects.length; i += 500) await platform.append(setup.subjects.slice(i, i + 500));
     const record = join(dir, 'runs.jsonl');
     const args = [
-      '--base-url',
-      platform.url,
-      '--tenant',
-      'dev-tenant',
-      '--client-id',
-      'dev-client',
-      '--destination',
-      'dev-consumer',
-      '--handlers',
-      join(REPO_ROOT, 'bench/limits/handlers'),
-      '--idempotency',
-      setup.store,
-      '--idempotency-prefix',
-      `bench-limits-${Date.now()}`,
-      '--dead-letter',
-      `file:${join(dir, 'dead-letter.jsonl')}`,
-      '--metrics-port',
-      '0',
-      '--metrics-host',
-      '127.0.0.1',
+      ...replicaArgs(platform.url, dir, { handlers: join(REPO_ROOT, 'bench/limits/handlers'), store: setup.store, prefix: `bench-limits-${Date.now()}` }),
       '--exit-when-idle',
       ...(setup.extraArgs ?? []),
     ];
