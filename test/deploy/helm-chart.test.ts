@@ -51,7 +51,7 @@ function graceSeconds(docs: ManifestDoc[]): number {
   return Number(/^\s+terminationGracePeriodSeconds: (\d+)$/m.exec(onlyDoc(docs, 'Deployment').text)?.[1]);
 }
 
-/** CONTRACT.md `run` options as env names (DURABLE_WORKER_<UPPER_SNAKE>). */
+/** The `run` options of docs/configuration.md as env names (DURABLE_WORKER_<UPPER_SNAKE>). */
 /** The env var of every `run` option (src/config/options.ts, the table the CLI and the config loader share). */
 function contractEnvNames(): Set<string> {
   return new Set(RUN_OPTIONS.map((option) => envName(option.key)));

@@ -1,6 +1,6 @@
 /**
  * Every PromQL expression of the dashboard, the alert rules and the KEDA trigger uses only metric names
- * that durable-worker exports (CONTRACT.md "Health and metrics", and the real prom-client registry).
+ * that durable-worker exports (docs/metrics.md, and the real prom-client registry).
  */
 import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
@@ -10,8 +10,8 @@ import { createMetrics } from '../../src/observability/metrics.js';
 import type { WorkerEmitter } from '../../src/observability/worker-events.js';
 import { CHART_DIR, REPO_ROOT } from './tools.js';
 
-/** CONTRACT.md names (prefix durable_worker_); the histogram also exports _bucket/_sum/_count. */
-const CONTRACT_METRICS = [
+/** The names dashboards and alerts have always relied on (prefix durable_worker_); the histogram also exports _bucket/_sum/_count. */
+const RELIED_ON_METRICS = [
   'events_total',
   'handler_duration_seconds',
   'pulls_total',
@@ -25,7 +25,7 @@ const CONTRACT_METRICS = [
   'pull_duration_seconds',
   'ack_duration_seconds',
 ];
-/** Ours beyond the CONTRACT list (docs/metrics.md): runs (events_total's new name), the backlog signal, listener errors, the breakers. */
+/** The rest of docs/metrics.md: runs (events_total's new name), the backlog signal, listener errors, the breakers. */
 const MORE_METRICS = [
   'runs_total',
   'backlog_age_seconds',
@@ -43,7 +43,7 @@ const OTHER_ALLOWED = new Set(['up', 'process_resident_memory_bytes', 'process_c
 
 function exportedSeriesNames(): Set<string> {
   const names = new Set<string>();
-  for (const metric of [...CONTRACT_METRICS, ...MORE_METRICS]) {
+  for (const metric of [...RELIED_ON_METRICS, ...MORE_METRICS]) {
     const full = `durable_worker_${metric}`;
     if (HISTOGRAMS.includes(metric)) for (const suffix of ['_bucket', '_sum', '_count']) names.add(full + suffix);
     else names.add(full);
@@ -169,7 +169,7 @@ describe('metric names used in dashboards, alerts and KEDA', () => {
       );
       const used = new Set(expressions.flatMap((e) => metricNames(e.expr)).filter((n) => n !== 'up'));
       expect([...used].filter((n) => !registryNames.has(n))).toEqual([]);
-      // and the CONTRACT list (and ours beyond it) matches what the code exports
+      // and the list above (the names relied on, and the rest) matches what the code exports
       for (const name of exportedSeriesNames()) expect(registryNames.has(name), name).toBe(true);
     } finally {
       metrics.close();
