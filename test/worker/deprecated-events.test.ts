@@ -1,8 +1,12 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import type { CloudEvent } from '../../src/types.js';
-import type { WorkerEventMap } from '../../src/observability/worker-events.js';
+import { METRIC_NAMES } from '../../src/observability/metrics.js';
+import { DEPRECATED_EVENTS, type WorkerEventMap } from '../../src/observability/worker-events.js';
 import { createWorkerEventBus } from '../../src/worker/event-bus.js';
+import { REPO_ROOT } from '../cli/cli-process.js';
 
 /**
  * The bus emits a deprecated event name (docs/api.md "Deprecated names") right after its new name, with
@@ -55,5 +59,20 @@ describe('deprecated event names', () => {
     });
     expect(bus.emit('run:done', { workerId: 'w', event, handler: undefined, outcome: 'ok', durationMs: 0 })).toBe(true);
     expect(errors).toEqual(['event:done']);
+  });
+});
+
+describe('docs/api.md "Deprecated names"', () => {
+  const rows = readFileSync(join(REPO_ROOT, 'docs/api.md'), 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith('| ') && !line.startsWith('| old name'));
+  const rowOf = (oldName: string) => rows.find((row) => row.split('|')[1]?.includes(`\`${oldName}\``));
+
+  it('has a row for each deprecated event, naming its new name', () => {
+    for (const [now, { name }] of Object.entries(DEPRECATED_EVENTS)) expect(rowOf(name)?.split('|')[2], name).toContain(`\`${now}\``);
+  });
+
+  it('has a row for the metric under its old name, naming the new one', () => {
+    expect(rowOf(METRIC_NAMES.events)?.split('|')[2]).toContain(`\`${METRIC_NAMES.runs}\``);
   });
 });
