@@ -90,7 +90,7 @@ export function renderConfigurationReference(): string {
     '## Rules across options',
     '',
     '- Credentials: `--client-id` with `--client-secret` (or `--client-secret-file`) and `--tenant`, **or** `--api-key`; never both kinds, never both secret forms.',
-    '- `--shutdown-timeout` may be any length, also longer than `--visibility`: every batch in flight still aborts at its own deadline (its lease expiry minus a safety margin) and is acked `failed` while its lease is valid, so a drain ends at the latest when the leases of the batches in flight run out; a longer timeout only means the process waits for them. Unset, it is `min(25, floor(visibility / 2))` seconds.',
+    '- `--shutdown-timeout` may be any length, also longer than `--visibility`: every lease in flight still aborts at its own deadline (its lease expiry minus a safety margin) and is acked `failed` while its lease is valid, so a drain ends at the latest when the leases of the batches in flight run out; a longer timeout only means the process waits for them. Unset, it is `min(25, floor(visibility / 2))` seconds.',
     '- `--worker-id-prefix` must leave room for `-<index>`: a workerId is at most 200 characters (spec, Limits).',
     '- `--idempotency-prefix` defaults to `<tenant>:<destination>` (or `<destination>` with an API key).',
     '- `--dead-letter` defaults to the `--idempotency` URL when that is `redis://` or `postgres://`: replicas sharing a store then share their dead letters, which outlive any pod (records are kept per `--idempotency-prefix`). Otherwise it is the local file. `durable-worker dead-letters` reads these same options, from the same places (credentials are not needed).',

@@ -100,7 +100,7 @@ const specs: Record<RunOptionKey, Omit<OptionSpec, 'key'>> = {
     describe: 'Number of workerIds that pull at least while there is work: the leases the process holds at least (default: 1)',
   },
   workerIdPrefix: { kind: 'string', group: 'Processing', describe: 'workerIds are <prefix>-<index> (default: hostname)' },
-  limit: { kind: 'number', group: 'Processing', describe: 'Pull batch size 1..100 (default: 20)' },
+  limit: { kind: 'number', group: 'Processing', describe: 'Pull batch size 1..100: the most events one lease holds (default: 20)' },
   visibility: { kind: 'number', group: 'Processing', describe: 'Lease seconds 1..600 (default: 60)' },
   concurrency: { kind: 'number', group: 'Processing', describe: 'Events in flight at once per worker; same subject stays in order (default: 8)' },
   maxInProgress: {
@@ -184,7 +184,7 @@ const specs: Record<RunOptionKey, Omit<OptionSpec, 'key'>> = {
     kind: 'string',
     group: 'Shutdown',
     describe:
-      'How long to drain on SIGTERM/SIGINT before unfinished events are acked failed: seconds or a duration like 25s, 1m; a drain ends at the latest when the leases of the batches in flight run out (default: 25)',
+      'How long to drain on SIGTERM/SIGINT before unfinished events are acked failed: seconds or a duration like 25s, 1m; a drain ends at the latest when the leases in flight run out (default: 25)',
   },
 };
 

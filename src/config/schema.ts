@@ -265,10 +265,10 @@ export function createWorkerConfigSchema(context: SchemaContext) {
         }
       }
 
-      // Unset, the drain budget shrinks with --visibility. Any value is safe: every batch in flight
+      // Unset, the drain budget shrinks with --visibility. Any value is safe: every lease in flight
       // still aborts at its own deadline (lease expiry minus a safety margin, worker/held-lease.ts) and is
       // acked `failed` before its lease expires, so a drain ends at the latest when the leases of the
-      // batches in flight run out; a longer timeout only lets the process wait for them.
+      // leases in flight run out; a longer timeout only lets the process wait for them.
       const shutdownTimeoutSeconds =
         input.shutdownTimeout !== undefined ? input.shutdownTimeout / 1_000 : Math.min(DEFAULT_SHUTDOWN_TIMEOUT_SECONDS, Math.floor(input.visibility / 2));
 

@@ -22,7 +22,7 @@ export interface WorkerConfig {
   workers: number;
   /** workerIds are `<workerIdPrefix>-<index>` (default: hostname). */
   workerIdPrefix: string;
-  /** Pull batch size 1..100 (default 20). */
+  /** Pull batch size 1..100: the most events one lease holds (default 20). */
   limit: number;
   /** Lease seconds 1..600 (default 60). */
   visibilitySeconds: number;
